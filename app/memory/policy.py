@@ -1,0 +1,134 @@
+"""The memory policy as typed data (SPEC §10), and its per-tenant overrides.
+
+Pure: loading the YAML file and reading tenant overrides happen in `app.config`
+and the store; this module only validates, merges and versions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ExtractPolicy(_Section):
+    mode: Literal["off", "candidate", "direct"] = "candidate"
+    require_source: bool = True
+    max_candidates_per_turn: int = Field(3, ge=0, le=20)
+
+
+class PromotePolicy(_Section):
+    min_observations: int = Field(2, ge=1)
+    require_confirmation: bool = False
+    ttl_days: int = Field(30, ge=1)
+
+
+class RetentionPolicy(_Section):
+    max_items_per_subject: int = Field(200, ge=1)
+    ttl_default_days: int | None = Field(180, ge=1)
+    ttl_override: dict[str, int | Literal["never"]] = Field(default_factory=dict)
+
+
+class DecayPolicy(_Section):
+    enabled: bool = True
+    half_life_days: float = Field(90, gt=0)
+    keep_floor: float = Field(0.3, ge=0, le=1)
+
+
+class RecallPolicy(_Section):
+    k: int = Field(8, ge=1, le=50)
+    budget_tokens: int = Field(400, ge=1, le=4000)
+    min_score: float = Field(0.25, ge=0, le=1)
+    fresh_days: float = Field(7, ge=0)
+    stale_days: float = Field(30, ge=0)
+    low_confidence: float = Field(0.6, ge=0, le=1)
+    new_tier_min_confidence: float = Field(0.9, ge=0, le=1)
+    dedupe_similarity: float = Field(0.92, ge=0, le=1)
+    ann_min_pool: int = Field(5000, ge=1)
+
+
+class SensitivePolicy(_Section):
+    ask_user: bool = False
+    categories: list[str] = Field(
+        default_factory=lambda: ["health", "finance", "religion", "sexuality", "politics"]
+    )
+
+
+class PredicateRule(_Section):
+    cardinality: Literal["one", "many"] = "one"
+    category: str | None = None
+    # e.g. preference / employment / constraint: a key for ttl_override
+    class_: str | None = Field(None, alias="class")
+
+
+class SessionPolicy(_Section):
+    idle_minutes: float = Field(30, gt=0)
+    max_turns: int = Field(50, ge=1, le=1000)
+    retain_hours: float = Field(24, ge=0)
+
+
+class Policy(_Section):
+    version: str = "0"
+    extract: ExtractPolicy = Field(default_factory=ExtractPolicy)
+    promote: PromotePolicy = Field(default_factory=PromotePolicy)
+    retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
+    decay: DecayPolicy = Field(default_factory=DecayPolicy)
+    recall: RecallPolicy = Field(default_factory=RecallPolicy)
+    sensitive: SensitivePolicy = Field(default_factory=SensitivePolicy)
+    predicates: dict[str, PredicateRule] = Field(default_factory=dict)
+    session: SessionPolicy = Field(default_factory=SessionPolicy)
+
+    def is_many(self, predicate: str | None) -> bool:
+        rule = self.predicates.get(predicate or "")
+        return rule is not None and rule.cardinality == "many"
+
+    def predicate_class(self, predicate: str | None) -> str | None:
+        if not predicate:
+            return None
+        rule = self.predicates.get(predicate)
+        if rule is not None and rule.class_:
+            return rule.class_
+        if predicate.startswith(("preferred_", "prefers_")):
+            return "preference"
+        return None
+
+    def ttl_days(self, fact_type: str, predicate: str | None) -> int | None:
+        """Days a fact lives, or None for never (predicate, then its class, then type)."""
+        override = self.retention.ttl_override
+        for key in (predicate, self.predicate_class(predicate), fact_type):
+            if key and key in override:
+                value = override[key]
+                return None if value == "never" else int(value)
+        return self.retention.ttl_default_days
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def effective_policy(defaults: dict[str, Any], override: dict[str, Any] | None) -> Policy:
+    """Defaults from the file, deep-merged with a tenant override, versioned by content.
+
+    The version is the file's version plus a digest of the override, so every fact and
+    audit event can say exactly which rules applied.
+    """
+    merged = deep_merge(defaults, override or {})
+    policy = Policy.model_validate(merged)
+    if override:
+        digest = hashlib.sha256(
+            json.dumps(override, sort_keys=True, ensure_ascii=False).encode()
+        ).hexdigest()[:8]
+        policy = policy.model_copy(update={"version": f"{policy.version}+t{digest}"})
+    return policy

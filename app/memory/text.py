@@ -1,0 +1,62 @@
+"""Text helpers shared by the gate, the extractor and recall: language, segmentation, tokens.
+
+Chinese has no spaces, so words come from rjieba (jieba-rs); the same segmentation feeds
+the full-text column at write time and the OR-query at recall time.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import rjieba
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"\w", re.UNICODE)
+
+# Function words that carry no retrieval signal; kept short on purpose.
+STOPWORDS: frozenset[str] = frozenset(
+    "的 了 吗 呢 吧 啊 是 我 你 他 她 它 我们 你们 在 和 与 也 就 都 对 把 被 给 什么 怎么 哪 哪些 "
+    "一个 这个 那个 有 没有 要 会 能 还 请 呀 哦 嗯 "
+    "a an the is are was were be been am i me my mine you your we our us it its of to in on "
+    "for with and or at by what which who how do does did have has had this that these those "
+    "please can could would should will shall about from as".split()
+)
+
+
+def nfkc(text: str) -> str:
+    """Width and compatibility folding: ＡＢＣ１２３ → ABC123, full-width punctuation → ASCII."""
+    return unicodedata.normalize("NFKC", text)
+
+
+def detect_lang(text: str) -> str:
+    """'zh' when the text has any CJK ideograph worth counting, else 'en'."""
+    cjk = len(_CJK.findall(text))
+    if cjk == 0:
+        return "en"
+    letters = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "zh" if cjk * 3 >= letters or cjk >= 4 else "en"
+
+
+def segment(text: str) -> list[str]:
+    """Words of `text`, lowercased, NFKC-folded, punctuation and blanks dropped."""
+    folded = nfkc(text).lower()
+    return [w for w in (t.strip() for t in rjieba.cut(folded)) if w and _WORD.search(w)]
+
+
+def search_terms(text: str) -> list[str]:
+    """Distinct content words for full-text indexing and querying (stable order)."""
+    seen: dict[str, None] = {}
+    for word in segment(text):
+        if word not in STOPWORDS:
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def search_document(*parts: str) -> str:
+    """The space-joined segmented text stored in the facts' full-text column."""
+    words: list[str] = []
+    for part in parts:
+        if part:
+            words.extend(segment(part))
+    return " ".join(words)
