@@ -1,0 +1,46 @@
+# memgate — everything from nothing: `make run` and `make test`.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export OMP_NUM_THREADS ?= 1
+export OPENBLAS_NUM_THREADS ?= 1
+
+.PHONY: install run worker test test-unit lint openapi bench eval clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[embedded,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Start the stack: embedded PostgreSQL+pgvector and Redis under $(DATA_DIR) unless
+## DATABASE_URL/REDIS_URL are set, then the API and one worker. Ctrl-C stops everything.
+run: install
+	$(BIN)/python -m app.run
+
+## The whole suite against real servers (embedded, in a temporary directory).
+test: install
+	MEMGATE_ENV=test $(BIN)/python -m pytest -q -p no:cacheprovider --timeout=300
+
+test-unit: install
+	MEMGATE_ENV=test $(BIN)/python -m pytest -q tests/unit
+
+lint: install
+	$(BIN)/ruff check app workers tests
+	$(BIN)/mypy app workers
+
+## Regenerate openapi/openapi.json from the code.
+openapi: install
+	$(BIN)/python -m app.openapi > openapi/openapi.json
+
+bench: install
+	$(BIN)/python -m bench
+
+eval: install
+	$(BIN)/python -m evals
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,147 @@
+"""Admin: API keys and the tenant's policy overrides (SPEC §8, §10)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any, Literal
+
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.api.deps import admin, get_ctx
+from app.api.pagination import DEFAULT_LIMIT, Limit, decode_cursor, page
+from app.auth import Principal, new_api_key
+from app.errors import InvalidRequest, NotFound
+from app.memory.policy import effective_policy
+from app.store import audit
+from app.store import keys as keys_store
+from app.store.db import tenant_tx
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"])
+
+SCOPE_PATTERN = r"^(global|[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:@/-]{1,95})$"
+
+
+class KeyCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(None, max_length=200)
+    role: Literal["agent", "ops", "admin"]
+    scopes: list[str] | None = Field(None, max_length=100)
+    max_sensitivity: Literal["normal", "personal", "confidential", "restricted"] = "personal"
+
+
+@router.get("/keys")
+async def list_keys(
+    request: Request,
+    who: Principal = admin,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    after = decode_cursor(cursor)
+    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
+        rows = await keys_store.list_keys(
+            conn, who.tenant_id, uuid.UUID(after) if after else None, limit + 1
+        )
+    return page(rows, limit, lambda r: str(r["id"]), keys_store.key_json)
+
+
+@router.post("/keys", status_code=201)
+async def create_key(request: Request, body: KeyCreate, who: Principal = admin) -> dict[str, Any]:
+    for scope in body.scopes or []:
+        if not re.match(SCOPE_PATTERN, scope):
+            raise InvalidRequest(
+                "invalid scope", {"fields": [{"loc": ["body", "scopes"], "msg": scope}]}
+            )
+    secret = new_api_key()
+    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
+        row = await keys_store.insert_key(
+            conn,
+            tenant_id=who.tenant_id,
+            secret=secret,
+            kind="key",
+            role=body.role,
+            name=body.name,
+            scopes=body.scopes,
+            max_sensitivity=body.max_sensitivity,
+            created_by=who.key_id,
+        )
+        await audit.record(
+            conn,
+            who.tenant_id,
+            "key_create",
+            actor=who.key_id,
+            actor_role=who.role.value,
+            detail={"key_id": str(row["id"]), "role": body.role, "scopes": body.scopes},
+        )
+    return {"key": secret, **keys_store.key_json(row)}
+
+
+@router.delete("/keys/{key_id}")
+async def revoke_key(request: Request, key_id: uuid.UUID, who: Principal = admin) -> dict[str, Any]:
+    ctx = get_ctx(request)
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        row = await keys_store.revoke(conn, who.tenant_id, key_id)
+        if row is None or row["kind"] != "key":
+            raise NotFound("key not found")
+        await audit.record(
+            conn,
+            who.tenant_id,
+            "key_revoke",
+            actor=who.key_id,
+            actor_role=who.role.value,
+            detail={"key_id": str(key_id)},
+        )
+    ctx.key_cache.clear()
+    return {"id": str(key_id), "status": "revoked"}
+
+
+def _policy_json(override: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    policy = effective_policy(defaults, override)
+    return {
+        "version": policy.version,
+        "override": override,
+        "effective": policy.model_dump(mode="json", by_alias=True),
+    }
+
+
+@router.get("/policy")
+async def get_policy(request: Request, who: Principal = admin) -> dict[str, Any]:
+    ctx = get_ctx(request)
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        override = await conn.fetchval(
+            "SELECT policy_override FROM tenants WHERE id = $1", who.tenant_id
+        )
+    return _policy_json(override or {}, ctx.policies.defaults())
+
+
+@router.put("/policy")
+async def put_policy(
+    request: Request, override: dict[str, Any] = Body(...), who: Principal = admin
+) -> JSONResponse:
+    """Replace the tenant's override (a partial policy, deep-merged over the file)."""
+    ctx = get_ctx(request)
+    override.pop("version", None)  # versions are computed, not chosen
+    try:
+        result = _policy_json(override, ctx.policies.defaults())
+    except ValidationError as exc:
+        fields = [{"loc": list(map(str, e["loc"])), "msg": e["msg"]} for e in exc.errors()]
+        raise InvalidRequest("invalid policy", {"fields": fields}) from exc
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        await conn.execute(
+            "UPDATE tenants SET policy_override = $2, updated_at = now() WHERE id = $1",
+            who.tenant_id,
+            override,
+        )
+        await audit.record(
+            conn,
+            who.tenant_id,
+            "policy_update",
+            actor=who.key_id,
+            actor_role=who.role.value,
+            policy_version=result["version"],
+            detail={"override": override},
+        )
+    ctx.policies.invalidate(who.tenant_id)
+    return JSONResponse(result)

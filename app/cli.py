@@ -1,0 +1,154 @@
+"""Operator CLI: tenants and keys (SPEC §2, §12).
+
+    python -m app.cli create-tenant NAME          → tenant id (last line of stdout)
+    python -m app.cli create-key --tenant ID --role agent|ops|admin [--scopes S ...]
+                                                  → the new key, shown once (last line)
+    python -m app.cli revoke-key ID               → the revoked key id
+    python -m app.cli migrate                     → applies migrations
+
+Uses DATABASE_URL, or the embedded stack under DATA_DIR when it is unset. Logs go to
+stderr so that scripts can capture stdout's last line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import asyncpg
+
+from app.auth import new_api_key
+from app.config import get_settings
+from app.store import keys as keys_store
+from app.store.migrate import migrate
+
+log = logging.getLogger("memgate.cli")
+
+
+async def _answers(dsn: str) -> bool:
+    try:
+        conn = await asyncpg.connect(dsn, timeout=3)
+    except (OSError, asyncpg.PostgresError, TimeoutError):
+        return False
+    await conn.close()
+    return True
+
+
+@asynccontextmanager
+async def database_url() -> AsyncIterator[str]:
+    """DATABASE_URL, or the embedded server under DATA_DIR (attached or started)."""
+    settings = get_settings()
+    if settings.database_url:
+        yield settings.database_url
+        return
+    from app.embedded import EmbeddedStack
+
+    stack = EmbeddedStack(settings.data_dir.resolve())
+    if await _answers(stack.database_url):  # a running `make run` owns the servers
+        yield stack.database_url
+        return
+    stack.start()
+    try:
+        yield stack.database_url
+    finally:
+        stack.stop()
+
+
+async def create_tenant(conn: asyncpg.Connection, name: str) -> uuid.UUID:
+    existing = await conn.fetchval("SELECT id FROM tenants WHERE name = $1", name)
+    if existing:
+        log.info("tenant %s exists", name)
+        return uuid.UUID(str(existing))
+    tenant_id = uuid.uuid4()
+    await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, $2)", tenant_id, name)
+    log.info("created tenant %s", name)
+    return tenant_id
+
+
+async def create_key(
+    conn: asyncpg.Connection,
+    tenant: str,
+    role: str,
+    scopes: list[str] | None = None,
+    name: str | None = None,
+    max_sensitivity: str = "personal",
+) -> str:
+    try:
+        tenant_id = uuid.UUID(tenant)
+    except ValueError:
+        found = await conn.fetchval("SELECT id FROM tenants WHERE name = $1", tenant)
+        if found is None:
+            raise SystemExit(f"no tenant {tenant!r}") from None
+        tenant_id = found
+    secret = new_api_key()
+    await keys_store.insert_key(
+        conn,
+        tenant_id=tenant_id,
+        secret=secret,
+        kind="key",
+        role=role,
+        name=name,
+        scopes=scopes,
+        max_sensitivity=max_sensitivity,
+    )
+    log.info("created %s key for tenant %s", role, tenant_id)
+    return secret
+
+
+async def _run(args: argparse.Namespace) -> str:
+    async with database_url() as dsn:
+        await migrate(dsn)
+        conn = await asyncpg.connect(dsn)
+        try:
+            if args.command == "migrate":
+                return "ok"
+            if args.command == "create-tenant":
+                return str(await create_tenant(conn, args.name))
+            if args.command == "create-key":
+                return await create_key(
+                    conn, args.tenant, args.role, args.scopes, args.name, args.max_sensitivity
+                )
+            if args.command == "revoke-key":
+                row = await conn.fetchrow(
+                    "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) "
+                    "WHERE id = $1 RETURNING id",
+                    uuid.UUID(args.id),
+                )
+                if row is None:
+                    raise SystemExit(f"no key {args.id}")
+                return str(row["id"])
+        finally:
+            await conn.close()
+    raise SystemExit(f"unknown command {args.command}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+    parser = argparse.ArgumentParser(prog="python -m app.cli")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("migrate")
+    p = sub.add_parser("create-tenant")
+    p.add_argument("name")
+    p = sub.add_parser("create-key")
+    p.add_argument("--tenant", required=True, help="tenant id or name")
+    p.add_argument("--role", required=True, choices=["agent", "ops", "admin"])
+    p.add_argument("--scopes", nargs="*", default=None)
+    p.add_argument("--name", default=None)
+    p.add_argument(
+        "--max-sensitivity",
+        default="personal",
+        choices=["normal", "personal", "confidential", "restricted"],
+    )
+    p = sub.add_parser("revoke-key")
+    p.add_argument("id")
+    args = parser.parse_args(argv)
+    print(asyncio.run(_run(args)))
+
+
+if __name__ == "__main__":
+    main()

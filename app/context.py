@@ -1,0 +1,58 @@
+"""The long-lived services of a process (pool, Redis, queue, embedder), built once."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import asyncpg
+from redis.asyncio import Redis
+
+from app.config import Settings, policy_defaults
+from app.memory.policy import Policy, effective_policy
+
+if TYPE_CHECKING:
+    from arq.connections import ArqRedis
+
+    from app.providers.embedders import Embedder
+
+
+class PolicyCache:
+    """Effective policy per tenant: file defaults + the tenant's override, cached briefly."""
+
+    ttl_s = 5.0
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._cache: dict[uuid.UUID, tuple[float, Policy]] = {}
+
+    def defaults(self) -> dict[str, Any]:
+        return policy_defaults(self._settings.policy_file)
+
+    async def get(self, conn: asyncpg.Connection, tenant_id: uuid.UUID) -> Policy:
+        hit = self._cache.get(tenant_id)
+        if hit and hit[0] > time.monotonic():
+            return hit[1]
+        override = await conn.fetchval(
+            "SELECT policy_override FROM tenants WHERE id = $1", tenant_id
+        )
+        policy = effective_policy(self.defaults(), override or {})
+        self._cache[tenant_id] = (time.monotonic() + self.ttl_s, policy)
+        return policy
+
+    def invalidate(self, tenant_id: uuid.UUID) -> None:
+        self._cache.pop(tenant_id, None)
+
+
+@dataclass
+class AppContext:
+    settings: Settings
+    pool: asyncpg.Pool
+    redis: Redis
+    secret: bytes
+    policies: PolicyCache
+    arq: ArqRedis | None = None
+    embedder: Embedder | None = None
+    key_cache: dict[str, tuple[float, Any]] = field(default_factory=dict)

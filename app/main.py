@@ -1,0 +1,98 @@
+"""The app factory and lifespan: pools, Redis, queue, embedder. Wiring only."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from arq import create_pool as create_arq_pool
+from fastapi import FastAPI
+from redis.asyncio import Redis
+
+from app.api import admin, health
+from app.api.middleware import MemgateMiddleware
+from app.auth import load_secret
+from app.config import Settings, get_settings
+from app.context import AppContext, PolicyCache
+from app.errors import install_error_handlers
+from app.logs import configure_logging
+from app.providers.embedders import Embedder, build_embedder
+from app.queue import redis_settings
+from app.store.db import create_pool
+
+log = logging.getLogger("memgate.main")
+
+ROUTERS = [health.router, admin.router]
+
+
+def embedder_from_settings(settings: Settings) -> Embedder:
+    if settings.embedder == "openai":
+        if not settings.embed_base_url or not settings.embed_model:
+            raise RuntimeError("MEMGATE_EMBEDDER=openai needs MEMGATE_EMBED_BASE_URL and _MODEL")
+        return build_embedder(
+            "openai",
+            base_url=settings.embed_base_url,
+            model=settings.embed_model,
+            api_key=settings.embed_api_key,
+        )
+    return build_embedder(settings.embedder)
+
+
+async def build_context(settings: Settings, *, with_embedder: bool = True) -> AppContext:
+    if not settings.database_url or not settings.redis_url:
+        raise RuntimeError(
+            "DATABASE_URL and REDIS_URL must be set (make run starts the embedded stack for you)"
+        )
+    pool = await create_pool(
+        settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
+    )
+    redis = Redis.from_url(settings.redis_url)
+    ctx = AppContext(
+        settings=settings,
+        pool=pool,
+        redis=redis,
+        secret=load_secret(settings.secret, settings.data_dir),
+        policies=PolicyCache(settings),
+    )
+    ctx.arq = await create_arq_pool(redis_settings(settings.redis_url))
+    if with_embedder:
+        ctx.embedder = embedder_from_settings(settings)
+        await ctx.embedder.warmup()
+    return ctx
+
+
+async def close_context(ctx: AppContext) -> None:
+    if ctx.arq is not None:
+        await ctx.arq.aclose()
+    if ctx.embedder is not None:
+        await ctx.embedder.aclose()
+    await ctx.redis.aclose()
+    await ctx.pool.close()
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        configure_logging(settings.log_level)
+        ctx = await build_context(settings)
+        app.state.ctx = ctx
+        log.info("memgate ready")
+        try:
+            yield
+        finally:
+            await close_context(ctx)
+
+    app = FastAPI(
+        title="memgate",
+        version="0.1.0",
+        summary="A memory service for LLM agents: a write gate, scoped recall, forgetting.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.add_middleware(MemgateMiddleware)
+    for router in ROUTERS:
+        app.include_router(router)
+    return app

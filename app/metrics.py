@@ -1,0 +1,92 @@
+"""Prometheus metrics for the API and the workers (SPEC §11).
+
+The API's own metrics live in this process's registry. Workers run elsewhere (another
+process or container), so they count into a Redis hash that `/metrics` renders too:
+one scrape covers both without multiprocess files shared across machines.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+from redis.asyncio import Redis
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+WORKER_METRICS_KEY = "memgate:metrics:worker"
+
+REQUEST_LATENCY = Histogram(
+    "memgate_http_request_duration_seconds",
+    "HTTP request latency by route",
+    ["method", "route", "status"],
+    buckets=(0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+GATE_DECISIONS = Counter(
+    "memgate_gate_decisions_total", "Write-gate decisions", ["decision", "reason", "origin"]
+)
+RECALLS = Counter("memgate_recalls_total", "Recall calls", ["tier"])
+RECALL_HITS = Counter("memgate_recall_hits_total", "Facts injected by recall")
+INJECTED_TOKENS = Counter("memgate_recall_injected_tokens_total", "Tokens injected by recall")
+FEEDBACK = Counter("memgate_feedback_total", "Feedback on facts", ["useful"])
+
+# Worker-side counters (name → help); labels are encoded in the hash field.
+WORKER_COUNTERS: dict[str, str] = {
+    "memgate_jobs_total": "Jobs run by workers, by kind and outcome",
+    "memgate_job_failures_total": "Job attempts that failed",
+    "memgate_promotions_total": "Candidates promoted to facts",
+    "memgate_expirations_total": "Facts and candidates expired, by what",
+    "memgate_evictions_total": "Facts archived by capacity eviction",
+    "memgate_purges_total": "Deleted facts whose text and embedding were erased",
+    "memgate_sessions_closed_total": "Sessions closed into a summary, by trigger",
+    "memgate_gate_decisions_worker_total": "Write-gate decisions made in workers",
+}
+_LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+
+def _field(name: str, labels: dict[str, str]) -> str:
+    if not labels:
+        return name
+    inner = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()) if _LABEL.match(k))
+    return f"{name}{{{inner}}}"
+
+
+def _escape(value: str) -> str:
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+
+
+async def worker_incr(redis: Redis, name: str, amount: float = 1, **labels: str) -> None:
+    """Count a worker-side event (best effort: metrics never fail a job)."""
+    try:
+        await redis.hincrbyfloat(WORKER_METRICS_KEY, _field(name, labels), amount)
+    except Exception:  # metrics are advisory: never fail a job
+        pass
+
+
+async def render(
+    redis: Redis, gauges: dict[str, tuple[str, list[tuple[dict[str, str], float]]]]
+) -> bytes:
+    """This process's registry, the workers' counters and the given gauges, as text."""
+    parts = [generate_latest()]
+    lines: list[str] = []
+    try:
+        raw: dict[Any, Any] = await redis.hgetall(WORKER_METRICS_KEY)
+    except Exception:
+        raw = {}
+    by_name: dict[str, list[tuple[str, float]]] = {}
+    for key, value in raw.items():
+        field = key.decode() if isinstance(key, bytes) else str(key)
+        name = field.split("{", 1)[0]
+        by_name.setdefault(name, []).append((field, float(value)))
+    for name, help_text in WORKER_COUNTERS.items():
+        lines.append(f"# HELP {name} {help_text}")
+        lines.append(f"# TYPE {name} counter")
+        for field, value in sorted(by_name.get(name, [])):
+            lines.append(f"{field} {value}")
+    for name, (help_text, samples) in gauges.items():
+        lines.append(f"# HELP {name} {help_text}")
+        lines.append(f"# TYPE {name} gauge")
+        for labels, value in samples:
+            lines.append(f"{_field(name, labels)} {value}")
+    parts.append(("\n".join(lines) + "\n").encode())
+    return b"".join(parts)

@@ -1,0 +1,64 @@
+"""The PostgreSQL pool and the tenant transaction: every query runs inside one.
+
+Connections run as role `memgate_app` (row-level security applies to it), and each
+transaction pins `app.tenant_id`, so a query that forgets its tenant filter still sees
+only its own tenant's rows.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+import orjson
+from pgvector.asyncpg import register_vector
+
+APP_ROLE = "memgate_app"
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    await conn.execute(f"SET ROLE {APP_ROLE}")
+    await conn.set_type_codec("jsonb", encoder=_dumps, decoder=orjson.loads, schema="pg_catalog")
+    await conn.set_type_codec("json", encoder=_dumps, decoder=orjson.loads, schema="pg_catalog")
+    await register_vector(conn)
+
+
+async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 10) -> asyncpg.Pool:
+    pool = await asyncpg.create_pool(
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        init=_init_connection,
+        command_timeout=60,
+        # asyncpg's statement cache stays on: the hot path reuses a few statements.
+    )
+    assert pool is not None
+    return pool
+
+
+@asynccontextmanager
+async def tenant_tx(pool: asyncpg.Pool, tenant_id: uuid.UUID) -> AsyncIterator[asyncpg.Connection]:
+    """A transaction bound to one tenant (RLS key set for this transaction only)."""
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(tenant_id))
+        yield conn
+
+
+@asynccontextmanager
+async def system_conn(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    """A connection with no tenant: only the SECURITY DEFINER lookups answer here."""
+    async with pool.acquire() as conn:
+        yield conn
+
+
+async def tenant_ids(pool: asyncpg.Pool) -> list[uuid.UUID]:
+    async with system_conn(pool) as conn:
+        rows = await conn.fetch("SELECT memgate_tenant_ids() AS id")
+    return [r["id"] for r in rows]

@@ -1,0 +1,62 @@
+"""Apply migrations/NNNN_*.sql in order, once each, under an advisory lock.
+
+Safe to run twice and from two processes at once: the lock serializes runners and the
+`schema_migrations` table records what is applied. Runs as the connecting (owner) role.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import sys
+from pathlib import Path
+
+import asyncpg
+
+from app.config import ROOT
+
+log = logging.getLogger("memgate.migrate")
+MIGRATIONS_DIR = ROOT / "migrations"
+_LOCK_KEY = 0x6D656D67617465  # "memgate"
+_NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
+
+
+def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
+    files = [p for p in directory.iterdir() if _NAME.match(p.name)]
+    return sorted(files, key=lambda p: p.name)
+
+
+async def migrate(dsn: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
+    """Apply pending migrations; returns the names applied by this call."""
+    conn = await asyncpg.connect(dsn)
+    applied: list[str] = []
+    try:
+        await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
+        try:
+            await conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            done = {r["name"] for r in await conn.fetch("SELECT name FROM schema_migrations")}
+            for path in migration_files(directory):
+                if path.name in done:
+                    continue
+                async with conn.transaction():
+                    await conn.execute(path.read_text(encoding="utf-8"))
+                    await conn.execute(
+                        "INSERT INTO schema_migrations (name) VALUES ($1)", path.name
+                    )
+                applied.append(path.name)
+                log.info("applied migration %s", path.name)
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
+    finally:
+        await conn.close()
+    return applied
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    dsn = sys.argv[1]
+    print("\n".join(asyncio.run(migrate(dsn))) or "up to date")

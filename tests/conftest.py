@@ -1,0 +1,131 @@
+"""Test harness: a real embedded PostgreSQL+pgvector and Redis, the real app over HTTP.
+
+With DATABASE_URL and REDIS_URL set, those servers are used instead of the embedded ones.
+Each test gets its own tenant (and keys), so tests never see each other's data.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+os.environ.setdefault("MEMGATE_ENV", "test")
+os.environ.setdefault("MEMGATE_SECRET", secrets.token_urlsafe(32))
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MEMGATE_LOG_LEVEL", "WARNING")
+
+
+@dataclass
+class Stack:
+    database_url: str
+    redis_url: str
+    data_dir: Path
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[Stack]:
+    data_dir = Path(tempfile.mkdtemp(prefix="memgate-test-"))
+    os.environ.setdefault("DATA_DIR", str(data_dir))
+    if os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL"):
+        yield Stack(os.environ["DATABASE_URL"], os.environ["REDIS_URL"], data_dir)
+        return
+    from app.embedded import EmbeddedStack
+
+    embedded = EmbeddedStack(data_dir / "stack", fast=True)
+    embedded.start()
+    os.environ["DATABASE_URL"] = embedded.database_url
+    os.environ["REDIS_URL"] = embedded.redis_url
+    try:
+        yield Stack(embedded.database_url, embedded.redis_url, data_dir)
+    finally:
+        embedded.stop()
+
+
+@pytest.fixture(scope="session")
+async def migrated(stack: Stack) -> Stack:
+    from app.config import get_settings
+    from app.store.migrate import migrate
+
+    get_settings.cache_clear()
+    await migrate(stack.database_url)
+    return stack
+
+
+@pytest.fixture(scope="session")
+async def owner_db(migrated: Stack) -> AsyncIterator[asyncpg.Pool]:
+    """A pool as the owning (superuser) role: for setup and for scanning tables in tests."""
+    pool = await asyncpg.create_pool(migrated.database_url, min_size=1, max_size=4)
+    assert pool is not None
+    yield pool
+    await pool.close()
+
+
+@pytest.fixture(scope="session")
+async def app(migrated: Stack) -> AsyncIterator[Any]:
+    from app.config import get_settings
+    from app.main import create_app
+
+    get_settings.cache_clear()
+    application = create_app()
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://memgate.test") as c:
+        yield c
+
+
+@dataclass
+class Tenant:
+    id: uuid.UUID
+    name: str
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def h(self, role: str = "agent", **extra: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.keys[role]}", **extra}
+
+
+async def make_tenant(owner_db: asyncpg.Pool, **extra_keys: dict[str, Any]) -> Tenant:
+    from app.cli import create_key, create_tenant
+
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    async with owner_db.acquire() as conn:
+        tenant_id = await create_tenant(conn, name)
+        tenant = Tenant(tenant_id, name)
+        for role in ("agent", "ops", "admin"):
+            tenant.keys[role] = await create_key(conn, str(tenant_id), role)
+        for label, spec in extra_keys.items():
+            tenant.keys[label] = await create_key(conn, str(tenant_id), **spec)
+    return tenant
+
+
+@pytest.fixture
+async def tenant(owner_db: asyncpg.Pool) -> Tenant:
+    return await make_tenant(owner_db)
+
+
+@pytest.fixture
+async def other_tenant(owner_db: asyncpg.Pool) -> Tenant:
+    return await make_tenant(owner_db)
+
+
+@pytest.fixture
+def tenant_factory(owner_db: asyncpg.Pool) -> Any:
+    async def factory(**extra_keys: dict[str, Any]) -> Tenant:
+        return await make_tenant(owner_db, **extra_keys)
+
+    return factory

@@ -1,0 +1,185 @@
+"""The foundation over real HTTP and a real PostgreSQL: health, auth, errors, keys, RLS."""
+
+from __future__ import annotations
+
+import uuid
+
+import asyncpg
+import httpx
+import pytest
+
+from app.store.db import tenant_tx
+from app.store.migrate import migrate
+from tests.conftest import Stack, Tenant
+
+
+async def test_healthz_and_readyz(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/healthz")).json() == {"status": "ok"}
+    ready = await client.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json()["postgres"] == "ok" and ready.json()["redis"] == "ok"
+
+
+async def test_metrics_is_prometheus_text(client: httpx.AsyncClient) -> None:
+    await client.get("/healthz")
+    res = await client.get("/metrics")
+    assert res.status_code == 200
+    assert "memgate_http_request_duration_seconds" in res.text
+    assert "memgate_promotions_total" in res.text  # worker-side counters are rendered too
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer"}, {"Authorization": "Basic abc"},
+     {"Authorization": "Bearer mgk_nope"}, {"Authorization": "Bearer sk-something"},
+     {"Authorization": "Bearer mgu_forged.sig"}],
+    ids=["none", "empty", "basic", "unknown_key", "foreign_format", "forged_token"],
+)
+async def test_missing_or_invalid_key_is_401(client: httpx.AsyncClient, headers: dict[str, str]) -> None:
+    res = await client.get("/v1/admin/keys", headers=headers)
+    assert res.status_code == 401
+    body = res.json()
+    assert body["error"]["code"] == "unauthorized"
+    assert set(body["error"]) == {"code", "message", "details"}
+
+
+@pytest.mark.parametrize("role", ["agent", "ops"])
+async def test_wrong_role_is_403(client: httpx.AsyncClient, tenant: Tenant, role: str) -> None:
+    res = await client.get("/v1/admin/keys", headers=tenant.h(role))
+    assert res.status_code == 403
+    assert res.json()["error"]["code"] == "forbidden"
+
+
+async def test_admin_creates_lists_and_revokes_keys(client: httpx.AsyncClient, tenant: Tenant) -> None:
+    res = await client.post(
+        "/v1/admin/keys",
+        json={"role": "agent", "name": "planner", "scopes": ["project:clarity"]},
+        headers=tenant.h("admin"),
+    )
+    assert res.status_code == 201
+    created = res.json()
+    assert created["key"].startswith("mgk_") and created["scopes"] == ["project:clarity"]
+    assert created["max_sensitivity"] == "personal"
+    listed = (await client.get("/v1/admin/keys", headers=tenant.h("admin"))).json()
+    assert created["id"] in {k["id"] for k in listed["items"]}
+    assert all("key" not in k for k in listed["items"])  # shown once, never listed
+    assert listed["next_cursor"] is None
+    new_key = {"Authorization": f"Bearer {created['key']}"}
+    res = await client.get("/v1/admin/keys", headers=new_key)
+    assert res.status_code == 403  # an agent key authenticates but is not admin
+    res = await client.delete(f"/v1/admin/keys/{created['id']}", headers=tenant.h("admin"))
+    assert res.json() == {"id": created["id"], "status": "revoked"}
+    res = await client.get("/v1/admin/keys", headers=new_key)
+    assert res.status_code == 401
+
+
+async def test_keys_list_paginates(client: httpx.AsyncClient, tenant: Tenant) -> None:
+    for _ in range(3):
+        await client.post("/v1/admin/keys", json={"role": "agent"}, headers=tenant.h("admin"))
+    seen: list[str] = []
+    cursor = None
+    while True:
+        params = {"limit": 2, **({"cursor": cursor} if cursor else {})}
+        page = (await client.get("/v1/admin/keys", params=params, headers=tenant.h("admin"))).json()
+        seen += [k["id"] for k in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen)) == 6  # agent, ops, admin + 3
+
+
+async def test_other_tenants_key_is_404(
+    client: httpx.AsyncClient, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    created = (
+        await client.post("/v1/admin/keys", json={"role": "agent"}, headers=tenant.h("admin"))
+    ).json()
+    res = await client.delete(f"/v1/admin/keys/{created['id']}", headers=other_tenant.h("admin"))
+    assert res.status_code == 404
+    assert res.json()["error"]["code"] == "not_found"
+    res = await client.delete(f"/v1/admin/keys/{uuid.uuid4()}", headers=tenant.h("admin"))
+    assert res.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("content", "body"),
+    [("application/json", b"{not json"), ("application/json", b'{"role": "root"}'),
+     ("application/json", b'{"role": "agent", "extra": 1}'), ("application/json", b"[]")],
+    ids=["malformed_json", "bad_enum", "unknown_field", "wrong_type"],
+)
+async def test_invalid_body_is_422_invalid_request(
+    client: httpx.AsyncClient, tenant: Tenant, content: str, body: bytes
+) -> None:
+    res = await client.post(
+        "/v1/admin/keys", content=body, headers=tenant.h("admin", **{"Content-Type": content})
+    )
+    assert res.status_code == 422
+    err = res.json()["error"]
+    assert err["code"] == "invalid_request"
+    assert err["details"]["fields"], "the offending fields are named"
+
+
+async def test_body_over_limit_is_413(client: httpx.AsyncClient, tenant: Tenant) -> None:
+    res = await client.post(
+        "/v1/admin/keys", content=b"x" * 1_100_000, headers=tenant.h("admin", **{"Content-Type": "application/json"})
+    )
+    assert res.status_code == 413
+    assert res.json()["error"]["code"] == "payload_too_large"
+
+
+async def test_unknown_route_is_404_json(client: httpx.AsyncClient) -> None:
+    res = await client.get("/v1/nothing-here")
+    assert res.status_code == 404
+    assert res.json()["error"]["code"] == "not_found"
+
+
+async def test_policy_get_put_validates_and_versions(client: httpx.AsyncClient, tenant: Tenant) -> None:
+    base = (await client.get("/v1/admin/policy", headers=tenant.h("admin"))).json()
+    assert base["effective"]["promote"]["min_observations"] == 2
+    res = await client.put(
+        "/v1/admin/policy", json={"promote": {"min_observations": 3}}, headers=tenant.h("admin")
+    )
+    assert res.status_code == 200
+    assert res.json()["effective"]["promote"]["min_observations"] == 3
+    assert res.json()["version"] != base["version"]
+    bad = await client.put("/v1/admin/policy", json={"recall": {"k": 500}}, headers=tenant.h("admin"))
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
+    unknown = await client.put("/v1/admin/policy", json={"nonsense": 1}, headers=tenant.h("admin"))
+    assert unknown.status_code == 422
+
+
+async def test_app_connects_as_rls_role(app: object) -> None:
+    ctx = app.state.ctx  # type: ignore[attr-defined]
+    async with ctx.pool.acquire() as conn:
+        assert await conn.fetchval("SELECT current_user") == "memgate_app"
+        assert not await conn.fetchval("SELECT rolbypassrls FROM pg_roles WHERE rolname = current_user")
+
+
+async def test_rls_hides_other_tenants_rows_even_without_a_filter(
+    app: object, owner_db: asyncpg.Pool, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    ctx = app.state.ctx  # type: ignore[attr-defined]
+    async with tenant_tx(ctx.pool, tenant.id) as conn:
+        # no tenant filter on purpose: RLS must do it
+        tenants = {r["tenant_id"] for r in await conn.fetch("SELECT tenant_id FROM api_keys")}
+        names = {r["name"] for r in await conn.fetch("SELECT name FROM tenants")}
+        with pytest.raises(asyncpg.PostgresError):  # cannot write into another tenant
+            await conn.execute(
+                "INSERT INTO audit_events (tenant_id, action) VALUES ($1, 'x')", other_tenant.id
+            )
+    assert tenants == {tenant.id}
+    assert names == {tenant.name}
+    async with ctx.pool.acquire() as conn:  # no tenant bound at all: nothing visible
+        assert await conn.fetchval("SELECT count(*) FROM api_keys") == 0
+    async with owner_db.acquire() as conn:  # the owner sees both (setup role, not the app)
+        assert await conn.fetchval(
+            "SELECT count(DISTINCT tenant_id) FROM api_keys WHERE tenant_id = ANY($1)",
+            [tenant.id, other_tenant.id],
+        ) == 2
+
+
+async def test_migrations_are_idempotent_and_safe_concurrently(migrated: Stack) -> None:
+    import asyncio
+
+    results = await asyncio.gather(migrate(migrated.database_url), migrate(migrated.database_url))
+    assert results == [[], []]
