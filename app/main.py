@@ -10,7 +10,7 @@ from arq import create_pool as create_arq_pool
 from fastapi import FastAPI
 from redis.asyncio import Redis
 
-from app.api import admin, health
+from app.api import admin, facts, health
 from app.api.middleware import MemgateMiddleware
 from app.auth import load_secret
 from app.config import Settings, get_settings
@@ -23,7 +23,7 @@ from app.store.db import create_pool
 
 log = logging.getLogger("memgate.main")
 
-ROUTERS = [health.router, admin.router]
+ROUTERS = [health.router, admin.router, facts.router]
 
 
 def embedder_from_settings(settings: Settings) -> Embedder:

@@ -107,7 +107,10 @@ def main() -> int:
         url = f"http://{settings.host}:{settings.port}"
         print(f"memgate is starting on {url}  (readiness: {url}/readyz)", flush=True)
         if admin_key:
-            print("First run: tenant 'default' created. Bootstrap admin key (shown once):", flush=True)
+            print(
+                "First run: tenant 'default' created. Bootstrap admin key (shown once):",
+                flush=True,
+            )
             print(admin_key, flush=True)
         while not stopping:
             for child in children:

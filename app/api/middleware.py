@@ -25,6 +25,7 @@ from app.store.db import tenant_tx
 
 MAX_BODY_BYTES = 1_000_000
 IDEMPOTENCY_TTL = timedelta(hours=24)
+STALE_CLAIM = timedelta(seconds=120)
 IDEMPOTENT_METHODS = frozenset({"POST", "PATCH", "DELETE"})
 
 
@@ -32,8 +33,12 @@ class _TooLarge(Exception):
     pass
 
 
+class _Raw(str):
+    """A stored response body, sent back as is."""
+
+
 async def _send_json(send: Send, status: int, body: Any, extra: list[tuple[bytes, bytes]]) -> None:
-    data = orjson.dumps(body)
+    data = body.encode() if isinstance(body, _Raw) else orjson.dumps(body)
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers + extra})
     await send({"type": "http.response.body", "body": data})
@@ -184,7 +189,7 @@ class MemgateMiddleware:
                 if inserted:
                     return None
                 row = await conn.fetchrow(
-                    """SELECT body_hash, status_code, response FROM idempotency
+                    """SELECT body_hash, status_code, response, created_at FROM idempotency
                        WHERE tenant_id = $1 AND key = $2 AND method = $3 AND path = $4""",
                     tenant,
                     key,
@@ -199,7 +204,19 @@ class MemgateMiddleware:
                     "this Idempotency-Key was used with a different request body",
                 )
             if row["status_code"] is not None:
-                return int(row["status_code"]), row["response"]
+                return int(row["status_code"]), _Raw(row["response"] or "")
+            if row["created_at"] < clock.now() - STALE_CLAIM:
+                # the first request died mid-way (nothing committed its answer): retry it
+                async with tenant_tx(ctx.pool, tenant) as conn:
+                    await conn.execute(
+                        """DELETE FROM idempotency WHERE tenant_id = $1 AND key = $2
+                           AND method = $3 AND path = $4 AND status_code IS NULL""",
+                        tenant,
+                        key,
+                        method,
+                        path,
+                    )
+                continue
             if time.monotonic() > deadline:
                 return 409, error_body(
                     "idempotency_conflict", "a request with this Idempotency-Key is in progress"
@@ -227,11 +244,9 @@ class MemgateMiddleware:
                     path,
                 )
                 return
-            raw = b"".join(captured["body"])
-            try:
-                stored = orjson.loads(raw) if raw else None
-            except orjson.JSONDecodeError:
-                stored = None
+            # stored as the exact text (a JSON string) so a replay is byte-identical;
+            # jsonb objects would reorder keys
+            stored = b"".join(captured["body"]).decode("utf-8", "replace")
             await conn.execute(
                 """UPDATE idempotency SET status_code = $5, response = $6
                    WHERE tenant_id = $1 AND key = $2 AND method = $3 AND path = $4""",

@@ -30,12 +30,19 @@ async def test_metrics_is_prometheus_text(client: httpx.AsyncClient) -> None:
 
 @pytest.mark.parametrize(
     "headers",
-    [{}, {"Authorization": "Bearer"}, {"Authorization": "Basic abc"},
-     {"Authorization": "Bearer mgk_nope"}, {"Authorization": "Bearer sk-something"},
-     {"Authorization": "Bearer mgu_forged.sig"}],
+    [
+        {},
+        {"Authorization": "Bearer"},
+        {"Authorization": "Basic abc"},
+        {"Authorization": "Bearer mgk_nope"},
+        {"Authorization": "Bearer sk-something"},
+        {"Authorization": "Bearer mgu_forged.sig"},
+    ],
     ids=["none", "empty", "basic", "unknown_key", "foreign_format", "forged_token"],
 )
-async def test_missing_or_invalid_key_is_401(client: httpx.AsyncClient, headers: dict[str, str]) -> None:
+async def test_missing_or_invalid_key_is_401(
+    client: httpx.AsyncClient, headers: dict[str, str]
+) -> None:
     res = await client.get("/v1/admin/keys", headers=headers)
     assert res.status_code == 401
     body = res.json()
@@ -50,7 +57,9 @@ async def test_wrong_role_is_403(client: httpx.AsyncClient, tenant: Tenant, role
     assert res.json()["error"]["code"] == "forbidden"
 
 
-async def test_admin_creates_lists_and_revokes_keys(client: httpx.AsyncClient, tenant: Tenant) -> None:
+async def test_admin_creates_lists_and_revokes_keys(
+    client: httpx.AsyncClient, tenant: Tenant
+) -> None:
     res = await client.post(
         "/v1/admin/keys",
         json={"role": "agent", "name": "planner", "scopes": ["project:clarity"]},
@@ -103,8 +112,12 @@ async def test_other_tenants_key_is_404(
 
 @pytest.mark.parametrize(
     ("content", "body"),
-    [("application/json", b"{not json"), ("application/json", b'{"role": "root"}'),
-     ("application/json", b'{"role": "agent", "extra": 1}'), ("application/json", b"[]")],
+    [
+        ("application/json", b"{not json"),
+        ("application/json", b'{"role": "root"}'),
+        ("application/json", b'{"role": "agent", "extra": 1}'),
+        ("application/json", b"[]"),
+    ],
     ids=["malformed_json", "bad_enum", "unknown_field", "wrong_type"],
 )
 async def test_invalid_body_is_422_invalid_request(
@@ -121,7 +134,9 @@ async def test_invalid_body_is_422_invalid_request(
 
 async def test_body_over_limit_is_413(client: httpx.AsyncClient, tenant: Tenant) -> None:
     res = await client.post(
-        "/v1/admin/keys", content=b"x" * 1_100_000, headers=tenant.h("admin", **{"Content-Type": "application/json"})
+        "/v1/admin/keys",
+        content=b"x" * 1_100_000,
+        headers=tenant.h("admin", **{"Content-Type": "application/json"}),
     )
     assert res.status_code == 413
     assert res.json()["error"]["code"] == "payload_too_large"
@@ -133,7 +148,9 @@ async def test_unknown_route_is_404_json(client: httpx.AsyncClient) -> None:
     assert res.json()["error"]["code"] == "not_found"
 
 
-async def test_policy_get_put_validates_and_versions(client: httpx.AsyncClient, tenant: Tenant) -> None:
+async def test_policy_get_put_validates_and_versions(
+    client: httpx.AsyncClient, tenant: Tenant
+) -> None:
     base = (await client.get("/v1/admin/policy", headers=tenant.h("admin"))).json()
     assert base["effective"]["promote"]["min_observations"] == 2
     res = await client.put(
@@ -142,7 +159,9 @@ async def test_policy_get_put_validates_and_versions(client: httpx.AsyncClient, 
     assert res.status_code == 200
     assert res.json()["effective"]["promote"]["min_observations"] == 3
     assert res.json()["version"] != base["version"]
-    bad = await client.put("/v1/admin/policy", json={"recall": {"k": 500}}, headers=tenant.h("admin"))
+    bad = await client.put(
+        "/v1/admin/policy", json={"recall": {"k": 500}}, headers=tenant.h("admin")
+    )
     assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
     unknown = await client.put("/v1/admin/policy", json={"nonsense": 1}, headers=tenant.h("admin"))
     assert unknown.status_code == 422
@@ -152,7 +171,9 @@ async def test_app_connects_as_rls_role(app: object) -> None:
     ctx = app.state.ctx  # type: ignore[attr-defined]
     async with ctx.pool.acquire() as conn:
         assert await conn.fetchval("SELECT current_user") == "memgate_app"
-        assert not await conn.fetchval("SELECT rolbypassrls FROM pg_roles WHERE rolname = current_user")
+        assert not await conn.fetchval(
+            "SELECT rolbypassrls FROM pg_roles WHERE rolname = current_user"
+        )
 
 
 async def test_rls_hides_other_tenants_rows_even_without_a_filter(
@@ -172,10 +193,13 @@ async def test_rls_hides_other_tenants_rows_even_without_a_filter(
     async with ctx.pool.acquire() as conn:  # no tenant bound at all: nothing visible
         assert await conn.fetchval("SELECT count(*) FROM api_keys") == 0
     async with owner_db.acquire() as conn:  # the owner sees both (setup role, not the app)
-        assert await conn.fetchval(
-            "SELECT count(DISTINCT tenant_id) FROM api_keys WHERE tenant_id = ANY($1)",
-            [tenant.id, other_tenant.id],
-        ) == 2
+        assert (
+            await conn.fetchval(
+                "SELECT count(DISTINCT tenant_id) FROM api_keys WHERE tenant_id = ANY($1)",
+                [tenant.id, other_tenant.id],
+            )
+            == 2
+        )
 
 
 async def test_migrations_are_idempotent_and_safe_concurrently(migrated: Stack) -> None:

@@ -1,0 +1,359 @@
+"""Facts: explicit writes, reads, corrections, deletion, history, feedback, audit (SPEC §8)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+import orjson
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+from app import clock
+from app.api.deps import agent, check_scope_read, get_ctx, ops
+from app.api.pagination import DEFAULT_LIMIT, Limit, decode_cursor, page
+from app.auth import Principal
+from app.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge
+from app.memory.model import (
+    SENSITIVITY_RANK,
+    Candidate,
+    FactType,
+    KeyRights,
+    Origin,
+    Role,
+    Sensitivity,
+    SourceKind,
+    sensitivity_allowed,
+)
+from app.store import audit
+from app.store import facts as facts_store
+from app.store.db import tenant_tx
+from app.writer import correct, delete_fact, write
+
+router = APIRouter(prefix="/v1", tags=["facts"])
+
+USER_ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
+SCOPE = r"^(global|[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:@/-]{1,95})$"
+PREDICATE = r"^[a-z][a-z0-9_]{0,63}$"
+MAX_STATEMENT = 500
+MAX_VALUE_BYTES = 4096
+
+UserId = Annotated[str, Path(pattern=USER_ID)]
+
+
+class SourceIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: SourceKind
+    trace_id: str | None = Field(None, max_length=200)
+    turn_id: str | None = Field(None, max_length=200)
+    evidence: str | None = Field(None, max_length=2000)
+
+
+class FactIn(BaseModel):
+    """An explicit write (SPEC §8). Size limits answer 413, not 422 (SPEC §12)."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: FactType
+    predicate: str | None = Field(None, pattern=PREDICATE)
+    value: Any = None
+    statement: str = Field(min_length=1)
+    scope: str = Field("global", pattern=SCOPE)
+    source: SourceIn | None = None
+    confidence: float | None = Field(None, ge=0, le=1)
+    sensitivity: Sensitivity | None = None
+    valid_from: AwareDatetime | None = None
+    valid_to: AwareDatetime | None = None
+    ttl_days: int | None = Field(None, ge=1, le=36500)
+    consent: bool = False
+
+    @model_validator(mode="after")
+    def _shape(self) -> FactIn:
+        if self.type is FactType.PROFILE and not self.predicate:
+            raise ValueError("profile facts need a predicate")
+        if self.type is FactType.EPISODIC and self.predicate:
+            raise ValueError("episodic facts have no predicate")
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("valid_to must be after valid_from")
+        if not self.statement.strip():
+            raise ValueError("statement is blank")
+        return self
+
+
+class FactPatch(BaseModel):
+    """A correction: a new version through the gate (rule 1)."""
+
+    model_config = ConfigDict(extra="forbid")
+    statement: str | None = Field(None, min_length=1)
+    value: Any = None
+    source: SourceIn | None = None
+    confidence: float | None = Field(None, ge=0, le=1)
+    sensitivity: Sensitivity | None = None
+    valid_from: AwareDatetime | None = None
+    valid_to: AwareDatetime | None = None
+    consent: bool = False
+
+
+class FeedbackIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    useful: bool
+    note: str | None = Field(None, max_length=1000)
+
+
+def check_sizes(statement: str | None, value: Any, has_value: bool) -> None:
+    if statement is not None and len(statement) > MAX_STATEMENT:
+        raise PayloadTooLarge(
+            f"statement over {MAX_STATEMENT} characters",
+            {"fields": [{"loc": ["body", "statement"]}]},
+        )
+    if has_value and len(orjson.dumps(value)) > MAX_VALUE_BYTES:
+        raise PayloadTooLarge(
+            f"value over {MAX_VALUE_BYTES} bytes as JSON", {"fields": [{"loc": ["body", "value"]}]}
+        )
+
+
+def check_source_kind(who: Principal, kind: SourceKind | None) -> None:
+    if kind is SourceKind.ADMIN_POLICY and who.role is not Role.ADMIN:
+        raise Forbidden("source kind admin_policy needs an admin key")
+
+
+def visible_sensitivities(ceiling: Sensitivity) -> list[str]:
+    return [s.value for s in SENSITIVITY_RANK if sensitivity_allowed(s, ceiling)]
+
+
+def readable_scopes(who: Principal) -> list[str] | None:
+    return None if who.scopes is None else ["global", *who.scopes]
+
+
+async def load_visible(conn: Any, who: Principal, user_id: str, fact_id: uuid.UUID) -> Any:
+    """The fact if it exists, is not deleted, and this key may see it; else 404."""
+    row = await facts_store.get_fact(conn, who.tenant_id, user_id, fact_id)
+    if row is None:
+        raise NotFound("fact not found")
+    scopes = readable_scopes(who)
+    if scopes is not None and row["scope"] not in scopes:
+        raise NotFound("fact not found")
+    if not sensitivity_allowed(row["sensitivity"], who.max_sensitivity):
+        raise NotFound("fact not found")
+    return row
+
+
+def candidate_from(body: FactIn, user_id: str, origin: Origin = Origin.EXPLICIT) -> Candidate:
+    src = body.source
+    return Candidate(
+        user_id=user_id,
+        type=body.type,
+        statement=body.statement.strip(),
+        value=body.value,
+        predicate=body.predicate,
+        scope=body.scope,
+        source_kind=src.kind if src else None,
+        trace_id=src.trace_id if src else None,
+        turn_id=src.turn_id if src else None,
+        evidence=src.evidence if src else None,
+        confidence=body.confidence,
+        sensitivity=body.sensitivity,
+        valid_from=body.valid_from,
+        valid_to=body.valid_to,
+        ttl_days=body.ttl_days,
+        consent=body.consent,
+        origin=origin,
+    )
+
+
+@router.post("/users/{user_id}/facts", status_code=201)
+async def create_fact(
+    request: Request, user_id: UserId, body: FactIn, who: Principal = agent
+) -> JSONResponse:
+    check_sizes(body.statement, body.value, True)
+    check_source_kind(who, body.source.kind if body.source else None)
+    ctx = get_ctx(request)
+    now = clock.now()
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        policy = await ctx.policies.get(conn, who.tenant_id)
+        outcome = await write(
+            ctx, conn, who.tenant_id, who.rights, candidate_from(body, user_id), policy, now
+        )
+    return JSONResponse(outcome.body(), status_code=outcome.status_code)
+
+
+@router.get("/users/{user_id}/facts")
+async def list_facts(
+    request: Request,
+    user_id: UserId,
+    who: Principal = agent,
+    scope: Annotated[str | None, Query(pattern=SCOPE)] = None,
+    type: FactType | None = None,
+    predicate: Annotated[str | None, Query(pattern=PREDICATE)] = None,
+    status: Annotated[str | None, Query(pattern="^(active|superseded|archived)$")] = None,
+    source_kind: SourceKind | None = None,
+    as_of: AwareDatetime | None = None,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    check_scope_read(who, scope)
+    position = decode_cursor(cursor)
+    after = None
+    if position is not None:
+        try:
+            after = (datetime.fromisoformat(position[0]), uuid.UUID(position[1]))
+        except (TypeError, ValueError, IndexError) as exc:
+            raise InvalidRequest("invalid cursor") from exc
+    flt = facts_store.FactFilter(
+        scope=scope,
+        type=type.value if type else None,
+        predicate=predicate,
+        status=status,
+        source_kind=source_kind.value if source_kind else None,
+        as_of=as_of,
+        allowed_scopes=readable_scopes(who),
+        sensitivities=visible_sensitivities(who.max_sensitivity),
+    )
+    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
+        rows = await facts_store.list_facts(conn, who.tenant_id, user_id, flt, after, limit + 1)
+    return page(
+        rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])], facts_store.fact_json
+    )
+
+
+@router.get("/users/{user_id}/facts/{fact_id}")
+async def get_fact(
+    request: Request, user_id: UserId, fact_id: uuid.UUID, who: Principal = agent
+) -> dict[str, Any]:
+    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
+        row = await load_visible(conn, who, user_id, fact_id)
+    return facts_store.fact_json(row)
+
+
+@router.get("/users/{user_id}/facts/{fact_id}/history")
+async def fact_history(
+    request: Request, user_id: UserId, fact_id: uuid.UUID, who: Principal = agent
+) -> dict[str, Any]:
+    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
+        await load_visible(conn, who, user_id, fact_id)
+        versions = await facts_store.chain(conn, who.tenant_id, user_id, fact_id)
+    items = [facts_store.fact_json(v) for v in versions if v["status"] != "deleted"]
+    return {"items": items, "next_cursor": None}
+
+
+async def apply_patch(
+    request: Request,
+    who: Principal,
+    rights: KeyRights,
+    user_id: str,
+    fact_id: uuid.UUID,
+    body: FactPatch,
+) -> JSONResponse:
+    has_value = "value" in body.model_fields_set
+    check_sizes(body.statement, body.value, has_value)
+    check_source_kind(who, body.source.kind if body.source else None)
+    if not body.model_fields_set - {"source", "consent"}:
+        raise InvalidRequest("nothing to correct: give statement, value or validity")
+    ctx = get_ctx(request)
+    now = clock.now()
+    changes: dict[str, Any] = {
+        k: getattr(body, k)
+        for k in ("statement", "confidence", "sensitivity", "valid_from", "valid_to", "consent")
+        if k in body.model_fields_set and getattr(body, k) is not None
+    }
+    if has_value:
+        changes["value"] = body.value
+    if body.source is not None and who.role is not Role.USER:
+        changes.update(
+            source_kind=body.source.kind,
+            trace_id=body.source.trace_id,
+            turn_id=body.source.turn_id,
+            evidence=body.source.evidence,
+        )
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        old = await load_visible(conn, who, user_id, fact_id)
+        policy = await ctx.policies.get(conn, who.tenant_id)
+        outcome = await correct(ctx, conn, who.tenant_id, rights, old, changes, policy, now)
+    return JSONResponse(outcome.body(), status_code=outcome.status_code)
+
+
+@router.patch("/users/{user_id}/facts/{fact_id}")
+async def patch_fact(
+    request: Request, user_id: UserId, fact_id: uuid.UUID, body: FactPatch, who: Principal = agent
+) -> JSONResponse:
+    return await apply_patch(request, who, who.rights, user_id, fact_id, body)
+
+
+async def remove_fact(
+    request: Request, who: Principal, user_id: str, fact_id: uuid.UUID
+) -> dict[str, Any]:
+    ctx = get_ctx(request)
+    now = clock.now()
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        row = await load_visible(conn, who, user_id, fact_id)
+        policy = await ctx.policies.get(conn, who.tenant_id)
+        await delete_fact(conn, who.tenant_id, who.rights, row, now, policy_version=policy.version)
+    return {"id": str(fact_id), "status": "deleted"}
+
+
+@router.delete("/users/{user_id}/facts/{fact_id}")
+async def delete_fact_route(
+    request: Request, user_id: UserId, fact_id: uuid.UUID, who: Principal = agent
+) -> dict[str, Any]:
+    return await remove_fact(request, who, user_id, fact_id)
+
+
+@router.post("/users/{user_id}/facts/{fact_id}/feedback")
+async def feedback(
+    request: Request, user_id: UserId, fact_id: uuid.UUID, body: FeedbackIn, who: Principal = agent
+) -> dict[str, Any]:
+    """Negative feedback lowers confidence (x0.8): corrections are the signal that a memory
+    hurts (seed 000 §11); both directions are counted for stats."""
+    ctx = get_ctx(request)
+    now = clock.now()
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        await load_visible(conn, who, user_id, fact_id)
+        row = await conn.fetchrow(
+            """UPDATE facts SET
+                   confidence = CASE WHEN $3 THEN confidence ELSE confidence * 0.8 END,
+                   feedback_up = feedback_up + CASE WHEN $3 THEN 1 ELSE 0 END,
+                   feedback_down = feedback_down + CASE WHEN $3 THEN 0 ELSE 1 END,
+                   updated_at = $4
+               WHERE tenant_id = $1 AND id = $2
+               RETURNING confidence, feedback_up, feedback_down""",
+            who.tenant_id,
+            fact_id,
+            body.useful,
+            now,
+        )
+        await audit.record(
+            conn,
+            who.tenant_id,
+            "feedback",
+            actor=who.key_id,
+            actor_role=who.role.value,
+            user_id=user_id,
+            fact_id=fact_id,
+            detail={"useful": body.useful, "note": body.note},
+            at=now,
+        )
+    from app.metrics import FEEDBACK
+
+    FEEDBACK.labels(str(body.useful).lower()).inc()
+    return {
+        "id": str(fact_id),
+        "confidence": round(float(row["confidence"]), 4),
+        "feedback": {"useful": row["feedback_up"], "not_useful": row["feedback_down"]},
+    }
+
+
+@router.get("/users/{user_id}/audit")
+async def user_audit(
+    request: Request,
+    user_id: UserId,
+    who: Principal = ops,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    after = decode_cursor(cursor)
+    if after is not None and not isinstance(after, int):
+        raise InvalidRequest("invalid cursor")
+    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
+        rows = await audit.list_for_user(conn, who.tenant_id, user_id, after, limit + 1)
+    return page(rows, limit, lambda r: r["id"], audit.audit_json)

@@ -1,0 +1,194 @@
+"""The candidate pool (table candidates): what memgate may learn, before it is a fact.
+
+A candidate is identified by a match key (normalized predicate+value, or statement) per
+user+scope; seeing it again in another turn counts one more observation (SPEC §5).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+import asyncpg
+
+from app.memory.model import Candidate, Reason, Sensitivity
+from app.memory.normalize import statement_key, value_key
+from app.memory.policy import Policy
+
+CANDIDATE_COLUMNS = """id, tenant_id, user_id, scope, type, predicate, value, statement, match_key,
+    source_kind, evidence, trace_id, confidence, sensitivity, reason, observations, turn_keys,
+    status, fact_id, policy_version, expires_at, created_at, updated_at"""
+
+
+def match_key(c: Candidate) -> str:
+    if c.predicate:
+        return f"{c.type.value}|{value_key(c.predicate, c.value)}"
+    return f"{c.type.value}|{statement_key(c.statement)}"
+
+
+async def upsert_pending(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    c: Candidate,
+    policy: Policy,
+    now: datetime,
+    *,
+    reason: Reason | None = None,
+    sensitivity: Sensitivity | None = None,
+    turn_key: str | None = None,
+) -> asyncpg.Record:
+    """Add the candidate or count one more distinct turn for it; returns the row.
+
+    A turn already counted (same turn key: a retried job, a duplicate post) adds nothing.
+    """
+    keys = [turn_key] if turn_key else []
+    row = await conn.fetchrow(
+        f"""INSERT INTO candidates (id, tenant_id, user_id, scope, type, predicate, value,
+                statement, match_key, source_kind, evidence, trace_id, confidence, sensitivity,
+                reason, observations, turn_keys, policy_version, expires_at, created_at,
+                updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                    1, $16::text[], $17, $18, $19, $19)
+            ON CONFLICT (tenant_id, user_id, scope, match_key) WHERE status = 'pending'
+            DO UPDATE SET
+                observations = candidates.observations
+                    + CASE WHEN cardinality($16::text[]) = 0
+                             OR NOT ($16::text[] <@ candidates.turn_keys) THEN 1 ELSE 0 END,
+                turn_keys = CASE WHEN $16::text[] <@ candidates.turn_keys
+                                 THEN candidates.turn_keys
+                                 ELSE candidates.turn_keys || $16::text[] END,
+                confidence = GREATEST(candidates.confidence, EXCLUDED.confidence),
+                updated_at = EXCLUDED.updated_at
+            RETURNING {CANDIDATE_COLUMNS}""",
+        uuid.uuid4(),
+        tenant_id,
+        c.user_id,
+        c.scope,
+        c.type.value,
+        c.predicate,
+        c.value,
+        c.statement,
+        match_key(c),
+        (c.source_kind.value if c.source_kind else "user_message"),
+        c.evidence,
+        c.trace_id,
+        c.confidence if c.confidence is not None else 0.6,
+        (sensitivity or c.sensitivity or Sensitivity.NORMAL).value,
+        reason.value if reason else None,
+        keys,
+        policy.version,
+        now + timedelta(days=policy.promote.ttl_days),
+        now,
+    )
+    assert row is not None
+    return row
+
+
+async def get(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, candidate_id: uuid.UUID
+) -> asyncpg.Record | None:
+    return await conn.fetchrow(
+        f"""SELECT {CANDIDATE_COLUMNS} FROM candidates
+            WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND status <> 'deleted'""",
+        tenant_id,
+        user_id,
+        candidate_id,
+    )
+
+
+async def lock(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, candidate_id: uuid.UUID
+) -> asyncpg.Record | None:
+    return await conn.fetchrow(
+        f"""SELECT {CANDIDATE_COLUMNS} FROM candidates
+            WHERE tenant_id = $1 AND id = $2 FOR UPDATE""",
+        tenant_id,
+        candidate_id,
+    )
+
+
+async def set_status(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    candidate_id: uuid.UUID,
+    status: str,
+    now: datetime,
+    fact_id: uuid.UUID | None = None,
+) -> None:
+    await conn.execute(
+        """UPDATE candidates SET status = $3, fact_id = coalesce($4, fact_id), updated_at = $5
+           WHERE tenant_id = $1 AND id = $2""",
+        tenant_id,
+        candidate_id,
+        status,
+        fact_id,
+        now,
+    )
+
+
+async def list_for_user(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    user_id: str,
+    status: str | None,
+    after: tuple[datetime, uuid.UUID] | None,
+    limit: int,
+) -> list[asyncpg.Record]:
+    return list(
+        await conn.fetch(
+            f"""SELECT {CANDIDATE_COLUMNS} FROM candidates
+                WHERE tenant_id = $1 AND user_id = $2 AND status <> 'deleted'
+                  AND ($3::text IS NULL OR status = $3)
+                  AND ($4::timestamptz IS NULL OR (created_at, id) < ($4, $5::uuid))
+                ORDER BY created_at DESC, id DESC LIMIT $6""",
+            tenant_id,
+            user_id,
+            status,
+            after[0] if after else None,
+            after[1] if after else None,
+            limit,
+        )
+    )
+
+
+def to_candidate(row: asyncpg.Record) -> Candidate:
+    from app.memory.model import FactType, Origin, SourceKind
+
+    return Candidate(
+        user_id=row["user_id"],
+        type=FactType(row["type"]),
+        statement=row["statement"],
+        value=row["value"],
+        predicate=row["predicate"],
+        scope=row["scope"],
+        source_kind=SourceKind(row["source_kind"]),
+        trace_id=row["trace_id"],
+        evidence=row["evidence"],
+        confidence=float(row["confidence"]),
+        sensitivity=Sensitivity(row["sensitivity"]),
+        origin=Origin.PROMOTED,
+    )
+
+
+def candidate_json(row: asyncpg.Record) -> dict[str, Any]:
+    return {
+        "id": str(row["id"]),
+        "user_id": row["user_id"],
+        "scope": row["scope"],
+        "type": row["type"],
+        "predicate": row["predicate"],
+        "value": row["value"],
+        "statement": row["statement"],
+        "source_kind": row["source_kind"],
+        "evidence": row["evidence"],
+        "confidence": round(float(row["confidence"]), 4),
+        "sensitivity": row["sensitivity"],
+        "reason": row["reason"],
+        "observations": row["observations"],
+        "status": row["status"],
+        "fact_id": str(row["fact_id"]) if row["fact_id"] else None,
+        "expires_at": row["expires_at"].isoformat() if row["expires_at"] else None,
+        "created_at": row["created_at"].isoformat(),
+        "updated_at": row["updated_at"].isoformat(),
+    }

@@ -1,0 +1,427 @@
+"""Facts, their version chains and tombstones (tables facts, tombstones).
+
+Every statement is tenant- and user-scoped; the "visible" filter (not deleted) and the
+"valid now" filter are written once here and reused.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from app.memory.model import ExistingFact, FactType, SourceKind, Status
+
+FACT_COLUMNS = """id, tenant_id, user_id, scope, type, predicate, value, statement, polarity,
+    source_kind, source_trace_id, source_turn_id, source_evidence, source_writer, confidence,
+    sensitivity, valid_from, valid_to, expires_at, status, version, supersedes, contested,
+    observations, hits, last_hit_at, last_observed_at, feedback_up, feedback_down, weight,
+    embedding_model, policy_version, archived_reason, created_at, updated_at"""
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def fact_json(row: asyncpg.Record) -> dict[str, Any]:
+    """The public shape of a fact (SPEC §3)."""
+    return {
+        "id": str(row["id"]),
+        "user_id": row["user_id"],
+        "scope": row["scope"],
+        "type": row["type"],
+        "predicate": row["predicate"],
+        "value": row["value"],
+        "statement": row["statement"],
+        "source": {
+            "kind": row["source_kind"],
+            "trace_id": row["source_trace_id"],
+            "turn_id": row["source_turn_id"],
+            "evidence": row["source_evidence"],
+            "writer": str(row["source_writer"]) if row["source_writer"] else None,
+        },
+        "confidence": round(float(row["confidence"]), 4),
+        "sensitivity": row["sensitivity"],
+        "valid_from": _iso(row["valid_from"]),
+        "valid_to": _iso(row["valid_to"]),
+        "expires_at": _iso(row["expires_at"]),
+        "status": row["status"],
+        "version": row["version"],
+        "supersedes": str(row["supersedes"]) if row["supersedes"] else None,
+        "contested": row["contested"],
+        "observations": row["observations"],
+        "hits": row["hits"],
+        "last_hit_at": _iso(row["last_hit_at"]),
+        "feedback": {"useful": row["feedback_up"], "not_useful": row["feedback_down"]},
+        "embedding_model": row["embedding_model"],
+        "policy_version": row["policy_version"],
+        "created_at": _iso(row["created_at"]),
+        "updated_at": _iso(row["updated_at"]),
+    }
+
+
+async def lock_subject(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, scope: str, key: str
+) -> None:
+    """Serialize writes to one user+scope+predicate (or statement) until commit."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        f"{tenant_id}|{user_id}|{scope}|{key}",
+    )
+
+
+def _existing(row: asyncpg.Record) -> ExistingFact:
+    return ExistingFact(
+        id=row["id"],
+        scope=row["scope"],
+        type=FactType(row["type"]),
+        predicate=row["predicate"],
+        value=row["value"],
+        statement=row["statement"],
+        source_kind=SourceKind(row["source_kind"]),
+        confidence=float(row["confidence"]),
+        valid_from=row["valid_from"],
+        status=Status(row["status"]),
+        contested=row["contested"],
+        similarity=float(row["similarity"]) if row["similarity"] is not None else None,
+    )
+
+
+async def conflict_pool(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    user_id: str,
+    scope: str,
+    fact_type: str,
+    predicate: str | None,
+    statement_key: str,
+    embedding: list[float] | None,
+    embedding_model: str | None,
+    limit: int = 20,
+) -> list[ExistingFact]:
+    """Active facts the candidate could conflict or merge with (same user and scope only)."""
+    if predicate:
+        rows = await conn.fetch(
+            """SELECT id, scope, type, predicate, value, statement, source_kind, confidence,
+                      valid_from, status, contested, NULL::float8 AS similarity
+               FROM facts
+               WHERE tenant_id = $1 AND user_id = $2 AND scope = $3 AND predicate = $4
+                 AND status = 'active'
+               ORDER BY valid_from DESC, id LIMIT $5""",
+            tenant_id,
+            user_id,
+            scope,
+            predicate,
+            limit,
+        )
+        return [_existing(r) for r in rows]
+    rows = await conn.fetch(
+        """SELECT id, scope, type, predicate, value, statement, source_kind, confidence,
+                  valid_from, status, contested,
+                  CASE WHEN $6::vector IS NOT NULL AND embedding_model = $7
+                            AND vector_dims(embedding) = vector_dims($6::vector)
+                       THEN 1 - (embedding <=> $6::vector) END AS similarity
+           FROM facts
+           WHERE tenant_id = $1 AND user_id = $2 AND scope = $3 AND type = $4
+             AND predicate IS NULL AND status = 'active'
+           ORDER BY (statement_key = $5) DESC,
+                    CASE WHEN $6::vector IS NOT NULL AND embedding_model = $7
+                              AND vector_dims(embedding) = vector_dims($6::vector)
+                         THEN embedding <=> $6::vector END NULLS LAST, id
+           LIMIT $8""",
+        tenant_id,
+        user_id,
+        scope,
+        fact_type,
+        statement_key,
+        embedding,
+        embedding_model,
+        limit,
+    )
+    return [_existing(r) for r in rows]
+
+
+@dataclass
+class NewFact:
+    id: uuid.UUID
+    tenant_id: uuid.UUID
+    user_id: str
+    scope: str
+    type: str
+    predicate: str | None
+    value: Any
+    value_key: str | None
+    statement: str
+    statement_key: str
+    polarity: int
+    source_kind: str
+    source_trace_id: str | None
+    source_turn_id: str | None
+    source_evidence: str | None
+    source_writer: uuid.UUID | None
+    confidence: float
+    sensitivity: str
+    valid_from: datetime
+    valid_to: datetime | None
+    expires_at: datetime | None
+    status: str
+    version: int
+    supersedes: uuid.UUID | None
+    contested: bool
+    embedding: list[float] | None
+    embedding_model: str | None
+    search_text: str
+    policy_version: str
+    now: datetime
+
+
+async def insert_fact(conn: asyncpg.Connection, f: NewFact) -> asyncpg.Record:
+    row = await conn.fetchrow(
+        f"""INSERT INTO facts (id, tenant_id, user_id, scope, type, predicate, value, value_key,
+                statement, statement_key, polarity, source_kind, source_trace_id, source_turn_id,
+                source_evidence, source_writer, confidence, sensitivity, valid_from, valid_to,
+                expires_at, status, version, supersedes, contested, embedding, embedding_model,
+                search_text, policy_version, last_observed_at, created_at, updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+                    $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $30, $30)
+            RETURNING {FACT_COLUMNS}""",
+        f.id,
+        f.tenant_id,
+        f.user_id,
+        f.scope,
+        f.type,
+        f.predicate,
+        f.value,
+        f.value_key,
+        f.statement,
+        f.statement_key,
+        f.polarity,
+        f.source_kind,
+        f.source_trace_id,
+        f.source_turn_id,
+        f.source_evidence,
+        f.source_writer,
+        f.confidence,
+        f.sensitivity,
+        f.valid_from,
+        f.valid_to,
+        f.expires_at,
+        f.status,
+        f.version,
+        f.supersedes,
+        f.contested,
+        f.embedding,
+        f.embedding_model,
+        f.search_text,
+        f.policy_version,
+        f.now,
+    )
+    assert row is not None
+    return row
+
+
+async def update_fact(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    fact_id: uuid.UUID,
+    now: datetime,
+    *,
+    status: str | None = None,
+    valid_to: datetime | None = None,
+    confidence: float | None = None,
+    contested: bool | None = None,
+    observations_delta: int = 0,
+) -> asyncpg.Record | None:
+    return await conn.fetchrow(
+        f"""UPDATE facts SET
+               status = coalesce($3, status),
+               valid_to = coalesce($4, valid_to),
+               confidence = coalesce($5, confidence),
+               contested = coalesce($6, contested),
+               observations = observations + $7,
+               last_observed_at = CASE WHEN $7 > 0 THEN $8 ELSE last_observed_at END,
+               updated_at = $8
+            WHERE tenant_id = $1 AND id = $2 AND status <> 'deleted'
+            RETURNING {FACT_COLUMNS}""",
+        tenant_id,
+        fact_id,
+        status,
+        valid_to,
+        confidence,
+        contested,
+        observations_delta,
+        now,
+    )
+
+
+async def version_of(conn: asyncpg.Connection, tenant_id: uuid.UUID, fact_id: uuid.UUID) -> int:
+    version = await conn.fetchval(
+        "SELECT version FROM facts WHERE tenant_id = $1 AND id = $2", tenant_id, fact_id
+    )
+    return int(version or 0)
+
+
+async def get_fact(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, fact_id: uuid.UUID
+) -> asyncpg.Record | None:
+    """A visible fact of this user (deleted facts answer None, i.e. 404)."""
+    return await conn.fetchrow(
+        f"""SELECT {FACT_COLUMNS} FROM facts
+            WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND status <> 'deleted'""",
+        tenant_id,
+        user_id,
+        fact_id,
+    )
+
+
+@dataclass
+class FactFilter:
+    scope: str | None = None
+    type: str | None = None
+    predicate: str | None = None
+    status: str | None = None
+    source_kind: str | None = None
+    as_of: datetime | None = None
+    allowed_scopes: list[str] | None = None  # None = every scope
+    sensitivities: list[str] | None = None  # levels the key may see; None = all
+
+
+async def list_facts(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    user_id: str,
+    flt: FactFilter,
+    after: tuple[datetime, uuid.UUID] | None,
+    limit: int,
+) -> list[asyncpg.Record]:
+    """Newest first, keyset-paginated on (created_at, id).
+
+    `as_of` answers "what was valid then" in validity time (SPEC §12): the interval
+    [valid_from, valid_to) contains the instant; deleted and archived facts never answer.
+    """
+    return list(
+        await conn.fetch(
+            f"""SELECT {FACT_COLUMNS} FROM facts
+                WHERE tenant_id = $1 AND user_id = $2 AND status <> 'deleted'
+                  AND ($3::text IS NULL OR scope = $3)
+                  AND ($4::text IS NULL OR type = $4)
+                  AND ($5::text IS NULL OR predicate = $5)
+                  AND ($6::text IS NULL OR status = $6)
+                  AND ($7::text IS NULL OR source_kind = $7)
+                  AND ($8::timestamptz IS NULL OR (valid_from <= $8
+                        AND (valid_to IS NULL OR valid_to > $8)
+                        AND status IN ('active', 'superseded')))
+                  AND ($9::timestamptz IS NULL OR (created_at, id) < ($9, $10::uuid))
+                  AND ($12::text[] IS NULL OR scope = ANY($12::text[]))
+                  AND ($13::text[] IS NULL OR sensitivity = ANY($13::text[]))
+                ORDER BY created_at DESC, id DESC
+                LIMIT $11""",
+            tenant_id,
+            user_id,
+            flt.scope,
+            flt.type,
+            flt.predicate,
+            flt.status,
+            flt.source_kind,
+            flt.as_of,
+            after[0] if after else None,
+            after[1] if after else None,
+            limit,
+            flt.allowed_scopes,
+            flt.sensitivities,
+        )
+    )
+
+
+async def chain(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, fact_id: uuid.UUID
+) -> list[asyncpg.Record]:
+    """Every version linked to `fact_id` by `supersedes`, oldest first (deleted included)."""
+    return list(
+        await conn.fetch(
+            f"""WITH RECURSIVE back(id) AS (
+                    SELECT id FROM facts WHERE tenant_id = $1 AND user_id = $2 AND id = $3
+                    UNION
+                    SELECT f.supersedes FROM facts f JOIN back b ON f.id = b.id
+                    WHERE f.tenant_id = $1 AND f.supersedes IS NOT NULL
+                ), root AS (
+                    SELECT b.id FROM back b JOIN facts f ON f.id = b.id
+                    WHERE f.tenant_id = $1 AND (f.supersedes IS NULL
+                        OR NOT EXISTS (SELECT 1 FROM facts p WHERE p.id = f.supersedes
+                                       AND p.tenant_id = $1))
+                    LIMIT 1
+                ), fwd(id) AS (
+                    SELECT id FROM root
+                    UNION
+                    SELECT f.id FROM facts f JOIN fwd ON f.supersedes = fwd.id
+                    WHERE f.tenant_id = $1
+                )
+                SELECT {FACT_COLUMNS} FROM facts
+                WHERE tenant_id = $1 AND user_id = $2 AND id IN (SELECT id FROM fwd)
+                ORDER BY version, valid_from, created_at""",
+            tenant_id,
+            user_id,
+            fact_id,
+        )
+    )
+
+
+async def matching_tombstones(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, scope: str, hashes: list[str]
+) -> set[str]:
+    rows = await conn.fetch(
+        """SELECT DISTINCT hash FROM tombstones
+           WHERE tenant_id = $1 AND user_id = $2 AND scope = $3 AND hash = ANY($4::text[])""",
+        tenant_id,
+        user_id,
+        scope,
+        hashes,
+    )
+    return {r["hash"] for r in rows}
+
+
+async def add_tombstones(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    user_id: str,
+    scope: str,
+    hashes: list[str],
+    fact_id: uuid.UUID | None,
+    source_refs: dict[str, Any],
+    now: datetime,
+) -> None:
+    await conn.executemany(
+        """INSERT INTO tombstones (id, tenant_id, user_id, scope, hash, fact_id, source_refs,
+                                   created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)""",
+        [(uuid.uuid4(), tenant_id, user_id, scope, h, fact_id, source_refs, now) for h in hashes],
+    )
+
+
+async def erase_chain(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, ids: list[uuid.UUID], now: datetime
+) -> None:
+    """Mark versions deleted and erase their text and embedding right away (SPEC §7)."""
+    await conn.execute(
+        """UPDATE facts SET status = 'deleted', statement = '', statement_key = '', value = NULL,
+               value_key = NULL, source_evidence = NULL, embedding = NULL, search_text = '',
+               valid_to = coalesce(valid_to, $3), purged_at = $3, updated_at = $3
+           WHERE tenant_id = $1 AND id = ANY($2::uuid[])""",
+        tenant_id,
+        ids,
+        now,
+    )
+
+
+async def count_active(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> int:
+    return int(
+        await conn.fetchval(
+            """SELECT count(*) FROM facts
+               WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'""",
+            tenant_id,
+            user_id,
+        )
+    )

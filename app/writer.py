@@ -1,0 +1,563 @@
+"""The write path: one gated write in the caller's tenant transaction (SPEC §4, §5, §7).
+
+request/extraction → screen (gate) → embed → lock subject → conflict pool → resolve (gate)
+→ apply → audit. The decisions are the gate's (pure); this module only does the I/O
+around them, so every writer — POST/PATCH facts, /me edits, extraction, promotion,
+session summaries — gets the same rules.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import asyncpg
+
+from app.context import AppContext
+from app.memory import gate
+from app.memory.detectors import redact
+from app.memory.model import (
+    Candidate,
+    Decision,
+    FactType,
+    KeyRights,
+    Origin,
+    Reason,
+    Role,
+    SourceKind,
+    Status,
+    authority,
+)
+from app.memory.normalize import polarity, statement_key, tombstone_hashes, value_key
+from app.memory.policy import Policy
+from app.memory.text import search_document
+from app.metrics import GATE_DECISIONS
+from app.store import audit
+from app.store import candidates as cand_store
+from app.store import facts as facts_store
+from app.store.facts import fact_json
+
+log = logging.getLogger("memgate.writer")
+
+SYSTEM_RIGHTS = KeyRights(key_id=None, role=Role.ADMIN)  # workers acting for the tenant
+
+HTTP_STATUS = {
+    Decision.WRITTEN: 201,
+    Decision.SUPERSEDED: 201,
+    Decision.MERGED: 200,
+    Decision.PENDING: 202,
+    Decision.REJECTED: 200,
+}
+
+
+@dataclass
+class WriteOutcome:
+    decision: Decision
+    reason: Reason | None = None
+    fact: dict[str, Any] | None = None
+    superseded: list[str] = field(default_factory=list)
+    candidate_id: uuid.UUID | None = None
+
+    @property
+    def fact_id(self) -> uuid.UUID | None:
+        return uuid.UUID(self.fact["id"]) if self.fact else None
+
+    @property
+    def status_code(self) -> int:
+        return HTTP_STATUS[self.decision]
+
+    def body(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"decision": self.decision.value}
+        if self.reason is not None:
+            out["reason"] = self.reason.value
+        if self.fact is not None:
+            out["fact"] = self.fact
+        if self.superseded:
+            out["superseded"] = self.superseded
+        if self.candidate_id is not None:
+            out["candidate"] = str(self.candidate_id)
+        return out
+
+
+def _subject_key(c: Candidate) -> str:
+    return f"p:{c.predicate}" if c.predicate else f"s:{statement_key(c.statement)}"
+
+
+def _expires_at(c: Candidate, policy: Policy, start: datetime) -> datetime | None:
+    days = c.ttl_days if c.ttl_days is not None else policy.ttl_days(c.type.value, c.predicate)
+    return start + timedelta(days=days) if days else None
+
+
+async def _audit_decision(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    c: Candidate,
+    outcome: WriteOutcome,
+    policy: Policy,
+    now: datetime,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    action = "reject" if outcome.decision is Decision.REJECTED else "write"
+    if c.origin is Origin.CORRECTION and action == "write":
+        action = "update"
+    GATE_DECISIONS.labels(
+        outcome.decision.value, outcome.reason.value if outcome.reason else "", c.origin.value
+    ).inc()
+    await audit.record(
+        conn,
+        tenant_id,
+        action,
+        actor=rights.key_id,
+        actor_role=rights.role.value,
+        user_id=c.user_id,
+        decision=outcome.decision.value,
+        reason=outcome.reason.value if outcome.reason else None,
+        fact_id=outcome.fact_id,
+        candidate_id=outcome.candidate_id,
+        source_kind=c.source_kind.value if c.source_kind else None,
+        trace_id=c.trace_id,
+        policy_version=policy.version,
+        detail={
+            "origin": c.origin.value,
+            "scope": c.scope,
+            "type": c.type.value,
+            "predicate": c.predicate,
+            "statement": redact(c.statement),
+            "superseded": outcome.superseded,
+            **(detail or {}),
+        },
+        at=now,
+    )
+
+
+async def record_interaction(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, now: datetime
+) -> None:
+    """The user's last interaction (SPEC §12): it sets recall's freshness tier."""
+    await conn.execute(
+        """INSERT INTO user_state (tenant_id, user_id, last_interaction_at, updated_at)
+           VALUES ($1, $2, $3, $3)
+           ON CONFLICT (tenant_id, user_id) DO UPDATE
+           SET last_interaction_at = GREATEST(user_state.last_interaction_at,
+                                              EXCLUDED.last_interaction_at),
+               updated_at = EXCLUDED.updated_at""",
+        tenant_id,
+        user_id,
+        now,
+    )
+
+
+async def _embed(ctx: AppContext, text: str) -> tuple[list[float] | None, str | None]:
+    if ctx.embedder is None or not text:
+        return None, None
+    try:
+        [vector] = await ctx.embedder.embed_documents([text])
+    except Exception:  # a provider outage must not lose the write: recall still has
+        log.exception("embedding failed; the fact is stored without a vector")  # keywords
+        return None, None
+    return vector, ctx.embedder.model
+
+
+async def write(
+    ctx: AppContext,
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    c: Candidate,
+    policy: Policy,
+    now: datetime,
+) -> WriteOutcome:
+    """Gate and store one candidate; call inside a tenant transaction."""
+    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+    tombstoned = await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes)
+    screened = gate.screen(c, rights, policy, tombstoned)
+    if screened is not None and screened.decision is Decision.REJECTED:
+        outcome = WriteOutcome(Decision.REJECTED, screened.reason)
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, screened.detail)
+        return outcome
+    if screened is not None and screened.decision is Decision.PENDING:
+        # sensitive content and the policy asks the user first: hold it as a candidate
+        cand = await cand_store.upsert_pending(
+            conn,
+            tenant_id,
+            c,
+            policy,
+            now,
+            reason=screened.reason,
+            sensitivity=screened.sensitivity,
+        )
+        outcome = WriteOutcome(Decision.PENDING, screened.reason, candidate_id=cand["id"])
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
+        return outcome
+
+    vector, model = await _embed(ctx, c.statement)
+    await facts_store.lock_subject(conn, tenant_id, c.user_id, c.scope, _subject_key(c))
+    existing = await facts_store.conflict_pool(
+        conn,
+        tenant_id,
+        c.user_id,
+        c.scope,
+        c.type.value,
+        c.predicate,
+        statement_key(c.statement),
+        vector,
+        model,
+    )
+    result = gate.resolve(c, existing, policy, now)
+    if result.decision is Decision.REJECTED:
+        outcome = WriteOutcome(Decision.REJECTED, result.reason)
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, result.detail)
+        return outcome
+
+    for update in result.updates:
+        await facts_store.update_fact(
+            conn,
+            tenant_id,
+            update.fact_id,
+            now,
+            status=update.status.value if update.status else None,
+            valid_to=update.valid_to,
+            confidence=update.confidence,
+            contested=update.contested,
+            observations_delta=update.observations_delta,
+        )
+    superseded = [str(i) for i in result.superseded_ids]
+
+    if result.decision is Decision.MERGED:
+        assert result.merged_into is not None
+        row = await facts_store.get_fact(conn, tenant_id, c.user_id, result.merged_into)
+        outcome = WriteOutcome(Decision.MERGED, fact=fact_json(row) if row else None)
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
+        return outcome
+
+    valid_from = c.valid_from or now
+    version = 1
+    if result.supersedes is not None:
+        version = await facts_store.version_of(conn, tenant_id, result.supersedes) + 1
+    valid_to = c.valid_to
+    if result.status is Status.SUPERSEDED and valid_to is None:
+        valid_to = result.valid_to  # kept as history: closed where the next version begins
+    row = await facts_store.insert_fact(
+        conn,
+        facts_store.NewFact(
+            id=uuid.uuid4(),
+            tenant_id=tenant_id,
+            user_id=c.user_id,
+            scope=c.scope,
+            type=c.type.value,
+            predicate=c.predicate,
+            value=c.value,
+            value_key=value_key(c.predicate, c.value) if c.predicate else None,
+            statement=c.statement,
+            statement_key=statement_key(c.statement),
+            polarity=polarity(c.statement),
+            source_kind=(c.source_kind or SourceKind.USER_MESSAGE).value,
+            source_trace_id=c.trace_id,
+            source_turn_id=c.turn_id,
+            source_evidence=c.evidence,
+            source_writer=rights.key_id,
+            confidence=result.confidence,
+            sensitivity=result.sensitivity.value,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            expires_at=_expires_at(c, policy, valid_from),
+            status=result.status.value,
+            version=version,
+            supersedes=result.supersedes,
+            contested=result.contested,
+            embedding=vector,
+            embedding_model=model,
+            search_text=search_document(c.statement, c.predicate or "", _value_text(c.value)),
+            policy_version=policy.version,
+            now=now,
+        ),
+    )
+    outcome = WriteOutcome(result.decision, fact=fact_json(row), superseded=superseded)
+    await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
+    if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION and rights.role in (Role.USER, Role.AGENT):
+        await record_interaction(conn, tenant_id, c.user_id, now)
+    return outcome
+
+
+def _value_text(value: Any) -> str:
+    if value is None or isinstance(value, bool):
+        return ""
+    if isinstance(value, str | int | float):
+        return str(value)
+    if isinstance(value, list):
+        return " ".join(_value_text(v) for v in value)
+    if isinstance(value, dict):
+        return " ".join(_value_text(v) for v in value.values())
+    return ""
+
+
+async def correct(
+    ctx: AppContext,
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    old: asyncpg.Record,
+    changes: dict[str, Any],
+    policy: Policy,
+    now: datetime,
+) -> WriteOutcome:
+    """A correction of `old` (PATCH): a new version through the gate (conflict rule 1)."""
+    source_kind = changes.get("source_kind") or SourceKind.EXPLICIT_INSTRUCTION
+    c = Candidate(
+        user_id=old["user_id"],
+        type=FactType(old["type"]),
+        statement=changes.get("statement") or old["statement"],
+        value=changes["value"] if "value" in changes else old["value"],
+        predicate=old["predicate"],
+        scope=old["scope"],
+        source_kind=SourceKind(source_kind),
+        trace_id=changes.get("trace_id"),
+        turn_id=changes.get("turn_id"),
+        evidence=changes.get("evidence"),
+        confidence=changes.get("confidence"),
+        sensitivity=changes.get("sensitivity"),
+        valid_from=changes.get("valid_from") or now,
+        valid_to=changes.get("valid_to"),
+        consent=bool(changes.get("consent", False)),
+        origin=Origin.CORRECTION,
+    )
+    if old["predicate"] is None and old["status"] == "active":
+        # Free statements have no predicate to conflict on: the correction supersedes
+        # the edited fact itself, after the gate screened the new content.
+        hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+        tombstoned = await facts_store.matching_tombstones(
+            conn, tenant_id, c.user_id, c.scope, hashes
+        )
+        screened = gate.screen(c, rights, policy, tombstoned)
+        if screened is not None and screened.decision is not Decision.WRITTEN:
+            outcome = WriteOutcome(screened.decision, screened.reason)
+            await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, screened.detail)
+            return outcome
+        if authority(c.source_kind or SourceKind.USER_MESSAGE) < authority(old["source_kind"]):
+            outcome = WriteOutcome(Decision.REJECTED, Reason.LOWER_AUTHORITY)
+            await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
+            return outcome
+        await facts_store.lock_subject(conn, tenant_id, c.user_id, c.scope, f"id:{old['id']}")
+        await facts_store.update_fact(
+            conn, tenant_id, old["id"], now, status="superseded", valid_to=c.valid_from
+        )
+        return await _insert_version(ctx, conn, tenant_id, rights, c, old, policy, now)
+    return await write(ctx, conn, tenant_id, rights, c, policy, now)
+
+
+async def _insert_version(
+    ctx: AppContext,
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    c: Candidate,
+    old: asyncpg.Record,
+    policy: Policy,
+    now: datetime,
+) -> WriteOutcome:
+    vector, model = await _embed(ctx, c.statement)
+    valid_from = c.valid_from or now
+    row = await facts_store.insert_fact(
+        conn,
+        facts_store.NewFact(
+            id=uuid.uuid4(),
+            tenant_id=tenant_id,
+            user_id=c.user_id,
+            scope=c.scope,
+            type=c.type.value,
+            predicate=None,
+            value=c.value,
+            value_key=None,
+            statement=c.statement,
+            statement_key=statement_key(c.statement),
+            polarity=polarity(c.statement),
+            source_kind=(c.source_kind or SourceKind.EXPLICIT_INSTRUCTION).value,
+            source_trace_id=c.trace_id,
+            source_turn_id=c.turn_id,
+            source_evidence=c.evidence,
+            source_writer=rights.key_id,
+            confidence=c.confidence if c.confidence is not None else gate.default_confidence(c),
+            sensitivity=(c.sensitivity or old["sensitivity"]),
+            valid_from=valid_from,
+            valid_to=c.valid_to,
+            expires_at=_expires_at(c, policy, valid_from),
+            status="active",
+            version=int(old["version"]) + 1,
+            supersedes=old["id"],
+            contested=False,
+            embedding=vector,
+            embedding_model=model,
+            search_text=search_document(c.statement, "", _value_text(c.value)),
+            policy_version=policy.version,
+            now=now,
+        ),
+    )
+    outcome = WriteOutcome(Decision.SUPERSEDED, fact=fact_json(row), superseded=[str(old["id"])])
+    await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
+    if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION:
+        await record_interaction(conn, tenant_id, c.user_id, now)
+    return outcome
+
+
+async def delete_fact(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    row: asyncpg.Record,
+    now: datetime,
+    *,
+    action: str = "delete",
+    policy_version: str | None = None,
+) -> list[uuid.UUID]:
+    """Tombstone the fact's content and erase its whole version chain (SPEC §7, §12)."""
+    versions = await facts_store.chain(conn, tenant_id, row["user_id"], row["id"])
+    ids = [v["id"] for v in versions] or [row["id"]]
+    hashes: set[str] = set()
+    for v in versions or [row]:
+        if v["status"] != "deleted":
+            hashes.update(tombstone_hashes(v["scope"], v["predicate"], v["value"], v["statement"]))
+    refs = {
+        "fact_ids": [str(i) for i in ids],
+        "source_kinds": sorted({v["source_kind"] for v in versions or [row]}),
+        "trace_ids": sorted(
+            {v["source_trace_id"] for v in versions or [row] if v["source_trace_id"]}
+        ),
+    }
+    await facts_store.add_tombstones(
+        conn, tenant_id, row["user_id"], row["scope"], sorted(hashes), row["id"], refs, now
+    )
+    await facts_store.erase_chain(conn, tenant_id, ids, now)
+    await audit.record(
+        conn,
+        tenant_id,
+        action,
+        actor=rights.key_id,
+        actor_role=rights.role.value,
+        user_id=row["user_id"],
+        fact_id=row["id"],
+        source_kind=row["source_kind"],
+        policy_version=policy_version,
+        detail={"versions": len(ids), "scope": row["scope"]},
+        at=now,
+    )
+    return ids
+
+
+async def submit_extracted(
+    ctx: AppContext,
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    c: Candidate,
+    policy: Policy,
+    now: datetime,
+    turn_key: str,
+) -> WriteOutcome:
+    """An extracted candidate: gated, then pooled or written as `extract.mode` says (SPEC §5).
+
+    Explicit instructions ("记住…") and `direct` mode write at once (still gated); in
+    `candidate` mode the pool counts distinct turns and promotes at min_observations.
+    """
+    if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION or policy.extract.mode == "direct":
+        return await write(ctx, conn, tenant_id, rights, c, policy, now)
+    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+    tombstoned = await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes)
+    screened = gate.screen(c, rights, policy, tombstoned)
+    if screened is not None and screened.decision is Decision.REJECTED:
+        outcome = WriteOutcome(Decision.REJECTED, screened.reason)
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, screened.detail)
+        return outcome
+    row = await cand_store.upsert_pending(
+        conn,
+        tenant_id,
+        c,
+        policy,
+        now,
+        reason=screened.reason if screened is not None else None,
+        sensitivity=screened.sensitivity if screened is not None else None,
+        turn_key=turn_key,
+    )
+    ready = (
+        row["observations"] >= policy.promote.min_observations
+        and not policy.promote.require_confirmation
+        and row["reason"] is None  # sensitive candidates wait for the user
+    )
+    if ready:
+        return await promote(ctx, conn, tenant_id, rights, row, policy, now)
+    outcome = WriteOutcome(Decision.PENDING, candidate_id=row["id"])
+    await _audit_decision(
+        conn, tenant_id, rights, c, outcome, policy, now, {"observations": row["observations"]}
+    )
+    return outcome
+
+
+async def promote(
+    ctx: AppContext,
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    row: asyncpg.Record,
+    policy: Policy,
+    now: datetime,
+    *,
+    confirmed_by_user: bool = False,
+) -> WriteOutcome:
+    """Turn a pending candidate into a fact through the gate; the candidate records it."""
+    c = cand_store.to_candidate(row)
+    if confirmed_by_user:
+        c.consent = True
+        c.source_kind = SourceKind.EXPLICIT_INSTRUCTION
+    outcome = await write(ctx, conn, tenant_id, rights, c, policy, now)
+    if outcome.decision in (Decision.WRITTEN, Decision.SUPERSEDED, Decision.MERGED):
+        await cand_store.set_status(conn, tenant_id, row["id"], "promoted", now, outcome.fact_id)
+        await ctx_metric_promotion(ctx)
+    elif outcome.decision is Decision.REJECTED:
+        await cand_store.set_status(conn, tenant_id, row["id"], "rejected", now)
+    outcome.candidate_id = row["id"]
+    return outcome
+
+
+async def ctx_metric_promotion(ctx: AppContext) -> None:
+    from app.metrics import worker_incr
+
+    await worker_incr(ctx.redis, "memgate_promotions_total")
+
+
+async def reject_candidate(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    row: asyncpg.Record,
+    now: datetime,
+    policy_version: str | None = None,
+) -> None:
+    """Drop a candidate and tombstone its content so extraction does not bring it back."""
+    await cand_store.set_status(conn, tenant_id, row["id"], "rejected", now)
+    hashes = tombstone_hashes(row["scope"], row["predicate"], row["value"], row["statement"])
+    await facts_store.add_tombstones(
+        conn,
+        tenant_id,
+        row["user_id"],
+        row["scope"],
+        hashes,
+        None,
+        {"candidate_id": str(row["id"]), "source_kinds": [row["source_kind"]]},
+        now,
+    )
+    await audit.record(
+        conn,
+        tenant_id,
+        "candidate_reject",
+        actor=rights.key_id,
+        actor_role=rights.role.value,
+        user_id=row["user_id"],
+        candidate_id=row["id"],
+        source_kind=row["source_kind"],
+        policy_version=policy_version,
+        detail={"statement": redact(row["statement"])},
+        at=now,
+    )
