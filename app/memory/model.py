@@ -206,6 +206,7 @@ class GateResult:
     reason: Reason | None = None
     # for written/superseded: how to store the new fact
     status: Status = Status.ACTIVE
+    valid_to: datetime | None = None  # set when written as history (status superseded)
     sensitivity: Sensitivity = Sensitivity.NORMAL
     confidence: float = 0.7
     contested: bool = False

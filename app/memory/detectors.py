@@ -1,0 +1,550 @@
+"""Content screening for the write gate: secrets, IDs, cards, injection, PII, transience.
+
+Pure and fast (every observation turn passes here): regexes are compiled once, checksums
+come from python-stdnum, and detect-secrets only runs on text that carries a token-like
+string. Every detector works on the NFKC-folded text, so full-width digits and
+punctuation (１２３, ：) are caught; spans therefore index the folded text, and `redact`
+returns the folded text with each secret/ID/card span replaced by a marker.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from stdnum import luhn
+from stdnum.cn import ric
+from stdnum.us import ssn
+
+from app.memory.model import Reason
+from app.memory.text import nfkc
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One detector hit. `detail` names the detector or category, never the matched text."""
+
+    kind: str  # secret | government_id | payment_card | prompt_injection | third_party_pii
+    # | sensitive | personal | not_reusable
+    reason: Reason | None  # None for hits that only raise sensitivity (`personal`)
+    start: int
+    end: int
+    detail: str
+
+
+_I = re.IGNORECASE
+_GATE_RANK = {reason: rank for rank, reason in enumerate(Reason)}
+
+
+def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+# ---------------------------------------------------------------------------------------
+# Secrets
+# ---------------------------------------------------------------------------------------
+
+# (detail, pattern, group holding the secret: 0 = whole match). Provider formats are
+# exact prefixes, so they are precise without any entropy heuristics.
+_SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], int], ...] = (
+    ("private_key", _rx(r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
+                        r"(?:.*?-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*)", re.S), 0),
+    ("openai_key", _rx(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}"), 0),
+    ("aws_access_key", _rx(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)"
+                           r"[A-Z0-9]{16}(?![A-Z0-9])"), 0),
+    ("github_token", _rx(r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+     0),
+    ("gitlab_token", _rx(r"(?<!\w)glpat-[A-Za-z0-9_-]{20,}"), 0),
+    ("slack_token", _rx(r"(?<!\w)xox[abposr]-[A-Za-z0-9-]{10,}"), 0),
+    ("slack_webhook", _rx(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"), 0),
+    ("google_api_key", _rx(r"(?<!\w)AIza[0-9A-Za-z_-]{30,}"), 0),
+    ("stripe_key", _rx(r"(?<!\w)(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"), 0),
+    ("jwt", _rx(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), 0),
+    # scheme://user:password@host — the user part may be empty (redis://:pass@host)
+    ("connection_string", _rx(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,20}://[^\s:/@]*:[^\s@/]+@[^\s,;]+",
+                              _I), 0),
+    # "password: x", "my password is x", "pwd=x", "api_key = x"
+    ("password", _rx(r"\b(?:password|passwd|passcode|passphrase|pwd)\b"
+                     r"(?:\s+(?:is|was|=)|\s*[:=])\s*[\"'`]?(?P<v>[^\s\"'`,;]{3,})", _I), 1),
+    ("credential_assignment", _rx(
+        r"\b(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key(?:[_ -]?id)?|client[_ -]?secret|"
+        r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|bearer|private[_ -]?key|token|"
+        r"secret|pin(?:[_ -]?code)?)\b"
+        r"\s*[:=]\s*[\"'`]?(?P<v>[^\s\"'`,;]{4,})", _I), 1),
+    ("bearer_token", _rx(r"\bBearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"), 1),
+    # 我的密码是 hunter2 / 密码：hunter2 / 支付密码为 123456 (full-width colon is folded)
+    ("password", _rx(r"(?:密码|口令|密钥|秘钥|私钥|令牌|pin码|PIN码)\s*(?:是|为|:|=)\s*[\"'“”]?"
+                     r"(?P<v>(?!多少|什么|啥|几|哪)[^\s\"'“”,，。;；]{3,})"), 1),
+)
+
+# English words after "password is" that describe the password instead of being it.
+_PASSWORD_WORDS = frozenset(
+    "a an the too not wrong incorrect correct required needed weak strong expired invalid "
+    "missing empty reset changed same different long short case-sensitive stored saved "
+    "visible hidden secure insecure".split()
+)
+
+# detect-secrets complements the regexes for vendors we do not list. Its entropy plugins
+# flag ordinary words ("markdown", "ABC123", "Go"), so only the pattern plugins run, and
+# only on text with a token-like run (≥ 16 word chars) or an assignment — the common
+# sentence never pays its ~50 µs.
+_DS_PLUGINS = (
+    "ArtifactoryDetector", "AzureStorageKeyDetector", "BasicAuthDetector", "CloudantDetector",
+    "DiscordBotTokenDetector", "IbmCloudIamDetector", "IbmCosHmacDetector",
+    "MailchimpDetector", "NpmDetector", "PypiTokenDetector", "SendGridDetector",
+    "SoftlayerDetector", "SquareOAuthDetector", "TelegramBotTokenDetector",
+    "TwilioKeyDetector", "KeywordDetector", "AWSKeyDetector", "GitHubTokenDetector",
+    "JwtTokenDetector", "PrivateKeyDetector", "SlackDetector", "StripeDetector",
+    "OpenAIDetector", "GitLabTokenDetector",
+)
+_DS_PREFILTER = _rx(r"[A-Za-z0-9_+/=-]{16,}|[=:]\s*[\"']")
+_TOKEN_AROUND = _rx(r"[^\s\"'`,;，。]+")
+
+
+@functools.cache
+def _ds_plugins() -> tuple[Any, ...]:
+    """detect-secrets plugin instances, built once: its settings context costs ~500 µs/call."""
+    try:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    except ImportError:  # the regexes above still cover the common providers
+        return ()
+    classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
+    return tuple(cls() for cls in classes if cls.__name__ in _DS_PLUGINS)
+
+
+def _detect_secrets_spans(text: str) -> list[tuple[int, int, str]]:
+    if not _DS_PREFILTER.search(text):
+        return []
+    spans: list[tuple[int, int, str]] = []
+    for plugin in _ds_plugins():
+        for secret in plugin.analyze_line(filename="memory.txt", line=text, line_number=0):
+            value = secret.secret_value or ""
+            start = text.find(value) if value else -1
+            if start < 0:
+                continue
+            # Some plugins report only a prefix (GitHub: "ghp"); widen short values to the
+            # whole token so redaction never leaves the secret half visible.
+            for token in _TOKEN_AROUND.finditer(text):
+                if token.start() <= start < token.end():
+                    span = (start, start + len(value)) if len(value) >= 8 else token.span()
+                    spans.append((*span, "detect_secrets"))
+                    break
+    return spans
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """API keys, tokens, JWTs, private keys, passwords, credentials in connection strings."""
+    folded = nfkc(text)
+    spans: list[tuple[int, int, str]] = []
+    for detail, pattern, group in _SECRET_PATTERNS:
+        for m in pattern.finditer(folded):
+            if group and m.group("v").lower() in _PASSWORD_WORDS:
+                continue
+            start, end = m.span(group)
+            spans.append((start, end, detail))
+    spans.extend(_detect_secrets_spans(folded))
+    return [Finding("secret", Reason.SECRET_DETECTED, s, e, d) for s, e, d in _merge(spans)]
+
+
+# ---------------------------------------------------------------------------------------
+# Government IDs and payment cards (checksum-valid only)
+# ---------------------------------------------------------------------------------------
+
+_CN_RIC = _rx(r"(?<![0-9])[1-9][0-9]{16}[0-9Xx](?![0-9A-Za-z])")
+_SSN_FORMATTED = _rx(r"(?<![0-9-])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9-])")
+_SSN_CONTEXT = _rx(r"\b(?:ssn|social security(?: number| no\.?)?|社会安全号(?:码)?|社保号)"
+                   r"\D{0,12}?(?P<v>[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4})(?![0-9])", _I)
+_PASSPORT = _rx(r"(?:护照(?:号码|号)?|passport(?:\s*(?:no\.?|number|num|#))?)"
+                r"[^A-Za-z0-9]{0,6}?(?:(?:是|为|is|:|#)\s*)?(?P<v>[A-Za-z]{1,2}[0-9]{6,8}|[0-9]{9})"
+                r"(?![0-9A-Za-z])", _I)
+# 13–19 digits, optionally grouped by single spaces or dashes (4111 1111 1111 1111).
+_CARD = _rx(r"(?<![0-9])[0-9](?:[ -]?[0-9]){12,18}(?![0-9])")
+_CARD_CONTEXT = _rx(r"卡号|银行卡|信用卡|储蓄卡|借记卡|card|visa|mastercard|amex", _I)
+
+
+def _card_issuer_like(digits: str) -> bool:
+    """Known issuer prefixes: Luhn alone passes one random number in ten."""
+    two, four = int(digits[:2]), int(digits[:4])
+    return (
+        digits[0] == "4"  # Visa
+        or 51 <= two <= 55 or 2221 <= four <= 2720  # Mastercard
+        or two in (34, 37)  # Amex
+        or two in (36, 38) or 300 <= int(digits[:3]) <= 305  # Diners
+        or digits.startswith(("6011", "65", "62", "60", "81")) or 644 <= int(digits[:3]) <= 649
+        or 3528 <= four <= 3589  # JCB
+        or two in (50, 56, 57, 58, 63, 67)  # Maestro
+    )
+
+
+def find_ids(text: str) -> list[Finding]:
+    """Checksum-valid CN resident IDs, valid US SSNs, passport numbers named as such."""
+    folded = nfkc(text)
+    spans: list[tuple[int, int, str]] = []
+    for m in _CN_RIC.finditer(folded):
+        if ric.is_valid(m.group()):
+            spans.append((*m.span(), "cn_ric"))
+    for m in _SSN_FORMATTED.finditer(folded):
+        if ssn.is_valid(m.group()):
+            spans.append((*m.span(), "us_ssn"))
+    for m in _SSN_CONTEXT.finditer(folded):
+        if ssn.is_valid(re.sub(r"[ -]", "", m.group("v"))):
+            spans.append((*m.span("v"), "us_ssn"))
+    for m in _PASSPORT.finditer(folded):
+        spans.append((*m.span("v"), "passport"))
+    return [Finding("government_id", Reason.GOVERNMENT_ID, s, e, d) for s, e, d in _merge(spans)]
+
+
+def find_cards(text: str) -> list[Finding]:
+    """Luhn-valid 13–19 digit card numbers (issuer prefix, or a card word nearby)."""
+    folded = nfkc(text)
+    has_context = _CARD_CONTEXT.search(folded) is not None
+    ids = [(f.start, f.end) for f in find_ids(folded)]
+    found: list[Finding] = []
+    for m in _CARD.finditer(folded):
+        digits = re.sub(r"[ -]", "", m.group())
+        if any(s <= m.start() < e for s, e in ids):
+            continue  # an 18-digit resident ID may pass Luhn too: it is an ID, not a card
+        if luhn.is_valid(digits) and (has_context or _card_issuer_like(digits)):
+            found.append(Finding("payment_card", Reason.PAYMENT_CARD, m.start(), m.end(), "luhn"))
+    return found
+
+
+# ---------------------------------------------------------------------------------------
+# Prompt injection and privilege escalation
+# ---------------------------------------------------------------------------------------
+
+_RULE_WORDS_EN = (r"(?:instructions?|rules?|prompts?|guidelines?|directives?|polic(?:y|ies)|"
+                  r"constraints?|restrictions?|guardrails?|safety)")
+_PRIV_ROLES_EN = (r"(?:an?\s+)?(?:admin(?:istrator)?|root|super\s?user|sudo|system|developer"
+                  r"\s+mode|dan|god\s+mode|unrestricted|jailbroken|owner)")
+_INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("ignore_instructions", _rx(
+        r"\b(?:ignore|disregard|forget|override|overwrite|bypass|drop)\b[^.!?\n]{0,40}?"
+        r"\b(?:previous|prior|above|earlier|preceding|all|any|the|your|these|those|system|"
+        r"original|existing)\b[^.!?\n]{0,25}?\b" + _RULE_WORDS_EN, _I)),
+    ("system_prompt", _rx(
+        r"\b(?:reveal|show|print|leak|repeat|output|display|dump|tell\s+me|what\s+is|disregard|"
+        r"ignore|override|replace|change)\b[^.!?\n]{0,20}\b(?:system|hidden|initial|original|"
+        r"developer)\s+(?:prompt|instructions?|message)", _I)),
+    ("new_system_prompt", _rx(r"\bnew\s+(?:system\s+)?(?:instructions|prompt)\s*:", _I)),
+    ("role_escalation", _rx(
+        r"\b(?:from\s+now\s+on|henceforth|starting\s+now)\b[^.!?\n]{0,20}?\b(?:you\s+are|"
+        r"you're|you\s+will\s+be|act\s+as|behave\s+as|pretend\s+to\s+be)\s+"
+        + _PRIV_ROLES_EN + r"\b", _I)),
+    ("role_escalation", _rx(
+        r"\b(?:you\s+are|you're)\s+now\s+" + _PRIV_ROLES_EN
+        + r"\b|\b(?:act|behave|operate)\s+as\s+" + _PRIV_ROLES_EN
+        + r"\b|\bpretend\s+(?:to\s+be|you\s+are)\s+" + _PRIV_ROLES_EN + r"\b", _I)),
+    ("privilege_grant", _rx(
+        r"\b(?:grant|give|elevate|escalate)\b[^.!?\n]{0,20}\b(?:admin|root|superuser|elevated|"
+        r"full|unrestricted)\s+(?:access|rights|privileges?|permissions?|role)", _I)),
+    ("bypass_review", _rx(
+        r"\b(?:bypass|circumvent|evade|get\s+around)\b[^.!?\n]{0,20}\b(?:review|moderation|safety|"
+        r"filters?|approval|checks?|security|gate|restrictions?|rules?|polic(?:y|ies))"
+        r"|\b(?:disable|turn\s+off|switch\s+off|skip)\b[^.!?\n]{0,15}\b(?:safety|moderation|"
+        r"guardrails?|content\s+filters?|security\s+checks?|memory\s+review|the\s+gate)\b"
+        r"|\bno\s+(?:more\s+)?(?:review|approval|moderation)\s+(?:is\s+)?(?:needed|required)", _I)),
+    ("no_limits", _rx(
+        r"\byou\s+(?:now\s+)?(?:have|are\s+under|are\s+bound\s+by)\s+no\s+(?:restrictions|limits|"
+        r"rules|limitations|filters)|\bwithout\s+any\s+(?:restrictions|limits|filters|rules)\b"
+        r"|\bno\s+longer\s+(?:bound|restricted)\b|\bjailbreak|\bdo\s+anything\s+now\b", _I)),
+    # 忽略之前的所有指令 / 无视上面的规则 / 忘掉你的设定
+    ("ignore_instructions", _rx(
+        r"(?:忽略|忽视|无视|忘记|忘掉|不要理会|别管|覆盖|推翻|绕过)(?:掉)?[^。！？\n]{0,8}?"
+        r"(?:之前|以前|先前|上面|上述|前面|所有|全部|一切|原有|原来|系统|你的|这些)[^。！？\n]{0,8}?"
+        r"(?:指令|指示|规则|提示词?|设定|约束|限制|命令|要求|规定|策略|prompt)")),
+    ("system_prompt", _rx(
+        r"(?:泄露|显示|输出|告诉我|打印|透露|复述|公开|给我看)[^。！？\n]{0,6}"
+        r"(?:系统提示词?|系统指令|系统设定|初始指令|隐藏指令|system\s*prompt)", _I)),
+    # 从现在起你是管理员 / 你现在是 root / 扮演超级用户
+    ("role_escalation", _rx(
+        r"(?:从现在起|从现在开始|从今以后|今后|以后|现在|接下来)[，,\s]*你(?:就|将)?"
+        r"(?:是|成为|变成|扮演|作为|拥有)(?:一个|一名)?[^。！？\n]{0,4}?"
+        r"(?:管理员|超级用户|超管|root|admin|系统|开发者模式|最高权限|无限制)", _I)),
+    ("role_escalation", _rx(
+        r"(?:扮演|充当|假装是?)(?:一个|一名)?(?:管理员|超级用户|root|系统管理员)", _I)),
+    ("privilege_grant", _rx(
+        r"(?:授予|给我|赋予|提升|开通|开放)[^。！？\n]{0,6}(?:管理员|root|超级|最高|全部)(?:权限|身份|角色)"
+        r"|提权|越权", _I)),
+    # 以后不用审核 / 绕过审核 / 跳过安全检查 / 把这条规则存为偏好
+    ("bypass_review", _rx(
+        r"(?:不用|无需|不需要|不必|跳过|绕过|绕开|免除|取消|关闭|关掉|停用)(?:任何|所有)?"
+        r"(?:人工)?(?:审核|审查|审批|安全检查|安全策略|安全限制|过滤|风控|权限检查|内容审核)")),
+    ("store_rule", _rx(r"(?:把|将)这条(?:恶意)?(?:规则|指令|命令)[^。！？\n]{0,6}?(?:存|保存|记|写)"
+                       r"(?:为|成|进)(?:偏好|记忆|规则|系统)")),
+    ("no_limits", _rx(
+        r"你(?:现在)?(?:没有|不受|不再受)(?:任何)?(?:限制|约束|规则)|越狱|解除(?:所有)?限制")),
+)
+
+
+def find_injection(text: str) -> list[Finding]:
+    """Attempts to change rules, permissions or instructions (002 §9: 记忆投毒)."""
+    folded = nfkc(text)
+    return [
+        Finding("prompt_injection", Reason.PROMPT_INJECTION, m.start(), m.end(), detail)
+        for detail, pattern in _INJECTION_PATTERNS
+        for m in pattern.finditer(folded)
+    ]
+
+
+# ---------------------------------------------------------------------------------------
+# Personal data: the user's own (sensitivity) and other people's (third_party_pii)
+# ---------------------------------------------------------------------------------------
+
+_PHONE = _rx(r"(?<![0-9])(?:\+?86[ -]?)?1[3-9][0-9](?:[ -]?[0-9]{4}){2}(?![0-9])"
+             r"|(?<![0-9])\+?1?[ (.-]*[2-9][0-9]{2}[ ).-]+[0-9]{3}[ .-][0-9]{4}(?![0-9])"
+             r"|(?<![0-9])\+[0-9]{1,3}[ -]?[0-9][0-9 -]{6,14}[0-9](?![0-9])")
+_EMAIL = _rx(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+
+_RELATIVES_ZH = (
+    r"(?:妈妈|妈|母亲|爸爸|爸|父亲|老婆|妻子|太太|老公|丈夫|爱人|媳妇|儿子|女儿|孩子|宝宝|哥哥|弟弟|"
+    r"姐姐|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|姑姑|表哥|表姐|表弟|表妹|堂哥|堂姐|岳父|岳母|"
+    r"公公|婆婆|男朋友|女朋友|男友|女友|对象|室友|邻居|同学|同事|朋友|老板|领导|上司|经理|客户(?!端)|家人|亲戚|"
+    r"(?<!其)他|她|(?<![\u4e00-\u9fff])[小老](?!时|是|实|小|大|师傅)[\u4e00-\u9fff]"
+    r"(?=的|得|患|有|住|电|手|邮|地|身|生|工))"
+)
+_PII_ZH = (
+    r"(?:电话|手机|手机号|号码|联系方式|微信号|地址|住址|住在|家在|邮箱|邮件地址|身份证|护照|生日|出生日期|"
+    r"工资|收入|薪水|病历|得了|患有|患了|确诊|查出|怀孕|住院|生病|病了|过敏|糖尿病|高血压|癌|抑郁|"
+    r"心脏病|精神病|艾滋|HIV|银行卡|存款|负债|欠款)"
+)
+_RELATIVES_EN = (
+    r"(?:mom|mother|mum|dad|father|parents?|wife|husband|spouse|partner|son|daughter|kids?|"
+    r"child(?:ren)?|brother|sister|sibling|grand(?:ma|pa|mother|father)|uncle|aunt|cousin|"
+    r"niece|nephew|boss|manager|colleague|co-?worker|friend|neighbou?r|roommate|flatmate|"
+    r"girlfriend|boyfriend|fianc[eé]e?|in-laws?|mother-in-law|father-in-law|"
+    r"classmate|teammate|landlord)"
+)
+_PII_EN = (
+    r"(?:phone|cell|mobile|number|address|email|e-mail|lives?\s+(?:at|in|on)|birthday|"
+    r"date\s+of\s+birth|ssn|social\s+security|passport|salary|income|bank\s+account|medical|"
+    r"health|"
+    r"diagnos\w*|has\s+(?:diabetes|cancer|hiv|aids|asthma|depression|dementia|epilepsy|"
+    r"a\s+disease|an\s+illness)|suffers?\s+from|is\s+pregnant|pregnant|sick|ill\b|"
+    r"allerg\w*|diabetes|cancer|depress\w*|hospital\w*|medication|therapy|disease)"
+)
+_THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("relative_pii_zh", _rx(_RELATIVES_ZH + r"[^。！？\n;；]{0,8}?" + _PII_ZH, _I)),
+    ("relative_pii_en", _rx(
+        r"\b(?:my|his|her|their|our|a|the)\s+(?:\w+\s+)?" + _RELATIVES_EN + r"(?:'s|s')?\b"
+        r"[^.!?\n;]{0,25}?\b" + _PII_EN, _I)),
+    # "John's phone", "Anna has diabetes": a capitalized name that is not the user.
+    ("named_person_pii_en", _rx(
+        r"\b(?!(?:User|My|The|Today|Tomorrow|Everyone|Company|Team|Our|Your|His|Her|Their|This|"
+        r"That|It|I)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?'s\s+(?i:phone|cell|mobile|home\s+address|"
+        r"address|email|birthday|salary|ssn|passport|diagnosis|medical)")),
+    ("named_person_health_en", _rx(
+        r"\b(?!(?:User|The|I|He|She|They|We|It|This|Everyone)\b)[A-Z][a-z]+\s+(?i:has|was\s+"
+        r"diagnosed\s+with|suffers\s+from)\s+(?i:diabetes|cancer|hiv|aids|depression|dementia|"
+        r"epilepsy|asthma)")),
+)
+
+
+def find_third_party_pii(text: str) -> list[Finding]:
+    """Personal data (contact, address, health, IDs) about someone other than the user."""
+    folded = nfkc(text)
+    return [
+        Finding("third_party_pii", Reason.THIRD_PARTY_PII, m.start(), m.end(), detail)
+        for detail, pattern in _THIRD_PARTY_PATTERNS
+        for m in pattern.finditer(folded)
+    ]
+
+
+def find_personal(text: str) -> list[Finding]:
+    """Contact data (phone, email): sensitivity `personal` when it is the user's own."""
+    folded = nfkc(text)
+    return [
+        Finding("personal", None, m.start(), m.end(), detail)
+        for detail, pattern in (("phone", _PHONE), ("email", _EMAIL))
+        for m in pattern.finditer(folded)
+    ]
+
+
+# ---------------------------------------------------------------------------------------
+# Sensitive categories (002 §4: 健康、财务、身份等敏感信息默认不写或需显式同意)
+# ---------------------------------------------------------------------------------------
+
+_SENSITIVE: dict[str, re.Pattern[str]] = {
+    "health": _rx(
+        r"过敏|糖尿病|高血压|低血压|癌|肿瘤|抑郁症?|焦虑症|双相|精神病|精神疾病|心理疾病|心脏病|哮喘|癫痫|"
+        r"艾滋|HIV|乙肝|肝炎|怀孕|孕期|流产|病史|病历|确诊|患有|患了|得了[^。，,]{0,4}病|生病|住院|手术|"
+        r"吃药|服药|用药|处方|残疾|失眠症|痛风|血型|"
+        r"\b(?:allerg\w*|diabet\w*|cancer|tumou?r|depress(?:ion|ed)|anxiety\s+disorder|bipolar|"
+        r"schizophreni\w*|adhd|autis\w*|asthma|epilep\w*|hiv|hepatitis|pregnan\w*|"
+        r"miscarriage|diagnosed\s+with|diagnosis\s+of|medical\s+(?:history|condition|record)|"
+        r"medication|prescription|prescribed|(?-i:AIDS)|hearing\s+aids?|"
+        r"surgery|disabilit\w*|disabled|insomnia|blood\s+type|chronic\s+\w+|illness|disease|"
+        r"mental\s+health|therapist|psychiatr\w*|gluten\s+intoleran\w*|lactose\s+intoleran\w*)\b",
+        _I),
+    "finance": _rx(
+        r"工资|月薪|年薪|薪水|薪资|收入|存款|贷款|房贷|车贷|负债|欠款|欠债|信用分|征信|净资产|理财|股票账户|"
+        r"银行账户|账户余额|破产|税单|"
+        r"\b(?:salary|income|earn(?:s|ing)?\s+\$?\d|net\s+worth|savings\s+account|my\s+savings|"
+        r"(?<!tech\s)(?<!technical\s)debts?|loans?|mortgage|credit\s+score|bank\s+(?:account|"
+        r"balance)|bankrupt\w*|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options)\b", _I),
+    "religion": _rx(
+        r"宗教|信教|信仰|基督徒|基督教|天主教|佛教|佛教徒|信佛|穆斯林|伊斯兰|犹太教|道教|印度教|无神论|做礼拜|"
+        r"\b(?:religio\w*|christianity|(?:a|am|devout)\s+christian|christians|catholic\w*|muslim|"
+        r"islam\w*|buddhis\w*|hindu\w*|jewish|judaism|atheis\w*|agnostic|church|mosque|"
+        r"synagogue|pray(?:s|ed|ing)?|bible|quran|koran|ramadan|kosher|halal)\b", _I),
+    "sexuality": _rx(
+        r"同性恋|异性恋|双性恋|性取向|性向|跨性别|出柜|LGBT|"
+        r"\b(?:gay|lesbian|bisexual|homosexual|heterosexual|queer|transgender|trans\s+(?:man|woman)|"
+        r"sexual\s+orientation|asexual|pansexual|lgbt\w*|came\s+out)\b", _I),
+    "politics": _rx(
+        r"政治|党员|入党|共产党|国民党|民进党|政党|投票给|支持[^。，,]{0,4}(?:总统|政党|候选人)|"
+        r"\b(?:politic\w*|democrats?|democratic\s+party|republicans?|(?:i'?m|am|a)\s+(?:liberal|"
+        r"conservative|progressive)|socialist|communist|libertarian|labou?r\s+party|tory|"
+        r"party\s+member|left-wing|right-wing|vot(?:e|ed|ing)\s+for\s+(?:the\s+)?\w*\s*"
+        r"(?:party|president|candidate))\b", _I),
+    "ethnicity": _rx(
+        r"民族|汉族|藏族|维吾尔族?|回族|蒙古族|壮族|满族|苗族|彝族|少数民族|种族|"
+        r"\b(?:ethnic\w*|racial|hispanic|latino|latina|african[- ]american|caucasian|"
+        r"indigenous)\b", _I),
+    "criminal": _rx(
+        r"犯罪记录|前科|坐过牢|坐牢|服刑|入狱|判刑|被捕|被拘留|缓刑|"
+        r"\b(?:criminal\s+record|convicted|convict|felony|arrested|prison|jail|incarcerat\w*|"
+        r"parole|sentenced)\b", _I),
+}
+
+
+def sensitive_categories(text: str) -> list[str]:
+    """The sensitive categories the text touches, in catalogue order (e.g. ['health'])."""
+    folded = nfkc(text)
+    return [name for name, pattern in _SENSITIVE.items() if pattern.search(folded)]
+
+
+def find_sensitive(text: str) -> list[Finding]:
+    folded = nfkc(text)
+    found: list[Finding] = []
+    for name, pattern in _SENSITIVE.items():
+        m = pattern.search(folded)
+        if m:
+            found.append(Finding("sensitive", Reason.SENSITIVE_NEEDS_CONSENT, *m.span(), name))
+    return found
+
+
+# ---------------------------------------------------------------------------------------
+# Not reusable: moods, greetings, questions, hypotheticals, one-off choices (000 §2)
+# ---------------------------------------------------------------------------------------
+
+_GREETING = _rx(
+    r"(?:(?:你好|您好|嗨|哈喽|哈啰|早上好|上午好|中午好|下午好|晚上好|早安|午安|晚安|早|谢谢|多谢|感谢|"
+    r"谢啦|辛苦了|好的|好|嗯|哦|行|收到|明白|ok|okay|okey|hi|hello|hey|hiya|yo|howdy|greetings|"
+    r"good\s+(?:morning|afternoon|evening|night)|thanks|thank\s+you|thx|ty|cheers|bye|goodbye|"
+    r"see\s+you|再见|拜拜|回头见)"
+    r"(?:\s*(?:there|all|everyone|guys|folks|so\s+much|a\s+lot|again|very\s+much|啊|呀|哈|啦|了|"
+    r"你|您|大家|!|\.|~|,|，|。|！))*\s*)+", _I)
+_QUESTION = _rx(
+    r"[?？]\s*$|(?:吗|呢|么)\s*[。.!！~]*\s*$"
+    r"|^(?:我|咱们|我们)?(?:该|应该|要不要|能不能|可不可以|可以|是不是|需不需要)[^。！]{0,12}(?:什么|怎么|哪|吗|呢|多少|几)"
+    r"|^(?:请问|请教|问一下|想问)"
+    r"|^(?:what|how|why|which|where|who|whom|whose)\s+(?:should|do|does|did|can|could|would|"
+    r"is|are|was|were|will|shall|about)\b"
+    r"|^(?:should|can|could|would|do|does|did|is|are|will|shall|may)\s+(?:i|you|we|it|they|"
+    r"there)\b", _I)
+_MOOD = _rx(
+    r"(?:今天|今晚|现在|这会儿|最近|刚才)?(?:好|很|太|有点|非常|真|超)?"
+    r"(?<!麻)(?:累|疲惫|困|烦|郁闷|难过|伤心|开心|高兴|生气|无聊|崩溃|焦虑|紧张|沮丧|心累)(?:死了|了|啊|呀|哦)"
+    r"|(?:今天|今晚|现在|最近)[^。，,]{0,3}(?:好|很|太|有点|非常|真|超)"
+    r"(?:累|疲惫|困|烦|郁闷|难过|伤心|开心|高兴|生气|无聊|崩溃|焦虑|紧张|沮丧|心累)"
+    r"|心情(?:不好|很好|很差|不错|糟糕|低落)|不开心|烦死了|累死了|气死了"
+    r"|\b(?:i'?m|i\s+am|i\s+feel|feeling|i'm\s+feeling)\s+(?:so\s+|really\s+|very\s+|a\s+bit\s+|"
+    r"kind\s+of\s+|kinda\s+|pretty\s+|super\s+|quite\s+)?(?:tired|exhausted|sad|happy|angry|"
+    r"upset|bored|stressed|annoyed|frustrated|down|sleepy|grumpy|cranky|anxious|moody|"
+    r"overwhelmed|excited|great|awful|terrible|meh)\b(?!\s+(?:of|with|about|to|by|that|when)\b)"
+    r"|\bwhat\s+a\s+(?:long|rough|bad|great)\s+day\b|\bughh*\b", _I)
+_HYPOTHETICAL = _rx(
+    r"假如|假设|设想|倘若|如果说|如果我是|如果我有|如果我能|如果我会|如果我变成|要是我|万一我|"
+    r"^(?:如果|要是|万一)(?!.*(?:就|请|都|的话就|则))"
+    r"|\bwhat\s+if\b|\bsuppose\b|\bsupposing\b|\bimagine\b|\bhypothetical(?:ly)?\b|"
+    r"\blet'?s\s+say\b|\bif\s+i\s+(?:were|was|had|became|won|could|lived)\b|\bin\s+theory\b", _I)
+_ONE_OFF = _rx(
+    r"这次|这一次|这回|本次|仅此一次|就这一次|今天先|暂且|先[^。，,]{0,8}吧\s*[。.!！]?\s*$|"
+    r"\bjust\s+this\s+(?:once|time)\b|\bthis\s+time\b|\bonly\s+(?:this|for)\s+(?:once|now|today|"
+    r"this\s+time)\b|\bjust\s+for\s+(?:now|today|this\s+\w+)\b|\bfor\s+this\s+one\b", _I)
+
+_NOT_REUSABLE: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("question", _QUESTION),
+    ("hypothetical", _HYPOTHETICAL),
+    ("one_off", _ONE_OFF),
+    ("mood", _MOOD),
+)
+# Surrounding quotes and sentence punctuation do not change whether a text is a question.
+_TRIM = " \t\r\n\"'“”‘’「」『』()（）[]【】"
+
+
+def find_not_reusable(text: str) -> list[Finding]:
+    """Transient content that will not help a later task (000 §2: 会不会复用)."""
+    folded = nfkc(text).strip(_TRIM)
+    if not folded:
+        return []
+    if _GREETING.fullmatch(folded):
+        return [Finding("not_reusable", Reason.NOT_REUSABLE, 0, len(folded), "greeting")]
+    found: list[Finding] = []
+    for detail, pattern in _NOT_REUSABLE:
+        m = pattern.search(folded)
+        if m:
+            found.append(Finding("not_reusable", Reason.NOT_REUSABLE, *m.span(), detail))
+    return found
+
+
+# ---------------------------------------------------------------------------------------
+# Whole-text screening and redaction
+# ---------------------------------------------------------------------------------------
+
+
+def _merge(spans: Iterable[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Sort and merge overlapping spans, keeping the first detail."""
+    out: list[tuple[int, int, str]] = []
+    for start, end, detail in sorted(spans):
+        if out and start < out[-1][1]:
+            prev = out[-1]
+            out[-1] = (prev[0], max(prev[1], end), prev[2])
+        else:
+            out.append((start, end, detail))
+    return out
+
+
+def screen(text: str) -> list[Finding]:
+    """Every finding in `text`, ordered by the SPEC §12 gate order, then position."""
+    findings = (
+        find_secrets(text)
+        + find_ids(text)
+        + find_cards(text)
+        + find_injection(text)
+        + find_third_party_pii(text)
+        + find_sensitive(text)
+        + find_not_reusable(text)
+    )
+    return sorted(findings, key=lambda f: (_GATE_RANK[f.reason] if f.reason else 99, f.start))
+
+
+_REDACT_LABEL = {"secret": "secret", "government_id": "id", "payment_card": "card"}
+
+
+def redact(text: str) -> str:
+    """The NFKC-folded text with every secret, ID and card span replaced by a marker.
+
+    What audit, logs, outbox and job payloads may keep (SPEC §12 "Secrets never rest").
+    """
+    folded = nfkc(text)
+    spans = [(f.start, f.end, _REDACT_LABEL[f.kind])
+             for f in find_secrets(folded) + find_ids(folded) + find_cards(folded)]
+    out: list[str] = []
+    cursor = 0
+    for start, end, label in _merge(spans):
+        out.append(folded[cursor:start])
+        out.append(f"[REDACTED:{label}]")
+        cursor = end
+    out.append(folded[cursor:])
+    return "".join(out)
+
+
+def contains_secret(text: str) -> bool:
+    """Cheap yes/no for callers that only need to know (e.g. before logging)."""
+    return bool(find_secrets(text) or find_ids(text) or find_cards(text))
+

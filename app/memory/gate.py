@@ -1,0 +1,369 @@
+"""The write gate: one pure decision per candidate memory (SPEC §4, §12; 002 §5; 000 §2–§5).
+
+`screen` answers the rejection checks in the SPEC §12 gate order; `resolve` applies the
+conflict rules against the active facts the store loaded; `decide` is both. No I/O: the
+caller passes `now`, the existing facts and the tombstone hashes, and applies the result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+from app.memory import detectors
+from app.memory.model import (
+    SENSITIVITY_RANK,
+    Candidate,
+    Decision,
+    ExistingFact,
+    FactType,
+    FactUpdate,
+    GateResult,
+    KeyRights,
+    Origin,
+    Reason,
+    Sensitivity,
+    SourceKind,
+    Status,
+    authority,
+)
+from app.memory.normalize import (
+    normalize_predicate,
+    polarity,
+    statement_key,
+    tombstone_hashes,
+    value_key,
+)
+from app.memory.policy import Policy
+
+# Default confidence by source when the writer gives none (000 §4: 低质事实与确认事实同权).
+DEFAULT_CONFIDENCE: dict[SourceKind, float] = {
+    SourceKind.ADMIN_POLICY: 1.0,
+    SourceKind.SYSTEM: 0.95,
+    SourceKind.EXPLICIT_INSTRUCTION: 0.95,
+    SourceKind.DOCUMENT: 0.85,
+    SourceKind.USER_MESSAGE: 0.7,
+    SourceKind.TOOL_OBSERVATION: 0.7,
+    SourceKind.AGENT_INFERENCE: 0.5,
+    SourceKind.EXTERNAL_CONTENT: 0.4,
+}
+NO_SOURCE_CONFIDENCE = 0.5
+
+# Rule 4: neither value can be trusted as much as before, but neither is thrown away.
+CONTESTED_FACTOR = 0.8
+CONTESTED_FLOOR = 0.1
+# Rule 5: each re-observation closes a fifth of the gap to 1, never reaching certainty.
+MERGE_GAIN = 0.2
+MERGE_CAP = 0.99
+
+# Sources that speak for the user or the operator: they may store sensitive content and
+# may re-state tombstoned content (SPEC §12: "unless the user explicitly re-states it").
+_CONSENTING_SOURCES = frozenset(
+    {SourceKind.EXPLICIT_INSTRUCTION, SourceKind.ADMIN_POLICY, SourceKind.SYSTEM}
+)
+_MEMORY_TYPES_CLOSED_TO_EXTERNAL = frozenset(
+    {FactType.PROFILE, FactType.SEMANTIC, FactType.PROCEDURAL}
+)
+# Content checks that come before the source checks in the gate order.
+_CONTENT_CHECKS: tuple[tuple[Reason, Callable[[str], list[detectors.Finding]]], ...] = (
+    (Reason.SECRET_DETECTED, detectors.find_secrets),
+    (Reason.GOVERNMENT_ID, detectors.find_ids),
+    (Reason.PAYMENT_CARD, detectors.find_cards),
+    (Reason.PROMPT_INJECTION, detectors.find_injection),
+)
+
+
+# ---------------------------------------------------------------------------------------
+# Screening: the rejection reasons, in gate order
+# ---------------------------------------------------------------------------------------
+
+
+def value_text(value: Any) -> str:
+    """The value as text for the detectors (a secret inside a JSON value is still a secret)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _content(candidate: Candidate) -> str:
+    """Everything the store would keep: statement, value and evidence."""
+    parts = (candidate.statement, value_text(candidate.value), candidate.evidence or "")
+    return "\n".join(p for p in parts if p)
+
+
+def _reject(candidate: Candidate, reason: Reason, **detail: Any) -> GateResult:
+    return GateResult(
+        decision=Decision.REJECTED,
+        reason=reason,
+        redacted_statement=detectors.redact(candidate.statement),
+        detail=detail,
+    )
+
+
+def _source_authority(candidate: Candidate) -> int:
+    return authority(candidate.source_kind) if candidate.source_kind is not None else 0
+
+
+def _is_explicit(candidate: Candidate) -> bool:
+    """The user (or operator) said it on purpose: an instruction or a correction."""
+    return candidate.origin is Origin.CORRECTION or candidate.source_kind in _CONSENTING_SOURCES
+
+
+def sensitive_categories(candidate: Candidate, policy: Policy) -> list[str]:
+    """Policy-listed sensitive categories the candidate touches: by content or by predicate."""
+    listed = policy.sensitive.categories
+    found = [c for c in detectors.sensitive_categories(_content(candidate)) if c in listed]
+    rule = policy.predicates.get(candidate.predicate or "")
+    if rule is not None and rule.category in listed and rule.category not in found:
+        found.insert(0, rule.category)
+    return found
+
+
+def screen(
+    candidate: Candidate,
+    rights: KeyRights,
+    policy: Policy,
+    tombstones: Collection[str],
+) -> GateResult | None:
+    """The first rejection (or `pending`) in SPEC §12 gate order, or None when it may pass."""
+    if not rights.may_write_scope(candidate.scope):
+        return _reject(candidate, Reason.SCOPE_FORBIDDEN, scope=candidate.scope)
+    if candidate.type is FactType.PROCEDURAL and not rights.is_admin:
+        return _reject(candidate, Reason.PROCEDURAL_REQUIRES_ADMIN)
+
+    content = _content(candidate)
+    for reason, finder in _CONTENT_CHECKS:
+        findings = finder(content)
+        if findings:
+            # detail names the detectors only: the matched text must never reach audit
+            return _reject(candidate, reason, detector=findings[0].detail,
+                           detectors=sorted({f.detail for f in findings}))
+
+    if (candidate.source_kind is SourceKind.EXTERNAL_CONTENT
+            and candidate.type in _MEMORY_TYPES_CLOSED_TO_EXTERNAL):
+        return _reject(candidate, Reason.EXTERNAL_SOURCE, type=str(candidate.type))
+    if candidate.source_kind is None and policy.extract.require_source:
+        return _reject(candidate, Reason.MISSING_SOURCE)
+
+    third_party = detectors.find_third_party_pii(content)
+    if third_party:
+        return _reject(candidate, Reason.THIRD_PARTY_PII, detector=third_party[0].detail)
+
+    categories = sensitive_categories(candidate, policy)
+    if categories and not (candidate.consent or _is_explicit(candidate)):
+        if policy.sensitive.ask_user:
+            return GateResult(
+                decision=Decision.PENDING,
+                reason=Reason.SENSITIVE_NEEDS_CONSENT,
+                status=Status.ACTIVE,
+                sensitivity=derive_sensitivity(candidate, policy),
+                confidence=default_confidence(candidate),
+                detail={"categories": categories, "awaiting": "user_confirmation"},
+            )
+        return _reject(candidate, Reason.SENSITIVE_NEEDS_CONSENT, categories=categories)
+
+    # Only the statement: evidence is the raw turn, which may well be a question that
+    # led to a durable fact ("记住我对花生过敏好吗？").
+    transient = detectors.find_not_reusable(candidate.statement)
+    if transient:
+        return _reject(candidate, Reason.NOT_REUSABLE, detector=transient[0].detail)
+
+    if tombstones and _source_authority(candidate) < authority(SourceKind.EXPLICIT_INSTRUCTION) \
+            and candidate.origin is not Origin.CORRECTION:
+        hashes = tombstone_hashes(
+            candidate.scope, candidate.predicate, candidate.value, candidate.statement
+        )
+        if any(h in tombstones for h in hashes):
+            return _reject(candidate, Reason.TOMBSTONED)
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Derived fields
+# ---------------------------------------------------------------------------------------
+
+
+def default_confidence(candidate: Candidate) -> float:
+    """The writer's confidence clamped to 0..1, else the default of its source kind."""
+    if candidate.confidence is not None:
+        return min(1.0, max(0.0, float(candidate.confidence)))
+    if candidate.source_kind is None:
+        return NO_SOURCE_CONFIDENCE
+    return DEFAULT_CONFIDENCE[candidate.source_kind]
+
+
+def _max_sensitivity(a: Sensitivity, b: Sensitivity) -> Sensitivity:
+    return a if SENSITIVITY_RANK[a] >= SENSITIVITY_RANK[b] else b
+
+
+def derive_sensitivity(candidate: Candidate, policy: Policy) -> Sensitivity:
+    """At least `personal` for sensitive categories or the user's own contact data."""
+    derived = Sensitivity.NORMAL
+    if sensitive_categories(candidate, policy) or detectors.find_personal(_content(candidate)):
+        derived = Sensitivity.PERSONAL
+    if candidate.sensitivity is not None:
+        derived = _max_sensitivity(Sensitivity(candidate.sensitivity), derived)
+    return derived
+
+
+# ---------------------------------------------------------------------------------------
+# Conflicts (SPEC §4 rules 1–5, §12 Time and conflicts / Authority / Cardinality / Negation)
+# ---------------------------------------------------------------------------------------
+
+
+def _merge(fact: ExistingFact, base: GateResult) -> GateResult:
+    raised = fact.confidence + (1.0 - fact.confidence) * MERGE_GAIN
+    confidence = max(fact.confidence, min(MERGE_CAP, raised))
+    base.decision = Decision.MERGED
+    base.merged_into = fact.id
+    base.confidence = confidence
+    base.contested = fact.contested
+    base.updates = [FactUpdate(fact.id, confidence=confidence, observations_delta=1)]
+    return base
+
+
+def _lowered(confidence: float) -> float:
+    return max(CONTESTED_FLOOR, round(confidence * CONTESTED_FACTOR, 6))
+
+
+def _active_peers(candidate: Candidate, existing: Sequence[ExistingFact]) -> list[ExistingFact]:
+    # Different scopes never conflict (000 §5: 大部分“矛盾”其实是串域).
+    return [f for f in existing if f.scope == candidate.scope and f.status is Status.ACTIVE]
+
+
+def _resolve_free_statement(
+    candidate: Candidate, peers: Sequence[ExistingFact], policy: Policy, base: GateResult
+) -> GateResult:
+    """Dedupe by normalized text, then by embedding similarity; never across polarity."""
+    key = statement_key(candidate.statement)
+    sign = polarity(candidate.statement)
+    same_kind = [
+        f for f in peers
+        if f.type is candidate.type and not f.predicate and polarity(f.statement) == sign
+    ]
+    for fact in same_kind:
+        if statement_key(fact.statement) == key:
+            return _merge(fact, base)
+    if candidate.type is FactType.EPISODIC:
+        return base  # episodes are events: only an exact repeat is the same episode
+    threshold = policy.recall.dedupe_similarity
+    similar = [f for f in same_kind if f.similarity is not None and f.similarity >= threshold]
+    if similar:
+        return _merge(max(similar, key=lambda f: f.similarity or 0.0), base)
+    return base
+
+
+def _resolve_single_value(
+    candidate: Candidate,
+    rivals: Sequence[ExistingFact],
+    valid_from: datetime,
+    base: GateResult,
+) -> GateResult:
+    """One active value per predicate+scope: authority first, then correction, then time."""
+    mine = _source_authority(candidate)
+    correction = candidate.origin is Origin.CORRECTION
+
+    # Rule 2 / §12 "Authority before correction": any more authoritative rival wins, even
+    # against an explicit correction (admin_policy and system facts are not user-editable).
+    for rival in rivals:
+        if authority(rival.source_kind) > mine:
+            return _reject(candidate, Reason.LOWER_AUTHORITY, conflicts_with=str(rival.id),
+                           existing_source=str(rival.source_kind))
+
+    supersede: list[ExistingFact] = []
+    newer: list[ExistingFact] = []
+    tied: list[ExistingFact] = []
+    for rival in rivals:
+        if authority(rival.source_kind) < mine:
+            supersede.append(rival)  # rule 2: the more authoritative newcomer wins
+        elif valid_from > rival.valid_from:
+            supersede.append(rival)  # rule 3: same authority, later time
+        elif valid_from < rival.valid_from:
+            newer.append(rival)
+        elif correction:
+            supersede.append(rival)  # rule 1: an edit settles a same-time tie in its favour
+        else:
+            tied.append(rival)  # rule 4: same source, same time
+
+    if newer:
+        # §12: older than the active value → kept as history, closed where the next begins.
+        # (An explicit re-statement dated in the past is history too: time is validity.)
+        successor = min(newer, key=lambda f: (f.valid_from, str(f.id)))
+        base.status = Status.SUPERSEDED
+        base.valid_to = successor.valid_from
+        base.detail["history_of"] = str(successor.id)
+        return base
+
+    updates: list[FactUpdate] = []
+    for rival in supersede:
+        # valid_to never precedes valid_from, even when authority beat an older-dated write
+        updates.append(FactUpdate(rival.id, status=Status.SUPERSEDED,
+                                  valid_to=max(valid_from, rival.valid_from)))
+    if tied:
+        base.contested = True
+        base.confidence = _lowered(base.confidence)
+        for rival in tied:
+            updates.append(FactUpdate(rival.id, confidence=_lowered(rival.confidence),
+                                      contested=True))
+    base.updates = updates
+    if supersede:
+        base.decision = Decision.SUPERSEDED
+        # the newest replaced version heads the chain; the id breaks ties deterministically
+        base.supersedes = max(supersede, key=lambda f: (f.valid_from, str(f.id))).id
+    return base
+
+
+def resolve(
+    candidate: Candidate,
+    existing: Sequence[ExistingFact],
+    policy: Policy,
+    now: datetime,
+) -> GateResult:
+    """How a screened candidate lands among the existing facts: written/merged/superseded."""
+    valid_from = candidate.valid_from or now
+    base = GateResult(
+        decision=Decision.WRITTEN,
+        status=Status.ACTIVE,
+        sensitivity=derive_sensitivity(candidate, policy),
+        confidence=default_confidence(candidate),
+    )
+    categories = sensitive_categories(candidate, policy)
+    if categories:
+        base.detail["categories"] = categories
+    peers = _active_peers(candidate, existing)
+
+    if candidate.type is FactType.EPISODIC or not candidate.predicate:
+        return _resolve_free_statement(candidate, peers, policy, base)
+
+    key = value_key(candidate.predicate, candidate.value)
+    predicate = normalize_predicate(candidate.predicate)
+    same_predicate = [
+        f for f in peers
+        if f.type is not FactType.EPISODIC and normalize_predicate(f.predicate) == predicate
+    ]
+    same_value = [f for f in same_predicate if value_key(f.predicate, f.value) == key]
+    if same_value:
+        # rule 5; the most authoritative copy absorbs the re-observation
+        return _merge(max(same_value, key=lambda f: (authority(f.source_kind), f.confidence)),
+                      base)
+    if policy.is_many(candidate.predicate):
+        return base  # distinct values coexist; a value goes only by retraction or delete
+    return _resolve_single_value(candidate, same_predicate, valid_from, base)
+
+
+def decide(
+    candidate: Candidate,
+    existing: Sequence[ExistingFact],
+    rights: KeyRights,
+    policy: Policy,
+    now: datetime,
+    tombstones: Collection[str] = (),
+) -> GateResult:
+    """The gate: screen, then resolve conflicts. One decision per candidate."""
+    return screen(candidate, rights, policy, tombstones) or resolve(
+        candidate, existing, policy, now
+    )

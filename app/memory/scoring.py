@@ -1,0 +1,275 @@
+"""Recall scoring: fuse the channels, weigh usefulness, cut to `min_score` and `k` (SPEC §6.3).
+
+Pure. The store hands over one `RecallRow` per candidate of the user's already-filtered
+pool; `now` is a parameter. The score is absolute (0..1, comparable across queries):
+
+    relevance  = evidence × (1 - RRF_SHARE + RRF_SHARE × rrf)        0..1
+    evidence   = 1 - Π(1 - e_channel)      noisy-OR of calibrated per-channel evidence
+    rrf        = weighted reciprocal-rank fusion / its maximum        0..1
+    score      = relevance × freshness × trust × confidence
+
+Evidence says whether a fact is relevant at all (a top-ranked but weak cosine is still
+weak: 001 §4.3, 000 §7 "阈值宁高不低"); RRF says how strongly the channels agree within
+this query and orders near-equals. Structured is the strongest channel, then dense,
+keyword, and recency, which alone can never pass the default `min_score`.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from app.memory.model import AUTHORITY, FactType, SourceKind
+from app.memory.policy import Policy
+
+STRUCTURED, DENSE, KEYWORD, RECENCY = "structured", "dense", "keyword", "recency"
+CHANNELS: tuple[str, ...] = (STRUCTURED, DENSE, KEYWORD, RECENCY)
+
+# Weighted RRF: structured strongest, recency weakest. RRF_K is small because a user's
+# pool is small (tens to hundreds of facts), so rank differences should matter.
+RRF_WEIGHTS: dict[str, float] = {STRUCTURED: 1.0, DENSE: 0.7, KEYWORD: 0.5, RECENCY: 0.2}
+RRF_K = 10
+RRF_SHARE = 0.25  # the share of relevance that rank agreement decides; evidence the rest
+_RRF_MAX = sum(w / (RRF_K + 1) for w in RRF_WEIGHTS.values())
+
+# Absolute evidence per channel, each 0..cap.
+STRUCTURED_EVIDENCE = 1.0  # the question asked for this predicate
+# Cosine → DENSE_CAP × clip((cos - floor) / (full - floor)). Cosines are embedder-specific:
+# (0.2, 0.65) fits the default USE-multilingual-v3 embedder (related question/fact pairs
+# 0.4–0.65, unrelated ≤ 0.25); e5-style models crowd into 0.7–0.9 and need their own pair,
+# passed as `dense_range` by the caller that knows the embedding model.
+DENSE_RANGE: tuple[float, float] = (0.2, 0.65)
+DENSE_CAP = 0.95
+# ts_rank → KEYWORD_CAP × ts/(ts+half). ts_rank (default weights, normalization 0) of one
+# matched term in a short unweighted document is ≈ 0.06 → 0.53; two terms ≈ 0.1 → 0.62.
+KEYWORD_HALF, KEYWORD_CAP = 0.03, 0.8
+RECENCY_CAP = 0.15  # below the default min_score on purpose: recency alone never injects
+# Procedural memory is how to act in this scope: relevant to any question there.
+PROCEDURAL_PRIOR = 0.5
+
+TRUST_MIN, TRUST_MAX = 0.6, 1.0  # authority 1..7 mapped linearly
+_A_LO, _A_HI = min(AUTHORITY.values()), max(AUTHORITY.values())
+TRUST: dict[SourceKind, float] = {
+    k: TRUST_MIN + (TRUST_MAX - TRUST_MIN) * (a - _A_LO) / (_A_HI - _A_LO)
+    for k, a in AUTHORITY.items()
+}
+
+_DAY = 86400.0
+_LN2 = math.log(2.0)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRow:
+    """One candidate fact from the user's filtered pool, with its raw channel signals.
+
+    The store fills it; everything after `contested` is per-query channel input:
+    `structured` the predicate was asked for (intent.predicates_for_query); `cosine` the
+    similarity of the query embedding to the fact's (None: no embedding of the current
+    model); `ts_rank` PostgreSQL `ts_rank(document, query)` with default weights and
+    normalization 0 (None or 0: no keyword hit); `recency_rank` 1-based rank in the
+    recency channel (None: not among the recent ones). Dense and keyword ranks are
+    derived here from the raw values, so the store need not compute them.
+    """
+
+    id: uuid.UUID
+    statement: str
+    predicate: str | None
+    value: Any
+    type: FactType
+    scope: str
+    source_kind: SourceKind
+    confidence: float
+    valid_from: datetime
+    last_observed_at: datetime  # the store's updated_at when it keeps no separate column
+    created_at: datetime
+    contested: bool = False
+    structured: bool = False
+    cosine: float | None = None
+    ts_rank: float | None = None
+    recency_rank: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredFact:
+    """A fact that passed scoring, with the parts of its score for traces."""
+
+    row: RecallRow
+    score: float
+    relevance: float
+    freshness: float
+    trust: float
+    channels: tuple[str, ...]
+    age_days: float
+    stale: bool
+
+    @property
+    def id(self) -> uuid.UUID:
+        return self.row.id
+
+    @property
+    def statement(self) -> str:
+        return self.row.statement
+
+    @property
+    def type(self) -> FactType:
+        return self.row.type
+
+    @property
+    def source_kind(self) -> SourceKind:
+        return self.row.source_kind
+
+    @property
+    def confidence(self) -> float:
+        return self.row.confidence
+
+    @property
+    def contested(self) -> bool:
+        return self.row.contested
+
+
+def _aware(dt: datetime) -> datetime:
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
+
+
+def age_days(then: datetime, now: datetime) -> float:
+    """Days from `then` to `now`, never negative (clock skew is not 'from the future')."""
+    return max(0.0, (_aware(now) - _aware(then)).total_seconds() / _DAY)
+
+
+def freshness(age: float, half_life: float, floor: float = 0.0) -> float:
+    """Exponential decay 0.5**(age/half_life), never below `floor`: old facts are only
+    down-weighted, never dropped by age alone (000 §6 keep_floor)."""
+    if half_life <= 0:
+        return 1.0
+    return max(floor, min(1.0, math.exp(-_LN2 * max(0.0, age) / half_life)))
+
+
+def is_stale(fact: RecallRow, now: datetime, policy: Policy) -> bool:
+    """Older than `fresh_days` since last observed, or confidence under `low_confidence`."""
+    return _stale(age_days(fact.last_observed_at, now), fact.confidence, policy)
+
+
+def _stale(age: float, confidence: float, policy: Policy) -> bool:
+    return age > policy.recall.fresh_days or confidence < policy.recall.low_confidence
+
+
+def dense_evidence(cosine: float | None, dense_range: tuple[float, float] = DENSE_RANGE) -> float:
+    if cosine is None:
+        return 0.0
+    floor, full = dense_range
+    x = (cosine - floor) / (full - floor)
+    return DENSE_CAP * min(1.0, max(0.0, x))
+
+
+def keyword_evidence(ts_rank: float | None) -> float:
+    if not ts_rank or ts_rank <= 0:
+        return 0.0
+    return KEYWORD_CAP * ts_rank / (ts_rank + KEYWORD_HALF)
+
+
+def recency_evidence(rank: int | None) -> float:
+    return 0.0 if rank is None or rank < 1 else RECENCY_CAP / rank
+
+
+def _ranks(values: Iterable[tuple[float | None, uuid.UUID, int]]) -> dict[int, int]:
+    """1-based ranks of the present, positive values (ties: by id)."""
+    present = sorted((-v, key, i) for v, key, i in values if v is not None and v > 0)
+    return {i: r for r, (_, _, i) in enumerate(present, start=1)}
+
+
+_W_S = RRF_WEIGHTS[STRUCTURED] / (RRF_K + 1)
+_W_D, _W_K, _W_R = RRF_WEIGHTS[DENSE], RRF_WEIGHTS[KEYWORD], RRF_WEIGHTS[RECENCY]
+
+
+def score_facts(
+    rows: Sequence[RecallRow],
+    now: datetime,
+    policy: Policy,
+    *,
+    k: int | None = None,
+    min_score: float | None = None,
+    dense_range: tuple[float, float] = DENSE_RANGE,
+) -> list[ScoredFact]:
+    """Score, drop below `min_score`, order (score desc, then id) and keep at most `k`.
+
+    `k` and `min_score` default to the policy's; the request may override them. The
+    order is total and depends only on the inputs, so identical calls give identical
+    lists (the packed block is then byte-identical and prompt-cacheable).
+    """
+    rc = policy.recall
+    k = rc.k if k is None else k
+    floor_score = rc.min_score if min_score is None else min_score
+    half_life = policy.decay.half_life_days if policy.decay.enabled else 0.0
+    keep_floor = policy.decay.keep_floor
+    now = _aware(now)
+
+    dense = [dense_evidence(r.cosine, dense_range) for r in rows]
+    dense_rank = _ranks((r.cosine if dense[i] > 0 else None, r.id, i) for i, r in enumerate(rows))
+    keyword_rank = _ranks((r.ts_rank, r.id, i) for i, r in enumerate(rows))
+
+    # Light tuples first; ScoredFact objects only for the k that are kept.
+    kept: list[tuple[float, uuid.UUID, int, float, float, float, float, tuple[str, ...]]] = []
+    for i, r in enumerate(rows):
+        rrf = 0.0
+        miss = 1.0  # Π(1 - e)
+        channels: list[str] = []
+        if r.structured:
+            rrf += _W_S
+            miss *= 1.0 - STRUCTURED_EVIDENCE
+            channels.append(STRUCTURED)
+        rank = dense_rank.get(i)
+        if rank is not None:
+            rrf += _W_D / (RRF_K + rank)
+            miss *= 1.0 - dense[i]
+            channels.append(DENSE)
+        rank = keyword_rank.get(i)
+        if rank is not None:
+            rrf += _W_K / (RRF_K + rank)
+            miss *= 1.0 - keyword_evidence(r.ts_rank)
+            channels.append(KEYWORD)
+        rank = r.recency_rank
+        if rank is not None and rank >= 1:
+            rrf += _W_R / (RRF_K + rank)
+            miss *= 1.0 - RECENCY_CAP / rank
+            channels.append(RECENCY)
+        if r.type == FactType.PROCEDURAL:
+            miss *= 1.0 - PROCEDURAL_PRIOR
+        if miss >= 1.0:
+            continue  # no evidence at all
+        relevance = (1.0 - miss) * (1.0 - RRF_SHARE + RRF_SHARE * rrf / _RRF_MAX)
+        seen = r.last_observed_at
+        if seen.tzinfo is None:
+            seen = seen.replace(tzinfo=UTC)
+        age = (now - seen).total_seconds() / _DAY
+        if age < 0.0:
+            age = 0.0  # clock skew is not "from the future"
+        # freshness(age, half_life, keep_floor), inlined: this loop is the hot path
+        fresh = math.exp(-_LN2 * age / half_life) if half_life > 0 else 1.0
+        if fresh < keep_floor:
+            fresh = keep_floor
+        trust = TRUST[r.source_kind]
+        confidence = (
+            r.confidence if 0.0 <= r.confidence <= 1.0 else min(1.0, max(0.0, r.confidence))
+        )
+        # Rounded so that float noise never decides an order; ties then go by id.
+        score = round(relevance * fresh * trust * confidence, 6)
+        if score >= floor_score:
+            kept.append((-score, r.id, i, relevance, fresh, trust, age, tuple(channels)))
+    kept.sort()
+    return [
+        ScoredFact(
+            row=rows[i],
+            score=-neg,
+            relevance=round(relevance, 6),
+            freshness=round(fresh, 6),
+            trust=round(trust, 6),
+            channels=channels,
+            age_days=round(age, 3),
+            stale=_stale(age, rows[i].confidence, policy),
+        )
+        for neg, _, i, relevance, fresh, trust, age, channels in kept[: max(0, k)]
+    ]
