@@ -1,0 +1,1 @@
+"""Test doubles that speak real protocols (see openai_fake)."""
