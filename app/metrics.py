@@ -58,7 +58,7 @@ def _escape(value: str) -> str:
 async def worker_incr(redis: Redis, name: str, amount: float = 1, **labels: str) -> None:
     """Count a worker-side event (best effort: metrics never fail a job)."""
     try:
-        await redis.hincrbyfloat(WORKER_METRICS_KEY, _field(name, labels), amount)
+        await redis.hincrbyfloat(WORKER_METRICS_KEY, _field(name, labels), amount)  # type: ignore[misc]
     except Exception:  # metrics are advisory: never fail a job
         pass
 
@@ -70,7 +70,7 @@ async def render(
     parts = [generate_latest()]
     lines: list[str] = []
     try:
-        raw: dict[Any, Any] = await redis.hgetall(WORKER_METRICS_KEY)
+        raw: dict[Any, Any] = await redis.hgetall(WORKER_METRICS_KEY)  # type: ignore[misc]
     except Exception:
         raw = {}
     by_name: dict[str, list[tuple[str, float]]] = {}

@@ -115,7 +115,7 @@ def main() -> int:
         while not stopping:
             for child in children:
                 if child.poll() is not None:
-                    log.error("child %s exited with %s; stopping", child.args[2], child.returncode)
+                    log.error("child %s exited with %s; stopping", child.pid, child.returncode)
                     stopping = True
             time.sleep(0.3)
     finally:

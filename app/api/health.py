@@ -48,7 +48,7 @@ async def readyz(request: Request) -> JSONResponse:
 @router.get("/metrics")
 async def metrics(request: Request) -> Response:
     ctx = get_ctx(request)
-    gauges = {}
+    gauges: dict[str, tuple[str, list[tuple[dict[str, str], float]]]] = {}
     try:
         depth = await ctx.redis.zcard(QUEUE_NAME)
         gauges["memgate_queue_depth"] = ("Jobs waiting in the arq queue", [({}, float(depth))])
