@@ -45,6 +45,7 @@ class Settings(BaseSettings):
     # Jobs: arq job timeout; a killed worker's job is retried after this (ENVIRONMENT.md).
     job_timeout_s: int = Field(60, alias="MEMGATE_JOB_TIMEOUT")
     job_max_tries: int = Field(5, alias="MEMGATE_JOB_MAX_TRIES")
+    job_retry_base_s: float = Field(2.0, alias="MEMGATE_JOB_RETRY_BASE")  # doubles per try
     cron_enabled: bool = Field(True, alias="MEMGATE_CRON")
     # Idle-session sweep and maintenance cadence, seconds.
     sweep_interval_s: int = Field(60, alias="MEMGATE_SWEEP_INTERVAL")

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from arq.connections import ArqRedis
 
     from app.providers.embedders import Embedder
+    from app.recall import RecallLog
 
 
 class PolicyCache:
@@ -55,4 +56,5 @@ class AppContext:
     policies: PolicyCache
     arq: ArqRedis | None = None
     embedder: Embedder | None = None
+    recall_log: RecallLog | None = None  # batched recall log writer, started by the API
     key_cache: dict[str, tuple[float, Any]] = field(default_factory=dict)

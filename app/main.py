@@ -10,7 +10,7 @@ from arq import create_pool as create_arq_pool
 from fastapi import FastAPI
 from redis.asyncio import Redis
 
-from app.api import admin, facts, health
+from app.api import admin, facts, health, observations, recall
 from app.api.middleware import MemgateMiddleware
 from app.auth import load_secret
 from app.config import Settings, get_settings
@@ -19,11 +19,12 @@ from app.errors import install_error_handlers
 from app.logs import configure_logging
 from app.providers.embedders import Embedder, build_embedder
 from app.queue import redis_settings
+from app.recall import RecallLog
 from app.store.db import create_pool
 
 log = logging.getLogger("memgate.main")
 
-ROUTERS = [health.router, admin.router, facts.router]
+ROUTERS = [health.router, admin.router, facts.router, recall.router, observations.router]
 
 
 def embedder_from_settings(settings: Settings) -> Embedder:
@@ -79,10 +80,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         configure_logging(settings.log_level)
         ctx = await build_context(settings)
         app.state.ctx = ctx
+        ctx.recall_log = RecallLog(ctx.pool)
+        ctx.recall_log.start()
         log.info("memgate ready")
         try:
             yield
         finally:
+            await ctx.recall_log.aclose()  # flush what recalls logged before the pool closes
             await close_context(ctx)
 
     app = FastAPI(

@@ -34,7 +34,7 @@ from app.memory.model import (
 from app.memory.normalize import polarity, statement_key, tombstone_hashes, value_key
 from app.memory.policy import Policy
 from app.memory.text import search_document
-from app.metrics import GATE_DECISIONS
+from app.metrics import GATE_DECISIONS, worker_incr
 from app.store import audit
 from app.store import candidates as cand_store
 from app.store import facts as facts_store
@@ -514,17 +514,11 @@ async def promote(
     outcome = await write(ctx, conn, tenant_id, rights, c, policy, now)
     if outcome.decision in (Decision.WRITTEN, Decision.SUPERSEDED, Decision.MERGED):
         await cand_store.set_status(conn, tenant_id, row["id"], "promoted", now, outcome.fact_id)
-        await ctx_metric_promotion(ctx)
+        await worker_incr(ctx.redis, "memgate_promotions_total")
     elif outcome.decision is Decision.REJECTED:
         await cand_store.set_status(conn, tenant_id, row["id"], "rejected", now)
     outcome.candidate_id = row["id"]
     return outcome
-
-
-async def ctx_metric_promotion(ctx: AppContext) -> None:
-    from app.metrics import worker_incr
-
-    await worker_incr(ctx.redis, "memgate_promotions_total")
 
 
 async def reject_candidate(

@@ -1,7 +1,222 @@
-"""Placeholder replaced by the job framework."""
+"""The job framework: one arq function runs one row of the jobs table (SPEC §5, §12 "Jobs").
 
+`run_job` loads the row in its tenant, skips it when already finished, marks it running,
+dispatches to the handler registered for its `kind`, and records the outcome. A handler
+does its writes inside `run.finishing()`: the same transaction marks the job done, and it
+starts by locking the job row, so a job retried after a crash (or delivered twice) either
+committed everything once or nothing at all.
+
+Retries: an exception with `retryable=False` fails the job at once; any other exception
+(timeouts, provider errors, a lost database connection) puts it back to `queued` and asks
+arq to run it again after a backoff, until `job_max_tries` attempts are spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+import asyncpg
+from arq import Retry
 
-async def run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> None:
-    raise NotImplementedError
+from app import clock
+from app.context import AppContext
+from app.memory.detectors import redact
+from app.metrics import worker_incr
+from app.queue import JOB_RUN, QUEUE_NAME
+from app.store import jobs as jobs_store
+from app.store.db import tenant_tx
+
+log = logging.getLogger("memgate.jobs")
+
+ENQUEUE_TIMEOUT_S = 0.5  # the API never waits longer than this for Redis
+MAX_ERROR_CHARS = 500
+RETRY_BACKOFF_CAP_S = 300.0
+# arq's own try counter must never stop a job before run_job has recorded it as failed.
+ARQ_EXTRA_TRIES = 3
+
+
+class JobAlreadyDone(Exception):
+    """Another run finished this job first: this run commits nothing."""
+
+
+@dataclass
+class JobResult:
+    """What a handler decided; stored on the job row when it is marked done."""
+
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    result: Any = None
+    payload: dict[str, Any] | None = None  # replaces the stored payload (e.g. drop the turns)
+
+
+@dataclass
+class JobRun:
+    """One attempt at one job, as a handler sees it."""
+
+    app: AppContext
+    id: uuid.UUID
+    tenant_id: uuid.UUID
+    user_id: str | None
+    kind: str
+    payload: dict[str, Any]
+    attempt: int
+    now: datetime
+    completed: bool = False
+
+    @asynccontextmanager
+    async def finishing(self, outcome: JobResult) -> AsyncIterator[asyncpg.Connection]:
+        """A tenant transaction that ends by marking the job done with `outcome`.
+
+        The job row is locked first: if another run already finished the job, this raises
+        `JobAlreadyDone` before anything is written. Fill `outcome` inside the block.
+        """
+        async with tenant_tx(self.app.pool, self.tenant_id) as conn:
+            row = await jobs_store.get(conn, self.tenant_id, self.id, lock=True)
+            if row is None or row["state"] in ("done", "failed"):
+                raise JobAlreadyDone(str(self.id))
+            yield conn
+            await jobs_store.mark_done(
+                conn, self.tenant_id, self.id, clock.now(), outcome.decisions, outcome.result,
+                outcome.payload,
+            )
+        self.completed = True
+
+
+Handler = Callable[[JobRun], Awaitable[JobResult]]
+HANDLERS: dict[str, Handler] = {}
+
+
+def register(kind: str) -> Callable[[Handler], Handler]:
+    """Register the handler of one job kind (`@register("observe")`)."""
+
+    def deco(fn: Handler) -> Handler:
+        HANDLERS[kind] = fn
+        return fn
+
+    return deco
+
+
+def retry_backoff_s(attempt: int, base_s: float) -> float:
+    """Exponential backoff with jitter, so retries of many jobs do not arrive together."""
+    delay: float = min(RETRY_BACKOFF_CAP_S, base_s * 2 ** max(0, attempt - 1))
+    return delay * (0.75 + random.random() / 2)
+
+
+def _error_text(exc: BaseException) -> str:
+    # Exceptions can quote data (a driver error echoing a value): redact before it rests.
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return redact(text)[:MAX_ERROR_CHARS]
+
+
+async def run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
+    """The arq function: run one job row to completion, retry or failure."""
+    app: AppContext = ctx["app"]
+    settings = app.settings
+    jid, tid = uuid.UUID(job_id), uuid.UUID(tenant_id)
+    max_tries = settings.job_max_tries
+    async with tenant_tx(app.pool, tid) as conn:
+        row = await jobs_store.get(conn, tid, jid, lock=True)
+        if row is None:
+            log.warning("job %s not found in tenant %s", jid, tid)
+            return "missing"
+        if row["state"] in ("done", "failed"):
+            return "skipped"  # a duplicate delivery or a re-enqueue after success
+        if row["attempts"] >= max_tries:
+            # every attempt was spent by runs that died mid-job (killed workers)
+            error = row["error"] or "worker lost during the job"
+            await jobs_store.mark_failed(
+                conn, tid, jid, clock.now(), f"retries exhausted: {error}"[:MAX_ERROR_CHARS]
+            )
+            kind = row["kind"]
+            failed_early = True
+        else:
+            row = await jobs_store.mark_running(conn, tid, jid, clock.now())
+            kind = row["kind"]
+            failed_early = False
+    if failed_early:
+        await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="failed")
+        return "failed"
+
+    handler = HANDLERS.get(kind)
+    if handler is None:
+        async with tenant_tx(app.pool, tid) as conn:
+            await jobs_store.mark_failed(conn, tid, jid, clock.now(), f"unknown job kind {kind!r}")
+        await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="failed")
+        return "failed"
+
+    run = JobRun(
+        app=app, id=jid, tenant_id=tid, user_id=row["user_id"], kind=kind,
+        payload=row["payload"] or {}, attempt=int(row["attempts"]), now=clock.now(),
+    )
+    # Stop a little before arq's job_timeout: a timeout arq sees is a failure it never
+    # retries, one we see is an ordinary retryable error.
+    deadline = max(1.0, settings.job_timeout_s * 0.9)
+    try:
+        async with asyncio.timeout(deadline):
+            outcome = await handler(run)
+            if not run.completed:
+                async with run.finishing(outcome):
+                    pass
+    except JobAlreadyDone:
+        await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="skipped")
+        return "skipped"
+    except Exception as exc:
+        error = _error_text(exc)
+        await worker_incr(app.redis, "memgate_job_failures_total", kind=kind)
+        retryable = bool(getattr(exc, "retryable", True))
+        if retryable and run.attempt < max_tries:
+            async with tenant_tx(app.pool, tid) as conn:
+                await jobs_store.mark_retry(conn, tid, jid, clock.now(), error)
+            defer = retry_backoff_s(run.attempt, settings.job_retry_base_s)
+            log.warning("job %s (%s) attempt %d failed, retry in %.1fs: %s",
+                        jid, kind, run.attempt, defer, error)
+            await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="retry")
+            raise Retry(defer=defer) from exc
+        async with tenant_tx(app.pool, tid) as conn:
+            await jobs_store.mark_failed(conn, tid, jid, clock.now(), error)
+        log.error("job %s (%s) failed after %d attempts: %s", jid, kind, run.attempt, error)
+        await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="failed")
+        return "failed"
+    await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="done")
+    return "done"
+
+
+async def enqueue(app: AppContext, job_id: uuid.UUID, tenant_id: uuid.UUID) -> bool:
+    """Hand one job to arq now (best effort) and mark it enqueued.
+
+    False when Redis is unreachable or slow: the row stays unrelayed and the relay picks
+    it up. `_job_id` makes arq ignore a job it already holds, so enqueueing twice is safe.
+    """
+    return bool(await enqueue_many(app, [(job_id, tenant_id)]))
+
+
+async def enqueue_many(
+    app: AppContext, jobs: list[tuple[uuid.UUID, uuid.UUID]], timeout_s: float = ENQUEUE_TIMEOUT_S
+) -> int:
+    """Enqueue (job id, tenant id) pairs; marks the ones handed over; returns how many."""
+    if app.arq is None or not jobs:
+        return 0
+    handed: dict[uuid.UUID, list[uuid.UUID]] = {}
+    try:
+        async with asyncio.timeout(timeout_s):
+            for job_id, tenant_id in jobs:
+                await app.arq.enqueue_job(
+                    JOB_RUN, str(job_id), str(tenant_id),
+                    _job_id=str(job_id), _queue_name=QUEUE_NAME,
+                )
+                handed.setdefault(tenant_id, []).append(job_id)
+    except (Exception, TimeoutError) as exc:  # Redis down: the outbox keeps the job
+        log.warning("enqueue failed after %d of %d jobs: %s",
+                    sum(map(len, handed.values())), len(jobs), type(exc).__name__)
+    now = clock.now()
+    for tenant_id, ids in handed.items():
+        async with tenant_tx(app.pool, tenant_id) as conn:
+            await jobs_store.mark_enqueued(conn, tenant_id, ids, now)
+    return sum(len(ids) for ids in handed.values())

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+import workers.observe  # noqa: F401  (registers the "observe" job handler)
 from app.config import get_settings
 from app.logs import configure_logging
 from app.main import build_context, close_context
-from app.queue import JOB_RUN, QUEUE_NAME, redis_settings
-from workers.jobs import run_job
+from app.queue import QUEUE_NAME, redis_settings
+from workers.jobs import ARQ_EXTRA_TRIES, run_job
+from workers.maintenance import cron_jobs
+from workers.relay import Relay
 
 _settings = get_settings()
 
@@ -16,23 +19,30 @@ _settings = get_settings()
 async def startup(ctx: dict[str, Any]) -> None:
     configure_logging(_settings.log_level)
     ctx["app"] = await build_context(_settings)
+    # The outbox relay lives in every worker: jobs the API could not enqueue still run.
+    ctx["relay"] = Relay(ctx["app"])
+    ctx["relay"].start()
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
+    relay = ctx.get("relay")
+    if relay is not None:
+        await relay.stop()
     app = ctx.get("app")
     if app is not None:
         await close_context(app)
 
 
 class WorkerSettings:
-    functions = [run_job]
-    cron_jobs: list[Any] = []
+    functions: ClassVar[list[Any]] = [run_job]
+    cron_jobs: ClassVar[list[Any]] = cron_jobs() if _settings.cron_enabled else []
     on_startup = startup
     on_shutdown = shutdown
     queue_name = QUEUE_NAME
     redis_settings = redis_settings(_settings.redis_url or "redis://localhost:6379")
     job_timeout = _settings.job_timeout_s
-    max_tries = _settings.job_max_tries
+    # run_job counts attempts in PostgreSQL and fails the job itself; arq must not stop first.
+    max_tries = _settings.job_max_tries + ARQ_EXTRA_TRIES
     keep_result = 3600
     max_jobs = 10
     health_check_interval = 10
