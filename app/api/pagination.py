@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import uuid
 from collections.abc import Callable
+from datetime import datetime
 from typing import Annotated, Any
 
 import orjson
@@ -38,3 +40,14 @@ def page(
     more = len(rows) > limit
     next_cursor = encode_cursor(position_of(kept[-1])) if more and kept else None
     return {"items": [to_json(r) for r in kept], "next_cursor": next_cursor}
+
+
+def decode_time_id_cursor(cursor: str | None) -> tuple[datetime, uuid.UUID] | None:
+    """A cursor over (created_at, id), newest first: the position of most lists here."""
+    position = decode_cursor(cursor)
+    if position is None:
+        return None
+    try:
+        return datetime.fromisoformat(position[0]), uuid.UUID(position[1])
+    except (TypeError, ValueError, IndexError, KeyError) as exc:
+        raise InvalidRequest("invalid cursor", {"fields": [{"loc": ["query", "cursor"]}]}) from exc

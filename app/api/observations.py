@@ -1,0 +1,203 @@
+"""Observations, jobs and the candidate pool (SPEC §5, §8, §12 "Jobs").
+
+`POST /observations` answers 202 once the (redacted) turns are durably in the jobs
+table; extraction happens in a worker. Enqueueing to arq is best effort after the
+commit: when Redis is down the relay picks the job up later, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.background import BackgroundTask
+
+from app import clock
+from app.api.deps import agent, get_ctx
+from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
+from app.api.pagination import DEFAULT_LIMIT, Limit, decode_time_id_cursor, page
+from app.auth import Principal
+from app.errors import Conflict, Forbidden, NotFound, PayloadTooLarge
+from app.memory.detectors import redact
+from app.store import candidates as cand_store
+from app.store import jobs as jobs_store
+from app.store.db import tenant_tx
+from app.writer import promote, reject_candidate
+from workers.jobs import enqueue
+
+router = APIRouter(prefix="/v1", tags=["observations"])
+
+MAX_MESSAGES = 50
+MAX_CONTENT_BYTES = 16 * 1024
+OBSERVE = "observe"
+
+
+class MessageIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str
+    turn_id: str | None = Field(None, min_length=1, max_length=200)
+
+
+class ObservationsIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    # Size limits answer 413 (SPEC §12), so the count is checked by hand, not by pydantic.
+    messages: list[MessageIn] = Field(min_length=1)
+    trace_id: str | None = Field(None, max_length=200)
+    scope: str = Field("global", pattern=SCOPE)
+    session_id: str | None = Field(None, max_length=200)
+    # Where the turns come from; anything below a user's own words caps what they can
+    # become (external_content never becomes memory).
+    source_kind: (
+        Literal["user_message", "tool_observation", "agent_inference", "external_content",
+                "document"] | None
+    ) = None
+
+
+def _check_size(body: ObservationsIn) -> None:
+    if len(body.messages) > MAX_MESSAGES:
+        raise PayloadTooLarge(
+            f"at most {MAX_MESSAGES} messages per call", {"max_messages": MAX_MESSAGES}
+        )
+    size = sum(len(m.content.encode()) for m in body.messages)
+    if size > MAX_CONTENT_BYTES:
+        raise PayloadTooLarge(
+            f"message contents over {MAX_CONTENT_BYTES} bytes", {"max_bytes": MAX_CONTENT_BYTES}
+        )
+
+
+def observe_payload(
+    body: ObservationsIn, who: Principal, user_id: str, received_at: datetime
+) -> dict[str, Any]:
+    """The job payload: turns redacted before they rest anywhere (SPEC §12)."""
+    return {
+        "user_id": user_id,
+        "messages": [
+            {"role": m.role, "content": redact(m.content), "turn_id": m.turn_id}
+            for m in body.messages
+        ],
+        "scope": body.scope,
+        "trace_id": body.trace_id,
+        "session_id": body.session_id,
+        "source_kind": body.source_kind,
+        "received_at": received_at.isoformat(),
+        "rights": {
+            "key_id": str(who.key_id),
+            "role": who.role.value,
+            "scopes": list(who.scopes) if who.scopes is not None else None,
+            "max_sensitivity": who.max_sensitivity.value,
+        },
+    }
+
+
+@router.post("/users/{user_id}/observations", status_code=202)
+async def post_observations(
+    request: Request, user_id: UserId, body: ObservationsIn, who: Principal = agent
+) -> JSONResponse:
+    _check_size(body)
+    if not who.rights.may_write_scope(body.scope):
+        raise Forbidden(f"this key may not write scope {body.scope!r}", {"scope": body.scope})
+    ctx = get_ctx(request)
+    now = clock.now()
+    payload = observe_payload(body, who, user_id, now)
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        job_id = await jobs_store.insert(
+            conn, who.tenant_id, OBSERVE, payload, now, user_id=user_id
+        )
+    # After the answer is sent: Redis being slow or down never delays or fails the post.
+    return JSONResponse(
+        {"job_id": str(job_id)},
+        status_code=202,
+        background=BackgroundTask(enqueue, ctx, job_id, who.tenant_id),
+    )
+
+
+@router.get("/jobs/{job_id}")
+async def get_job(request: Request, job_id: uuid.UUID, who: Principal = agent) -> dict[str, Any]:
+    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
+        row = await jobs_store.get(conn, who.tenant_id, job_id)
+    if row is None:
+        raise NotFound("job not found")
+    return jobs_store.job_json(row)
+
+
+def _visible(who: Principal, row: Any) -> bool:
+    scopes = readable_scopes(who)
+    if scopes is not None and row["scope"] not in scopes:
+        return False
+    return bool(row["sensitivity"] in visible_sensitivities(who.max_sensitivity))
+
+
+@router.get("/users/{user_id}/candidates")
+async def list_candidates(
+    request: Request,
+    user_id: UserId,
+    who: Principal = agent,
+    status: Annotated[
+        str | None, Query(pattern="^(pending|promoted|rejected|expired)$")
+    ] = None,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    after = decode_time_id_cursor(cursor)
+    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
+        rows = await cand_store.list_for_user(
+            conn, who.tenant_id, user_id, status, after, limit + 1
+        )
+    visible = [r for r in rows if _visible(who, r)]
+    return page(
+        visible, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])],
+        cand_store.candidate_json,
+    )
+
+
+async def _lock_candidate(conn: Any, who: Principal, user_id: str, candidate_id: uuid.UUID) -> Any:
+    row = await cand_store.lock(conn, who.tenant_id, candidate_id)
+    if row is None or row["user_id"] != user_id or row["status"] == "deleted" or not _visible(
+        who, row
+    ):
+        raise NotFound("candidate not found")
+    return row
+
+
+@router.post("/users/{user_id}/candidates/{candidate_id}/confirm")
+async def confirm_candidate(
+    request: Request, user_id: UserId, candidate_id: uuid.UUID, who: Principal = agent
+) -> JSONResponse:
+    """The user said yes: promote now, as an explicit instruction, through the gate."""
+    ctx = get_ctx(request)
+    now = clock.now()
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        row = await _lock_candidate(conn, who, user_id, candidate_id)
+        if row["status"] != "pending":
+            raise Conflict(f"candidate is {row['status']}", {"status": row["status"]})
+        policy = await ctx.policies.get(conn, who.tenant_id)
+        outcome = await promote(
+            ctx, conn, who.tenant_id, who.rights, row, policy, now, confirmed_by_user=True
+        )
+        after = await cand_store.get(conn, who.tenant_id, user_id, candidate_id)
+    body = outcome.body()
+    body["candidate"] = cand_store.candidate_json(after) if after else {"id": str(candidate_id)}
+    return JSONResponse(body, status_code=outcome.status_code)
+
+
+@router.post("/users/{user_id}/candidates/{candidate_id}/reject")
+async def reject(
+    request: Request, user_id: UserId, candidate_id: uuid.UUID, who: Principal = agent
+) -> dict[str, Any]:
+    """The user said no: drop it and tombstone its content so extraction stops offering it."""
+    ctx = get_ctx(request)
+    now = clock.now()
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        row = await _lock_candidate(conn, who, user_id, candidate_id)
+        if row["status"] == "rejected":
+            return {"id": str(candidate_id), "status": "rejected"}  # already: same answer
+        if row["status"] != "pending":
+            raise Conflict(f"candidate is {row['status']}", {"status": row["status"]})
+        policy = await ctx.policies.get(conn, who.tenant_id)
+        await reject_candidate(conn, who.tenant_id, who.rights, row, now, policy.version)
+    return {"id": str(candidate_id), "status": "rejected"}

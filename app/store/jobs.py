@@ -1,0 +1,142 @@
+"""Jobs (table jobs): the transactional outbox and the state of every background job.
+
+A job row is written by the API in the same transaction as anything else the request
+writes; the relay and the API hand it to arq; workers move it queued → running → done
+(or back to queued to retry, or failed). State lives here, never only in Redis (SPEC §12).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from app.store.db import system_conn
+
+JOB_COLUMNS = """id, tenant_id, user_id, kind, payload, state, attempts, enqueued_at, decisions,
+    result, error, created_at, updated_at"""
+
+
+async def insert(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    kind: str,
+    payload: dict[str, Any],
+    now: datetime,
+    *,
+    user_id: str | None = None,
+    job_id: uuid.UUID | None = None,
+) -> uuid.UUID:
+    """Queue a job (the payload must already be redacted: secrets never rest)."""
+    new_id = job_id or uuid.uuid4()
+    await conn.execute(
+        """INSERT INTO jobs (id, tenant_id, user_id, kind, payload, state, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, 'queued', $6, $6)""",
+        new_id, tenant_id, user_id, kind, payload, now,
+    )
+    return new_id
+
+
+async def get(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, job_id: uuid.UUID, *, lock: bool = False
+) -> asyncpg.Record | None:
+    return await conn.fetchrow(
+        f"SELECT {JOB_COLUMNS} FROM jobs WHERE tenant_id = $1 AND id = $2"
+        + (" FOR UPDATE" if lock else ""),
+        tenant_id, job_id,
+    )
+
+
+async def mark_running(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, job_id: uuid.UUID, now: datetime
+) -> asyncpg.Record:
+    row = await conn.fetchrow(
+        f"""UPDATE jobs SET state = 'running', attempts = attempts + 1, updated_at = $3
+            WHERE tenant_id = $1 AND id = $2 RETURNING {JOB_COLUMNS}""",
+        tenant_id, job_id, now,
+    )
+    assert row is not None
+    return row
+
+
+async def mark_done(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    job_id: uuid.UUID,
+    now: datetime,
+    decisions: list[dict[str, Any]],
+    result: Any,
+    payload: dict[str, Any] | None = None,
+) -> None:
+    """Done, with what was decided; `payload` (if given) replaces the stored one."""
+    await conn.execute(
+        """UPDATE jobs SET state = 'done', decisions = $3, result = $4, error = NULL,
+               payload = coalesce($5, payload), updated_at = $6
+           WHERE tenant_id = $1 AND id = $2""",
+        tenant_id, job_id, decisions, result, payload, now,
+    )
+
+
+async def mark_retry(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, job_id: uuid.UUID, now: datetime, error: str
+) -> None:
+    """Back to queued (waiting to retry); the last error is kept for GET /v1/jobs."""
+    await conn.execute(
+        """UPDATE jobs SET state = 'queued', error = $3, updated_at = $4
+           WHERE tenant_id = $1 AND id = $2 AND state NOT IN ('done', 'failed')""",
+        tenant_id, job_id, error, now,
+    )
+
+
+async def mark_failed(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, job_id: uuid.UUID, now: datetime, error: str
+) -> None:
+    await conn.execute(
+        """UPDATE jobs SET state = 'failed', error = $3, updated_at = $4
+           WHERE tenant_id = $1 AND id = $2 AND state <> 'done'""",
+        tenant_id, job_id, error, now,
+    )
+
+
+async def mark_enqueued(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, job_ids: list[uuid.UUID], now: datetime
+) -> None:
+    await conn.execute(
+        """UPDATE jobs SET enqueued_at = $3
+           WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND state IN ('queued', 'running')""",
+        tenant_id, job_ids, now,
+    )
+
+
+async def to_relay(
+    pool: asyncpg.Pool, limit: int, queued_before: datetime, running_before: datetime
+) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """(job id, tenant id) of jobs to hand to arq, across tenants (SECURITY DEFINER)."""
+    async with system_conn(pool) as conn:
+        rows = await conn.fetch(
+            "SELECT id, tenant_id FROM memgate_relay_jobs($1, $2, $3)",
+            limit, queued_before, running_before,
+        )
+    return [(r["id"], r["tenant_id"]) for r in rows]
+
+
+def job_json(row: asyncpg.Record) -> dict[str, Any]:
+    """The public shape of a job (GET /v1/jobs/{id}): no payload (it holds the turns)."""
+    out: dict[str, Any] = {
+        "id": str(row["id"]),
+        "kind": row["kind"],
+        "state": row["state"],
+        "attempts": row["attempts"],
+        "decisions": row["decisions"],
+        "created_at": row["created_at"].isoformat(),
+        "updated_at": row["updated_at"].isoformat(),
+    }
+    if row["user_id"] is not None:
+        out["user_id"] = row["user_id"]
+    if row["error"]:
+        out["error"] = row["error"]
+    if row["result"] is not None:
+        out["result"] = row["result"]
+    return out
