@@ -1,0 +1,6 @@
+"""memgate's memory-quality evaluation (`make eval`, issue 7; seeds 000 §11, 001 §7, 002 §8).
+
+Runs the labeled scenarios under `tests/data/eval/` through the real HTTP API (and a
+real arq worker) against a private embedded stack, and reports write-path and read-path
+figures. See `evals/runner.py`.
+"""
