@@ -17,6 +17,7 @@ from typing import Any
 
 from stdnum import luhn
 from stdnum.cn import ric
+from stdnum.exceptions import ValidationError as StdnumError
 from stdnum.us import ssn
 
 from app.memory.model import Reason
@@ -146,6 +147,7 @@ def find_secrets(text: str) -> list[Finding]:
             start, end = m.span(group)
             spans.append((start, end, detail))
     spans.extend(_detect_secrets_spans(folded))
+    spans.extend(_placeholders(folded, "secret"))
     return [Finding("secret", Reason.SECRET_DETECTED, s, e, d) for s, e, d in _merge(spans)]
 
 
@@ -179,12 +181,35 @@ def _card_issuer_like(digits: str) -> bool:
     )
 
 
+_PLACEHOLDER = _rx(r"\[REDACTED:(secret|id|card)\]")
+
+
+def _placeholders(text: str, label: str) -> list[tuple[int, int, str]]:
+    """A marker left by redact() upstream (an observation redacted before its job ran):
+    the content it stands for was refused, so a fact about it is refused the same way."""
+    return [(*m.span(), "redacted_" + label) for m in _PLACEHOLDER.finditer(text)
+            if m.group(1) == label]
+
+
+def _ric_checksum_valid(number: str) -> bool:
+    """Checksum and birth date, not the place: stdnum's region table misses real
+    districts (e.g. 440306), and a missed ID is worse than a rare false positive."""
+    number = number.upper()
+    try:
+        if number[-1] != ric.calc_check_digit(number):
+            return False
+        ric.get_birth_date(number)
+    except (ValueError, ArithmeticError, StdnumError):
+        return False
+    return True
+
+
 def find_ids(text: str) -> list[Finding]:
     """Checksum-valid CN resident IDs, valid US SSNs, passport numbers named as such."""
     folded = nfkc(text)
     spans: list[tuple[int, int, str]] = []
     for m in _CN_RIC.finditer(folded):
-        if ric.is_valid(m.group()):
+        if _ric_checksum_valid(m.group()):
             spans.append((*m.span(), "cn_ric"))
     for m in _SSN_FORMATTED.finditer(folded):
         if ssn.is_valid(m.group()):
@@ -194,6 +219,7 @@ def find_ids(text: str) -> list[Finding]:
             spans.append((*m.span("v"), "us_ssn"))
     for m in _PASSPORT.finditer(folded):
         spans.append((*m.span("v"), "passport"))
+    spans.extend(_placeholders(folded, "id"))
     return [Finding("government_id", Reason.GOVERNMENT_ID, s, e, d) for s, e, d in _merge(spans)]
 
 
@@ -209,6 +235,8 @@ def find_cards(text: str) -> list[Finding]:
             continue  # an 18-digit resident ID may pass Luhn too: it is an ID, not a card
         if luhn.is_valid(digits) and (has_context or _card_issuer_like(digits)):
             found.append(Finding("payment_card", Reason.PAYMENT_CARD, m.start(), m.end(), "luhn"))
+    found.extend(Finding("payment_card", Reason.PAYMENT_CARD, s, e, d)
+                 for s, e, d in _placeholders(folded, "card"))
     return found
 
 
@@ -329,7 +357,7 @@ _PII_EN = (
 _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("relative_pii_zh", _rx(_RELATIVES_ZH + r"[^。！？\n;；]{0,8}?" + _PII_ZH, _I)),
     ("relative_pii_en", _rx(
-        r"\b(?:my|his|her|their|our|a|the)\s+(?:\w+\s+)?" + _RELATIVES_EN + r"(?:'s|s')?\b"
+        r"\b(?:my|his|her|their|our|a|the)\s+(?:user'?s\s+)?(?:\w+\s+)?" + _RELATIVES_EN + r"(?:'s|s')?\b"
         r"[^.!?\n;]{0,25}?\b" + _PII_EN, _I)),
     # "John's phone", "Anna has diabetes": a capitalized name that is not the user.
     ("named_person_pii_en", _rx(

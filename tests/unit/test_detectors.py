@@ -372,3 +372,22 @@ def test_detectors_are_fast() -> None:
         detectors.screen(text)
     per_sentence_us = (time.perf_counter() - start) / len(sentences) * 1e6
     assert per_sentence_us < 2000  # generous for slow CI; measured ≈ 70 µs
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("用户的身份证号 [REDACTED:id]", Reason.GOVERNMENT_ID),
+        ("The user's OpenAI key [REDACTED:secret]", Reason.SECRET_DETECTED),
+        ("用户的银行卡 [REDACTED:card]", Reason.PAYMENT_CARD),
+        ("身份证 44030619851120456X", Reason.GOVERNMENT_ID),  # district missing from stdnum's table
+        ("The user's wife's email is anna.k@example.com", Reason.THIRD_PARTY_PII),
+        ("The user's son was diagnosed with ADHD", Reason.THIRD_PARTY_PII),
+    ],
+    ids=["redacted_id_marker", "redacted_secret_marker", "redacted_card_marker",
+         "ric_unknown_district", "users_wife_email", "users_son_health"],
+)
+def test_eval_findings_are_caught(text: str, reason: Reason) -> None:
+    """Misses found by `make eval`: markers left by upstream redaction are refused like the
+    content they replaced; the first finding follows the gate order."""
+    assert detectors.screen(text)[0].reason is reason
