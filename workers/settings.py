@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import workers.observe  # noqa: F401  (registers the "observe" job handler)
+import workers.cleanup  # registers the "cleanup" job handler
+import workers.observe  # registers the "observe" job handler
+import workers.reembed  # noqa: F401  (registers the "reembed" job handler)
 from app.config import get_settings
 from app.logs import configure_logging
 from app.main import build_context, close_context
@@ -12,6 +14,7 @@ from app.queue import QUEUE_NAME, redis_settings
 from workers.jobs import ARQ_EXTRA_TRIES, run_job
 from workers.maintenance import cron_jobs
 from workers.relay import Relay
+from workers.sessions import cron_jobs as session_cron_jobs
 
 _settings = get_settings()
 
@@ -35,7 +38,9 @@ async def shutdown(ctx: dict[str, Any]) -> None:
 
 class WorkerSettings:
     functions: ClassVar[list[Any]] = [run_job]
-    cron_jobs: ClassVar[list[Any]] = cron_jobs() if _settings.cron_enabled else []
+    cron_jobs: ClassVar[list[Any]] = (
+        cron_jobs() + session_cron_jobs() if _settings.cron_enabled else []
+    )
     on_startup = startup
     on_shutdown = shutdown
     queue_name = QUEUE_NAME

@@ -1,0 +1,121 @@
+"""Operators (SPEC §8, §11, §12 "Deletion"): batch cleanup by filter and health figures.
+
+Cleanup is a dry run unless `dry_run: false`; the real run touches exactly what the dry
+run counted (one filter, app.store.ops). Small runs answer at once; a run over
+LARGE_RUN matches answers 202 with a job_id and runs in a worker, in batches.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from starlette.background import BackgroundTask
+
+from app import clock
+from app.api.deps import get_ctx, ops
+from app.api.facts import SCOPE, USER_ID
+from app.auth import Principal
+from app.memory.model import FactType, SourceKind
+from app.session.store import SessionStore
+from app.store import audit
+from app.store import jobs as jobs_store
+from app.store import ops as ops_store
+from app.store.db import tenant_tx
+from workers.cleanup import KIND as CLEANUP
+from workers.cleanup import job_payload, run_cleanup
+from workers.jobs import enqueue
+
+router = APIRouter(prefix="/v1/ops", tags=["ops"])
+
+LARGE_RUN = 5000
+
+
+class CleanupFilterIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source_kind: SourceKind | None = None
+    status: Literal["active", "superseded", "archived", "pending", "promoted", "rejected",
+                    "expired"] | None = None
+    type: FactType | None = None
+    created_before: AwareDatetime | None = None
+    created_after: AwareDatetime | None = None
+    max_confidence: float | None = Field(None, ge=0, le=1)
+    user_id: str | None = Field(None, pattern=USER_ID)
+    scope: str | None = Field(None, pattern=SCOPE)
+    candidate: bool = False
+
+
+class CleanupIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    filter: CleanupFilterIn = Field(default_factory=CleanupFilterIn)
+    action: Literal["archive", "delete"]
+    dry_run: bool = True
+
+
+def _filter(body: CleanupFilterIn) -> ops_store.CleanupFilter:
+    return ops_store.CleanupFilter(
+        source_kind=body.source_kind.value if body.source_kind else None,
+        status=body.status,
+        type=body.type.value if body.type else None,
+        created_before=body.created_before,
+        created_after=body.created_after,
+        max_confidence=body.max_confidence,
+        user_id=body.user_id,
+        scope=body.scope,
+        candidate=body.candidate,
+    )
+
+
+@router.post("/cleanup")
+async def cleanup(request: Request, body: CleanupIn, who: Principal = ops) -> JSONResponse:
+    ctx = get_ctx(request)
+    now = clock.now()
+    flt = _filter(body.filter)
+    archive = body.action == "archive"
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        policy = await ctx.policies.get(conn, who.tenant_id)
+        by_user = await ops_store.count_matches(conn, who.tenant_id, flt, archive)
+        total = sum(by_user.values())
+        job_id = None
+        if body.dry_run:
+            await audit.record(
+                conn, who.tenant_id, "cleanup_dry_run", actor=who.key_id,
+                actor_role=who.role.value, decision=body.action, policy_version=policy.version,
+                detail={"filter": body.filter.model_dump(mode="json", exclude_none=True),
+                        "total": total},
+                at=now,
+            )
+        elif total > LARGE_RUN:
+            job_id = await jobs_store.insert(
+                conn, who.tenant_id, CLEANUP,
+                job_payload(flt, body.action, who.key_id, who.role.value, policy.version), now,
+            )
+    if body.dry_run:
+        return JSONResponse({"dry_run": True, "action": body.action, "total": total,
+                             "by_user": by_user})
+    if job_id is not None:
+        return JSONResponse(
+            {"dry_run": False, "action": body.action, "job_id": str(job_id), "total": total,
+             "by_user": by_user},
+            status_code=202,
+            background=BackgroundTask(enqueue, ctx, job_id, who.tenant_id),
+        )
+    done = await run_cleanup(
+        ctx, who.tenant_id, flt, body.action, now, actor=who.key_id,
+        actor_role=who.role.value, policy_version=policy.version,
+    )
+    return JSONResponse({"dry_run": False, "action": body.action, **done})
+
+
+@router.get("/stats")
+async def stats(request: Request, who: Principal = ops) -> dict[str, Any]:
+    ctx = get_ctx(request)
+    now = clock.now()
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        out = await ops_store.stats(conn, who.tenant_id, now)
+    out["sessions"] = {"open": await SessionStore(ctx.redis).count_open(who.tenant_id)}
+    out["tenant_id"] = str(who.tenant_id)
+    out["at"] = now.isoformat()
+    return out

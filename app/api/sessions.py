@@ -1,0 +1,215 @@
+"""Session memory (SPEC §8, §9, §12 "Sessions"): turns, slots, read, close.
+
+A session lives in Redis under its tenant's prefix, so another tenant's session id simply
+does not exist for the caller (404). User turns are also handed to extraction through
+the observations outbox, and count as the user's last interaction.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import orjson
+from fastapi import APIRouter, Body, Path, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.background import BackgroundTask
+
+from app import clock
+from app.api.deps import agent, get_ctx
+from app.api.facts import SCOPE, USER_ID
+from app.api.observations import OBSERVE, MessageIn, ObservationsIn, observe_payload
+from app.auth import Principal
+from app.errors import Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
+from app.memory.detectors import redact
+from app.session.closing import SessionBusy, close_session
+from app.session.store import SessionStore
+from app.store import audit
+from app.store import jobs as jobs_store
+from app.store.db import tenant_tx
+from app.writer import record_interaction
+from workers.jobs import enqueue
+
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+
+SESSION_ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
+MAX_CONTENT_BYTES = 16 * 1024
+MAX_SLOTS_BYTES = 16 * 1024
+
+SessionId = Annotated[str, Path(pattern=SESSION_ID)]
+
+
+class TurnIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    user_id: str = Field(pattern=USER_ID)
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str
+    turn_id: str | None = Field(None, min_length=1, max_length=200)
+    trace_id: str | None = Field(None, max_length=200)
+    scope: str | None = Field(None, pattern=SCOPE)
+
+
+def _redact_value(value: Any) -> Any:
+    """Slots are user data too: secrets in them never rest in Redis (SPEC §12)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redact_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_value(v) for k, v in value.items()}
+    return value
+
+
+def _check_scope(who: Principal, scope: str) -> None:
+    if not who.rights.may_write_scope(scope):
+        raise Forbidden(f"this key may not use scope {scope!r}", {"scope": scope})
+
+
+async def _visible_session(request: Request, who: Principal, sid: str) -> Any:
+    s = await SessionStore(get_ctx(request).redis).get(who.tenant_id, sid)
+    if s is None:
+        raise NotFound("session not found")
+    # A scope-limited key sees only sessions of scopes it may use (like facts: 404).
+    if not who.rights.may_write_scope(s.scope):
+        raise NotFound("session not found")
+    return s
+
+
+@router.post("/{sid}/turns", status_code=201)
+async def post_turn(
+    request: Request, sid: SessionId, body: TurnIn, who: Principal = agent
+) -> JSONResponse:
+    if len(body.content.encode()) > MAX_CONTENT_BYTES:
+        raise PayloadTooLarge(
+            f"content over {MAX_CONTENT_BYTES} bytes", {"max_bytes": MAX_CONTENT_BYTES}
+        )
+    ctx = get_ctx(request)
+    store = SessionStore(ctx.redis)
+    now = clock.now()
+    scope = body.scope or "global"
+    _check_scope(who, scope)
+    opened = await store.open(who.tenant_id, sid, body.user_id, scope, now)
+    if opened.user_id != body.user_id:
+        raise Conflict("this session belongs to another user", {"session_id": sid})
+    if body.scope is not None and body.scope != opened.scope:
+        raise Conflict(
+            "the session's scope was fixed by its first turn",
+            {"session_id": sid, "scope": opened.scope},
+        )
+    _check_scope(who, opened.scope)
+    if body.turn_id is not None and await store.has_turn(who.tenant_id, sid, body.turn_id):
+        # a retried turn: already appended and handed over once
+        return JSONResponse(
+            {"session_id": sid, "user_id": opened.user_id, "turn_id": body.turn_id,
+             "duplicate": True, "created": False},
+            status_code=200,
+        )
+    turn_id = body.turn_id or f"{sid}#{await store.next_turn_number(who.tenant_id, sid)}"
+    content = redact(body.content)  # before Redis: secrets never rest (SPEC §12)
+    turn = {
+        "turn_id": turn_id,
+        "role": body.role,
+        "content": content,
+        "at": now.isoformat(),
+        "trace_id": body.trace_id,
+    }
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        policy = await ctx.policies.get(conn, who.tenant_id)
+        count = await store.append_turn(
+            who.tenant_id, sid, opened.user_id, turn, now, policy.session.max_turns
+        )
+        job_id = None
+        if body.role == "user":
+            job_id = await _hand_to_extraction(conn, who, opened.user_id, opened.scope, sid,
+                                               turn, body.trace_id, now)
+            await record_interaction(conn, who.tenant_id, opened.user_id, now)
+        if opened.created:
+            await audit.record(
+                conn, who.tenant_id, "session_open", actor=who.key_id,
+                actor_role=who.role.value, user_id=opened.user_id, trace_id=body.trace_id,
+                detail={"session_id": sid, "scope": opened.scope}, at=now,
+            )
+    out: dict[str, Any] = {
+        "session_id": sid,
+        "user_id": opened.user_id,
+        "scope": opened.scope,
+        "turn_id": turn_id,
+        "turns": count,
+        "created": opened.created,
+        "job_id": str(job_id) if job_id else None,
+    }
+    background = BackgroundTask(enqueue, ctx, job_id, who.tenant_id) if job_id else None
+    return JSONResponse(out, status_code=201 if opened.created else 200, background=background)
+
+
+async def _hand_to_extraction(
+    conn: Any,
+    who: Principal,
+    user_id: str,
+    scope: str,
+    sid: str,
+    turn: dict[str, Any],
+    trace_id: str | None,
+    now: Any,
+) -> Any:
+    """Queue the user turn as an observe job: the same outbox as POST /observations."""
+    obs = ObservationsIn(
+        messages=[MessageIn(role="user", content=turn["content"], turn_id=turn["turn_id"])],
+        trace_id=trace_id,
+        scope=scope,
+        session_id=sid,
+    )
+    payload = observe_payload(obs, who, user_id, now)
+    return await jobs_store.insert(conn, who.tenant_id, OBSERVE, payload, now, user_id=user_id)
+
+
+@router.put("/{sid}/slots")
+async def put_slots(
+    request: Request,
+    sid: SessionId,
+    body: Annotated[dict[str, Any], Body()],
+    who: Principal = agent,
+) -> dict[str, Any]:
+    """Merge slots: `{"slots": {...}}` (or the bare object); a null value removes a slot."""
+    patch = body.get("slots", body) if set(body) <= {"slots"} else body
+    if not isinstance(patch, dict):
+        raise InvalidRequest("slots must be a JSON object")
+    if len(orjson.dumps(patch)) > MAX_SLOTS_BYTES:
+        raise PayloadTooLarge(f"slots over {MAX_SLOTS_BYTES} bytes")
+    ctx = get_ctx(request)
+    s = await _visible_session(request, who, sid)
+    merged = await SessionStore(ctx.redis).merge_slots(
+        who.tenant_id, sid, _redact_value(patch)
+    )
+    if len(orjson.dumps(merged)) > 4 * MAX_SLOTS_BYTES:
+        raise PayloadTooLarge("the session's slots grew too large")
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        await audit.record(
+            conn, who.tenant_id, "session_slots", actor=who.key_id, actor_role=who.role.value,
+            user_id=s.user_id, detail={"session_id": sid, "slots": sorted(patch)},
+            at=clock.now(),
+        )
+    return {"id": sid, "user_id": s.user_id, "slots": merged}
+
+
+@router.get("/{sid}")
+async def get_session(request: Request, sid: SessionId, who: Principal = agent) -> dict[str, Any]:
+    s = await _visible_session(request, who, sid)
+    out: dict[str, Any] = s.json()
+    return out
+
+
+@router.post("/{sid}/close")
+async def close(request: Request, sid: SessionId, who: Principal = agent) -> dict[str, Any]:
+    """Summary + resume hint as an episodic fact; closing twice writes once."""
+    ctx = get_ctx(request)
+    await _visible_session(request, who, sid)
+    try:
+        result = await close_session(
+            ctx, who.tenant_id, sid, who.rights, clock.now(), trigger="api"
+        )
+    except SessionBusy as exc:
+        raise Conflict("the session is being closed; retry shortly") from exc
+    if result is None:
+        raise NotFound("session not found")
+    return result.json()

@@ -1,0 +1,203 @@
+"""Everything kept about one user, across tables: export and forget-me (SPEC §8, seed 002 §F).
+
+Forget-me deletes the user's rows outright (facts of every status with their history
+text and embeddings, candidates, recall log, jobs whose payload quotes the user,
+idempotency replays that echo them, state), keeps tombstone hashes so the same content
+is not silently re-learned, and reduces the user's audit events to content-free records.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from app.memory.normalize import tombstone_hashes
+from app.store.facts import FACT_COLUMNS
+
+
+def _like_literal(text: str) -> str:
+    """`text` for a LIKE pattern, its wildcards escaped (user ids may contain '_')."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+async def all_facts(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str
+) -> list[asyncpg.Record]:
+    """Every non-deleted fact of the user (all statuses, all scopes), oldest first."""
+    return list(
+        await conn.fetch(
+            f"""SELECT {FACT_COLUMNS} FROM facts
+                WHERE tenant_id = $1 AND user_id = $2 AND status <> 'deleted'
+                ORDER BY created_at, id""",
+            tenant_id,
+            user_id,
+        )
+    )
+
+
+async def version_links(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str
+) -> list[asyncpg.Record]:
+    """(id, supersedes, status) of every row of the user, deleted ones included: the
+    links of a version chain survive the erasure of its text."""
+    return list(
+        await conn.fetch(
+            """SELECT id, supersedes, status FROM facts WHERE tenant_id = $1 AND user_id = $2""",
+            tenant_id,
+            user_id,
+        )
+    )
+
+
+async def all_candidates(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str
+) -> list[asyncpg.Record]:
+    from app.store.candidates import CANDIDATE_COLUMNS
+
+    return list(
+        await conn.fetch(
+            f"""SELECT {CANDIDATE_COLUMNS} FROM candidates
+                WHERE tenant_id = $1 AND user_id = $2 AND status <> 'deleted'
+                ORDER BY created_at, id""",
+            tenant_id,
+            user_id,
+        )
+    )
+
+
+async def state(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str
+) -> asyncpg.Record | None:
+    return await conn.fetchrow(
+        """SELECT last_interaction_at, last_session_id, last_session_hint, updated_at
+           FROM user_state WHERE tenant_id = $1 AND user_id = $2""",
+        tenant_id,
+        user_id,
+    )
+
+
+async def recalls(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, limit: int = 10_000
+) -> list[asyncpg.Record]:
+    return list(
+        await conn.fetch(
+            """SELECT trace_id, scope, fact_ids, tokens, tier, created_at FROM recall_log
+               WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at, id LIMIT $3""",
+            tenant_id,
+            user_id,
+            limit,
+        )
+    )
+
+
+async def audit_events(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, limit: int = 10_000
+) -> list[asyncpg.Record]:
+    return list(
+        await conn.fetch(
+            """SELECT * FROM audit_events WHERE tenant_id = $1 AND user_id = $2
+               ORDER BY id LIMIT $3""",
+            tenant_id,
+            user_id,
+            limit,
+        )
+    )
+
+
+def _count(status: str) -> int:
+    return int(status.split()[-1])
+
+
+async def forget(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, now: datetime
+) -> dict[str, int]:
+    """Erase the user's rows (call inside the tenant transaction); returns counts."""
+    rows = await conn.fetch(
+        """SELECT id, scope, predicate, value, statement, source_kind, source_trace_id
+           FROM facts WHERE tenant_id = $1 AND user_id = $2 AND status <> 'deleted'""",
+        tenant_id,
+        user_id,
+    )
+    tombstones = [
+        (uuid.uuid4(), tenant_id, user_id, r["scope"], h, r["id"],
+         {"fact_ids": [str(r["id"])], "source_kinds": [r["source_kind"]],
+          "reason": "forget_me"}, now)
+        for r in rows
+        for h in sorted(set(tombstone_hashes(r["scope"], r["predicate"], r["value"],
+                                             r["statement"])))
+    ]
+    await conn.executemany(
+        """INSERT INTO tombstones (id, tenant_id, user_id, scope, hash, fact_id, source_refs,
+                                   created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)""",
+        tombstones,
+    )
+    counts = {"facts": len(rows), "tombstones": len(tombstones)}
+    await conn.execute(
+        "DELETE FROM facts WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
+    )
+    counts["candidates"] = _count(await conn.execute(
+        "DELETE FROM candidates WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
+    ))
+    counts["recall_log"] = _count(await conn.execute(
+        "DELETE FROM recall_log WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
+    ))
+    # Job payloads quote the user's turns (redacted, but still their words); a queued
+    # observe job deleted here finds no row and does nothing.
+    counts["jobs"] = _count(await conn.execute(
+        """DELETE FROM jobs WHERE tenant_id = $1
+               AND (user_id = $2 OR payload->>'user_id' = $2)""",
+        tenant_id,
+        user_id,
+    ))
+    # Idempotency records replay responses, and responses quote facts.
+    counts["idempotency"] = _count(await conn.execute(
+        """DELETE FROM idempotency WHERE tenant_id = $1
+               AND (path LIKE $2 ESCAPE '\\' OR response::text LIKE $3 ESCAPE '\\')""",
+        tenant_id,
+        f"/v1/users/{_like_literal(user_id)}/%",
+        f'%"user_id": "{_like_literal(user_id)}"%',
+    ))
+    # The trail of what happened stays; what it said about the user does not.
+    counts["audit_redacted"] = _count(await conn.execute(
+        """UPDATE audit_events SET detail = '{"erased": true}'::jsonb
+           WHERE tenant_id = $1 AND user_id = $2""",
+        tenant_id,
+        user_id,
+    ))
+    counts["user_state"] = _count(await conn.execute(
+        "DELETE FROM user_state WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
+    ))
+    return counts
+
+
+def chains(links: list[Any]) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """For every visible fact id: the visible ids of its version chain, oldest first."""
+    nxt: dict[uuid.UUID, list[uuid.UUID]] = {}
+    prev: dict[uuid.UUID, uuid.UUID | None] = {}
+    status: dict[uuid.UUID, str] = {}
+    for r in links:
+        prev[r["id"]] = r["supersedes"]
+        status[r["id"]] = r["status"]
+        if r["supersedes"] is not None:
+            nxt.setdefault(r["supersedes"], []).append(r["id"])
+    out: dict[uuid.UUID, list[uuid.UUID]] = {}
+    for fid in prev:
+        if status[fid] == "deleted" or fid in out:
+            continue
+        root, seen = fid, {fid}
+        while (p := prev.get(root)) is not None and p in prev and p not in seen:
+            root = p
+            seen.add(p)
+        order, stack = [], [root]
+        while stack:
+            cur = stack.pop(0)
+            order.append(cur)
+            stack.extend(n for n in sorted(nxt.get(cur, [])) if n not in order)
+        visible = [i for i in order if status.get(i) != "deleted"]
+        for i in visible:
+            out[i] = visible
+    return out
