@@ -29,7 +29,7 @@ test-unit: install
 	MEMGATE_ENV=test $(BIN)/python -m pytest -q tests/unit
 
 lint: install
-	$(BIN)/ruff check app workers tests
+	$(BIN)/ruff check app workers tests evals bench
 	$(BIN)/mypy app workers
 
 ## Regenerate openapi/openapi.json from the code.

@@ -65,7 +65,7 @@ async def mint_token(
         row = await keys_store.insert_key(
             conn, tenant_id=who.tenant_id, secret=token, kind="user_token", role="user",
             user_id=user_id, expires_at=expires_at, max_sensitivity="restricted",
-            created_by=who.key_id,
+            created_by=who.key_id, key_id=token_id,  # the token's `i` claim names its row
         )
         await audit.record(
             conn, who.tenant_id, "token_mint", actor=who.key_id, actor_role=who.role.value,

@@ -357,7 +357,8 @@ _PII_EN = (
 _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("relative_pii_zh", _rx(_RELATIVES_ZH + r"[^。！？\n;；]{0,8}?" + _PII_ZH, _I)),
     ("relative_pii_en", _rx(
-        r"\b(?:my|his|her|their|our|a|the)\s+(?:user'?s\s+)?(?:\w+\s+)?" + _RELATIVES_EN + r"(?:'s|s')?\b"
+        r"\b(?:my|his|her|their|our|a|the)\s+(?:user'?s\s+)?(?:\w+\s+)?"
+        + _RELATIVES_EN + r"(?:'s|s')?\b"
         r"[^.!?\n;]{0,25}?\b" + _PII_EN, _I)),
     # "John's phone", "Anna has diabetes": a capitalized name that is not the user.
     ("named_person_pii_en", _rx(

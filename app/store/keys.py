@@ -34,13 +34,14 @@ async def insert_key(
     user_id: str | None = None,
     expires_at: datetime | None = None,
     created_by: uuid.UUID | None = None,
+    key_id: uuid.UUID | None = None,
 ) -> asyncpg.Record:
     row = await conn.fetchrow(
         f"""INSERT INTO api_keys (id, tenant_id, kind, name, prefix, key_hash, role, scopes,
                                   max_sensitivity, user_id, expires_at, created_by)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
             RETURNING {KEY_COLUMNS}""",
-        uuid.uuid4(),
+        key_id or uuid.uuid4(),
         tenant_id,
         kind,
         name,
