@@ -6,12 +6,24 @@ pool; `now` is a parameter. The score is absolute (0..1, comparable across queri
     relevance  = evidence × (1 - RRF_SHARE + RRF_SHARE × rrf)        0..1
     evidence   = 1 - Π(1 - e_channel)      noisy-OR of calibrated per-channel evidence
     rrf        = weighted reciprocal-rank fusion / its maximum        0..1
-    score      = relevance × freshness × trust × confidence
+    quality    = freshness × trust × confidence                       0..1
+    score      = relevance × quality ** QUALITY_WEIGHT                 0..1
 
 Evidence says whether a fact is relevant at all (a top-ranked but weak cosine is still
 weak: 001 §4.3, 000 §7 "阈值宁高不低"); RRF says how strongly the channels agree within
 this query and orders near-equals. Structured is the strongest channel, then dense,
 keyword, and recency, which alone can never pass the default `min_score`.
+
+Quality (SPEC §6.3: freshness × trust × confidence) tempers relevance rather than
+multiplying it in at full strength: QUALITY_WEIGHT = 0.5 is the geometric mean, so an
+ordinary fact (user_message, confidence 0.7, fresh: quality 0.51) keeps 72 % of its
+relevance instead of 51 %, while the order by quality is unchanged and a poor fact
+(an old agent inference at confidence 0.5: quality 0.1) still keeps only 32 %. The score
+stays in 0..1 and monotonic in every factor, so `min_score` means the same everywhere.
+
+`prior` (tier `new`, SPEC §12): the facts the tier admits are the user's hard
+constraints, relevant whatever the question; they get this much evidence even when no
+channel found them.
 """
 
 from __future__ import annotations
@@ -50,6 +62,7 @@ KEYWORD_HALF, KEYWORD_CAP = 0.03, 0.8
 RECENCY_CAP = 0.15  # below the default min_score on purpose: recency alone never injects
 # Procedural memory is how to act in this scope: relevant to any question there.
 PROCEDURAL_PRIOR = 0.5
+QUALITY_WEIGHT = 0.5  # score = relevance × quality ** QUALITY_WEIGHT (see the module doc)
 
 TRUST_MIN, TRUST_MAX = 0.6, 1.0  # authority 1..7 mapped linearly
 _A_LO, _A_HI = min(AUTHORITY.values()), max(AUTHORITY.values())
@@ -193,8 +206,12 @@ def score_facts(
     k: int | None = None,
     min_score: float | None = None,
     dense_range: tuple[float, float] = DENSE_RANGE,
+    prior: float = 0.0,
 ) -> list[ScoredFact]:
     """Score, drop below `min_score`, order (score desc, then id) and keep at most `k`.
+
+    `prior` is evidence every row gets whatever the channels say (0..1; tier `new`
+    gives its admitted hard constraints one, so they are injected for any question).
 
     `k` and `min_score` default to the policy's; the request may override them. The
     order is total and depends only on the inputs, so identical calls give identical
@@ -210,6 +227,7 @@ def score_facts(
     dense = [dense_evidence(r.cosine, dense_range) for r in rows]
     dense_rank = _ranks((r.cosine if dense[i] > 0 else None, r.id, i) for i, r in enumerate(rows))
     keyword_rank = _ranks((r.ts_rank, r.id, i) for i, r in enumerate(rows))
+    no_prior = 1.0 - min(1.0, max(0.0, prior))
 
     # Light tuples first; ScoredFact objects only for the k that are kept.
     kept: list[tuple[float, uuid.UUID, int, float, float, float, float, tuple[str, ...]]] = []
@@ -238,6 +256,7 @@ def score_facts(
             channels.append(RECENCY)
         if r.type == FactType.PROCEDURAL:
             miss *= 1.0 - PROCEDURAL_PRIOR
+        miss *= no_prior
         if miss >= 1.0:
             continue  # no evidence at all
         relevance = (1.0 - miss) * (1.0 - RRF_SHARE + RRF_SHARE * rrf / _RRF_MAX)
@@ -256,7 +275,8 @@ def score_facts(
             r.confidence if 0.0 <= r.confidence <= 1.0 else min(1.0, max(0.0, r.confidence))
         )
         # Rounded so that float noise never decides an order; ties then go by id.
-        score = round(relevance * fresh * trust * confidence, 6)
+        quality = fresh * trust * confidence
+        score = round(relevance * quality**QUALITY_WEIGHT, 6)
         if score >= floor_score:
             kept.append((-score, r.id, i, relevance, fresh, trust, age, tuple(channels)))
     kept.sort()

@@ -318,6 +318,61 @@ async def test_allergy_question_answered_by_structured_channel(
     assert "花生" in out["context"]
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Is amoxicillin safe for me?",
+        "I have a sore throat, what medicine can I take?",
+        "Is this shrimp pasta okay for me?",
+        "帮我买点零食",
+        "我嗓子疼，能吃什么药",
+    ],
+)
+async def test_hard_constraints_surface_for_food_medicine_and_purchases(
+    client: httpx.AsyncClient, tenant: Tenant, query: str
+) -> None:
+    u = user()
+    allergy = await write(
+        client,
+        tenant,
+        u,
+        "用户对青霉素过敏",
+        predicate="allergy",
+        value="青霉素",
+        source=SRC_EXPLICIT,
+    )
+    await write(client, tenant, u, "User likes jazz music on Friday evenings")
+    out = await recall(client, tenant, u, query)
+    assert allergy["id"] in ids(out)
+    assert "structured" in out["facts"][ids(out).index(allergy["id"])]["channels"]
+
+
+async def test_ordinary_facts_pass_default_min_score_on_one_channel(
+    client: httpx.AsyncClient, tenant: Tenant
+) -> None:
+    # A user_message fact at the default confidence, found by one channel only, is
+    # tempered by its trust and confidence, not crushed below min_score.
+    u = user()
+    fmt = await write(
+        client, tenant, u, "用户偏好用表格输出", predicate="preferred_output_format", value="table"
+    )
+    out = await recall(client, tenant, u, "Compare these three laptops for me")
+    assert ids(out) == [fmt["id"]]
+    assert 0.25 <= out["facts"][0]["score"] <= 1.0
+
+
+async def test_contraction_fragments_and_filler_verbs_are_not_keywords(
+    client: httpx.AsyncClient, tenant: Tenant
+) -> None:
+    # "what's" → "s" would match every "the user's …"; "用" every "用户…用…".
+    u = user()
+    await write(client, tenant, u, "The user's gym is FitLife Downtown")
+    await write(client, tenant, u, "用户平时用微信付款")
+    for q in ("What's the boiling point of water?", "这个用哪个好"):
+        out = await recall(client, tenant, u, q, min_score=0)
+        assert all("keyword" not in f["channels"] for f in out["facts"]), q
+
+
 async def test_keyword_query_with_quotes_and_operators_is_safe(
     client: httpx.AsyncClient, tenant: Tenant
 ) -> None:
@@ -493,6 +548,17 @@ async def test_tiers_follow_the_gap(
     assert new["tier"] == "new"
     assert ids(new) == [allergy["id"]]  # only explicit instructions of confidence ≥ 0.9
     assert "上次曾提到" in new["context"]
+
+    # Tier new injects those hard constraints whatever the question, even long after
+    # they decayed, at the default min_score (SPEC §12), still within k and the budget.
+    for later in (60, 170):
+        other = await recall(client, tenant, u, "讲一个关于宇宙的冷知识", headers=at_day(later))
+        assert other["tier"] == "new" and ids(other) == [allergy["id"]]
+        assert "上次曾提到" in other["context"]
+        assert other["tokens"] <= 400
+    # ... but a request's own min_score, k and budget still apply.
+    assert (await recall(client, tenant, u, q, headers=at_day(60), min_score=0.99))["facts"] == []
+    assert (await recall(client, tenant, u, q, headers=at_day(60), budget_tokens=20))["facts"] == []
 
     # A session hint is offered while the memory is fresh, not after a long gap.
     await _set_last_interaction(owner_db, tenant, u, start, hint="在比较川菜馆")

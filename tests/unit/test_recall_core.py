@@ -115,8 +115,34 @@ INTENT_CASES = [
     ("what cuisine should we try", ["preferred_cuisine", "allergy", "dietary_restriction"]),
     ("any food ideas for dinner?", ["preferred_cuisine", "allergy", "dietary_restriction"]),
     ("ＦＯＯＤ", ["preferred_cuisine", "allergy", "dietary_restriction"]),  # full width
+    # Questions that need a hard constraint or a preference without naming it.
+    ("Is this shrimp pasta okay for me?", ["allergy", "dietary_restriction"]),
+    ("Is amoxicillin safe for me?", ["allergy"]),
+    ("I have a sore throat, what medicine can I take?", ["allergy"]),
+    ("我嗓子疼，能吃什么药", ["allergy"]),
+    ("帮我买点水果", ["allergy", "dietary_restriction"]),
+    ("给我买点零食", ["allergy", "dietary_restriction"]),
+    ("pick up some groceries", ["allergy", "dietary_restriction"]),
+    ("Compare these three laptops", ["preferred_output_format"]),
+    ("Summarize this article", ["preferred_output_format"]),
+    ("把这几款手机的参数对比一下", ["preferred_output_format"]),
+    ("帮我整理一下本周的工作汇报", ["preferred_output_format"]),
+    ("What's the weather like this weekend?", ["location"]),
+    ("Find a coworking space near me", ["location"]),
+    ("今天天气怎么样", ["location"]),  # the answer depends on where the user is
+    ("周末附近有什么好玩的", ["location"]),
+    ("Write a script to load a CSV", ["tech_stack"]),
+    ("Write a small CLI tool", ["tech_stack"]),
+    ("帮我写个脚本", ["tech_stack"]),
+    ("Help me update my LinkedIn headline", ["job_title", "employer"]),
+    ("Which languages can I read?", ["language_spoken"]),
+    ("这份日文合同我自己能看懂吗", ["language_spoken"]),
+    # Off-topic: nothing.
     ("hello", []),
-    ("今天天气怎么样", []),
+    ("一加一等于几", []),
+    ("What is the boiling point of water?", []),
+    ("Tell me a joke about penguins", []),
+    ("帮我买个手机", []),  # buying, but nothing edible
     ("", []),
 ]
 
@@ -133,6 +159,17 @@ def test_intent_maps_question_to_predicates(query: str, expected: list[str]) -> 
 def test_food_question_surfaces_allergy_in_both_languages() -> None:
     for q in ("附近有什么好吃的", "where should we eat tonight"):
         assert "allergy" in predicates_for_query(q)
+
+
+def test_medicine_is_not_food() -> None:
+    assert "preferred_cuisine" not in predicates_for_query("我嗓子疼，能吃什么药")
+    assert "preferred_cuisine" in predicates_for_query("中午吃什么好")
+
+
+def test_adverb_bijiao_is_not_a_comparison() -> None:
+    # 比较 "rather" (比较合适) is not 比较 "compare" (比较一下).
+    assert "preferred_output_format" not in predicates_for_query("什么时候发提醒比较合适")
+    assert "preferred_output_format" in predicates_for_query("帮我比较一下这两个方案")
 
 
 def test_programming_language_is_not_reply_language() -> None:
@@ -217,6 +254,35 @@ def test_usefulness_factors_only_down_weight() -> None:
     assert old.freshness == POLICY.decay.keep_floor and old.score < base
     assert weak.score < base and weak.stale
     assert inferred.score < base and inferred.trust < 1.0
+
+
+def test_quality_tempers_rather_than_crushes() -> None:
+    # An ordinary fact: user_message at the default confidence 0.7, fresh. Found by one
+    # keyword (ts_rank 0.06) it used to score 0.22 (relevance × 0.51) and never passed the
+    # default min_score; tempered (relevance × √quality) it does.
+    ordinary = row(1, ts_rank=0.06, source=SourceKind.USER_MESSAGE, confidence=0.7)
+    out = score_facts([ordinary], NOW, POLICY)
+    assert len(out) == 1
+    f = out[0]
+    quality = f.freshness * f.trust * 0.7
+    assert f.score == pytest.approx(f.relevance * quality**0.5, abs=1e-5)
+    assert POLICY.recall.min_score <= f.score < f.relevance <= 1.0
+    # Still monotonic: poorer quality, lower score, and a poor fact keeps little.
+    poor = row(2, ts_rank=0.06, source=SourceKind.AGENT_INFERENCE, confidence=0.5, age_days=400)
+    p = score_facts([poor], NOW, POLICY, min_score=0.0)[0]
+    assert p.score < f.score and p.score < POLICY.recall.min_score
+
+
+def test_prior_gives_evidence_without_any_channel() -> None:
+    bare = row(1)  # no channel found it
+    assert score_facts([bare], NOW, POLICY, min_score=0.0) == []
+    out = score_facts([bare], NOW, POLICY, min_score=0.0, prior=0.5)
+    assert len(out) == 1 and out[0].channels == () and 0.0 < out[0].score <= 1.0
+    # A channel still adds to the prior; k still caps.
+    found = row(2, structured=True)
+    both = score_facts([bare, found], NOW, POLICY, min_score=0.0, prior=0.5)
+    assert [f.id for f in both] == [fid(2), fid(1)]
+    assert len(score_facts([bare, found], NOW, POLICY, k=1, min_score=0.0, prior=0.5)) == 1
 
 
 def test_source_trust_follows_authority() -> None:
