@@ -2,10 +2,12 @@
 
 Precision over recall (000 §3: automatic extraction is noisy; hypotheticals, rhetorical
 questions and the model's own words must never become assertions). Each user turn is
-split into sentences; a sentence is first screened (questions, hypotheticals, reported
-speech, sarcasm, past or one-off content are dropped), then an explicit-instruction
-prefix ("记住…", "以后都…", "remember…", "from now on…") is peeled off, then a table of
-matchers turns the rest into (type, predicate, value, statement) hits.
+split into sentences; a leading greeting or filler ("你好，", "Hi, ", "好的，") is stripped,
+a sentence is then screened (questions, hypotheticals, reported speech, sarcasm, past or
+one-off content are dropped), then an explicit-instruction prefix ("记住…", "以后都…",
+"remember…", "from now on…") is peeled off, then a table of matchers turns the rest into
+(type, predicate, value, statement) hits. A matcher may mark a hit `standing` ("别再…",
+"don't … anymore", "stop …-ing"): it is then written as an explicit instruction too.
 To extend: add a matcher function to `_MATCHERS` and a few rows to the unit test table.
 """
 
@@ -33,7 +35,9 @@ HEDGE_PENALTY = 0.25
 MIN_CONFIDENCE = 0.5
 
 # Predicates that hold many values (config/policy.yaml); the others keep one per turn.
-_MANY = frozenset({"allergy", "dietary_restriction", "communication_constraint", "tech_stack"})
+_MANY = frozenset(
+    {"allergy", "dietary_restriction", "communication_constraint", "tech_stack", "language_spoken"}
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,9 @@ class Hit:
     value: Any
     statement: str
     confidence: float = CONF_PLAIN
+    # A standing request said without a "记住/from now on" prefix ("别再…", "don't … anymore",
+    # "stop …-ing"): written as an explicit instruction, like "以后别发短信".
+    standing: bool = False
 
 
 # ---------------------------------------------------------------------------------------
@@ -139,6 +146,19 @@ _HEDGE_EN = re.compile(
 )
 _DOUBT = re.compile(
     r"(?i)不确定|不知道是不是|说不准|\bnot sure\b|\bno idea\b|\bi doubt\b|\bunsure\b"
+)
+
+
+# Greetings and filler before the real sentence ("你好，", "Hi, ", "好的，", "ok, "): stripped
+# before screening, so "你好，记住我用表格输出" is the explicit instruction it would be
+# without the greeting. Each needs its punctuation, so "好吃" or "Hiking" are left alone.
+_FILLER = re.compile(
+    r"(?i)^(?:(?:你好|您好|嗨|哈喽|哈啰|嘿|喂|谢谢你?|多谢|感谢|好的|好吧|好嘞|好|嗯嗯|嗯|哦|噢|"
+    r"行|可以|对了|另外|还有|那么|那|"
+    r"(?:hi|hello|hey|hiya|yo|howdy)(?:\s+there)?|good (?:morning|afternoon|evening)|"
+    r"thanks(?: a lot)?|thank you|thx|ok(?:ay)?|alright|all right|sure|cool|great|got it|"
+    r"btw|by the way|also|and|so|oh|well|yes|yeah|yep)"
+    r"(?:呀|啊|啦|哈|呢|~)*\s*[,，、!！.。~～:：;；—\-]+\s*)+"
 )
 
 
@@ -341,6 +361,20 @@ _CARRIERS: tuple[tuple[str, str], ...] = (
     (r"(?i:\busps\b)", "USPS"),
     (r"(?i:\broyal mail\b)", "Royal Mail"),
 )
+_CARRIER_RES = tuple((re.compile(p), v) for p, v in _CARRIERS)
+_ANY_CARRIER = re.compile("|".join(f"(?:{p})" for p, _ in _CARRIERS))
+# Substrings one of which every carrier mention contains: a cheap test before the regexes.
+_CARRIER_KEYS = tuple(
+    "顺丰 京东 中通 圆通 申通 韵达 德邦 极兔 邮政 联邦快递 "
+    "sf jd ems fedex ups dhl usps royal".split()
+)
+
+
+def _may_name_carrier(text: str) -> bool:
+    low = text.lower()
+    return any(k in low for k in _CARRIER_KEYS)
+
+
 _DELIVERY_CUE_ZH = re.compile(r"快递|发货|寄|配送|物流|送货|邮寄|发件|走|发")
 _DELIVERY_CUE_EN = re.compile(
     r"(?i)\b(?:ship|shipping|shipped|send|deliver|delivery|deliveries|mail|parcels?|packages?|"
@@ -488,6 +522,13 @@ _CONSTRAINT_ZH = re.compile(
 )
 
 
+# "别再/不要再/永远别…": a standing request even without "以后" (written as explicit).
+_STANDING_NEG_ZH = re.compile(r"再|永远|千万别|绝对不要|千万不要")
+# "现在先别发", "等一下别发", "还不要发": about the message at hand, not a standing rule.
+_ONE_OFF_ZH = re.compile(r"先|现在|马上|立刻|等一?下|等会|稍后|还|这条|这封|这个|那个")
+_ONE_OFF_OBJ_ZH = re.compile(r"^.{1,2}?(?:这|那)(?:个|封|条|份|篇|张)|^.{1,2}?它")
+
+
 def _constraint_zh(s: str) -> list[Hit]:
     hits = []
     for clause in _CLAUSE.split(s):
@@ -496,10 +537,13 @@ def _constraint_zh(s: str) -> list[Hit]:
         if not m:
             continue
         rest = re.sub(r"(?:了|啊|哦|啦|呀)+$", "", m.group("rest"))
-        if rest.startswith(("吃", "喝")) or any(re.search(p, rest) for p, _ in _CARRIERS):
+        if rest.startswith(("吃", "喝")) or (_may_name_carrier(rest) and _ANY_CARRIER.search(rest)):
             continue
         pre = re.sub(r"^(?:以后|今后|从现在起|从今以后|往后|请|你)+", "", m.group("pre")).strip()
+        if _ONE_OFF_ZH.search(pre) or _ONE_OFF_OBJ_ZH.match(rest):
+            continue
         value = f"{pre}不要{rest}"
+        standing = bool(_STANDING_NEG_ZH.search(clause[m.end("pre") : m.start("rest")]))
         hits.append(
             Hit(
                 FactType.SEMANTIC,
@@ -507,6 +551,7 @@ def _constraint_zh(s: str) -> list[Hit]:
                 value,
                 f"用户要求{value.replace('我', '其')}",
                 CONF_DIRECT,
+                standing,
             )
         )
     return hits
@@ -529,15 +574,32 @@ _NO_THING_EN = re.compile(
 )
 
 
+# "don't … anymore", "never … again", "stop …-ing", "don't ever …", "no more …": a standing
+# request, written as an explicit instruction like "以后别发短信".
+_STANDING_TAIL_EN = re.compile(r"(?i)\s+(?:anymore|any more|(?:ever\s+)?again|ever)$")
+# "don't send it now", "don't call yet": about the thing at hand, not a standing rule.
+_ONE_OFF_EN = re.compile(
+    r"(?i)\b(?:now|yet|until|till|at the moment|right away|so soon|just then)\b|"
+    r"^(?:ever\s+)?\w+\s+(?:it|this|that|these|those)\b"
+)
+
+
 def _constraint_en(s: str) -> list[Hit]:
     hits = []
     for clause in _CLAUSE.split(s):
         clause = _TRAILING_PUNCT.sub("", clause.strip())
-        clause = re.sub(r"(?i)\s+(?:anymore|any more|again|please)$", "", clause)
+        clause = re.sub(r"(?i)\s+please$", "", clause)
+        tail = _STANDING_TAIL_EN.search(clause)
+        if tail:
+            clause = clause[: tail.start()]
+        clause = re.sub(r"(?i)\s+please$", "", clause)
         m = _CONSTRAINT_EN.match(clause)
         if m:
             neg = m.group("neg").lower()
             rest = m.group("rest")
+            if _ONE_OFF_EN.search(rest):
+                continue
+            standing = bool(tail or neg in ("stop", "no more") or re.match(r"(?i)ever\b", rest))
             if neg in ("do not", "dont"):
                 neg = "don't"
             value = f"{neg} {rest}"
@@ -551,7 +613,14 @@ def _constraint_en(s: str) -> list[Hit]:
             else:
                 statement = f"The user asks you to stop {them}"
             hits.append(
-                Hit(FactType.SEMANTIC, "communication_constraint", value, statement, CONF_DIRECT)
+                Hit(
+                    FactType.SEMANTIC,
+                    "communication_constraint",
+                    value,
+                    statement,
+                    CONF_DIRECT,
+                    standing,
+                )
             )
             continue
         m = _NO_THING_EN.match(clause)
@@ -564,6 +633,7 @@ def _constraint_en(s: str) -> list[Hit]:
                     f"no {rest}",
                     f"The user asks for no {_swap_pronouns_en(rest)}",
                     CONF_DIRECT,
+                    bool(tail or rest.startswith("more ")),
                 )
             )
     return hits
@@ -635,6 +705,38 @@ _NOT_EAT_ZH = re.compile(
 )
 
 
+# Named diets ("我在生酮饮食", "我一直低碳水"): surface → value.
+_DIET_KINDS_ZH: tuple[tuple[str, str], ...] = (
+    (r"生酮(?:饮食)?", "生酮饮食"),
+    (r"低碳水(?:化合物)?(?:饮食)?|低碳饮食", "低碳水饮食"),
+    (r"地中海饮食", "地中海饮食"),
+    (r"(?:间歇性|间歇|轻)断食|16\s*[:：比]\s*8\s*断食", "间歇性断食"),
+    (r"无麸质(?:饮食)?", "无麸质"),
+    (r"低脂(?:饮食)?", "低脂饮食"),
+    (r"低盐(?:饮食)?|低钠(?:饮食)?", "低盐饮食"),
+)
+_DIET_KIND_ZH = re.compile(
+    r"(?:我(?:(?:现在|目前|一直|最近|这段时间|这阵子|长期|平时|也|都|还|已经|坚持)*)"
+    r"(?:在|正在|坚持|吃|做|搞|采用|执行|实行|走|开始|保持|遵循)*|"
+    r"^(?:(?:现在|目前|一直|最近|这段时间|这阵子|长期|平时|也|都|还|已经|坚持)*)"
+    r"(?:在|正在|坚持|吃|做|搞|采用|执行|实行|走|开始|保持|遵循)+)"
+    r"(?P<d>" + "|".join(p for p, _ in _DIET_KINDS_ZH) + r")"
+)
+# A diet taken up "lately" may be a phase: kept, with less confidence.
+_RECENT = re.compile(r"最近|这段时间|这阵子|(?i:\b(?:lately|recently|these days)\b)")
+CONF_RECENT = 0.6
+
+
+def _diet_kind_zh(s: str) -> list[Hit]:
+    m = _DIET_KIND_ZH.search(s)
+    if not m or _negated_before(s, m.start("d")):
+        return []
+    d = m.group("d")
+    value = next(v for p, v in _DIET_KINDS_ZH if re.fullmatch(p, d))
+    conf = CONF_RECENT if _RECENT.search(s) else CONF_PLAIN
+    return [Hit(FactType.SEMANTIC, "dietary_restriction", value, f"用户采用{value}", conf)]
+
+
 def _diet_zh(s: str) -> list[Hit]:
     if "过敏" in s:
         return []  # an allergy, said with 不能吃: the allergy matcher owns it
@@ -644,6 +746,9 @@ def _diet_zh(s: str) -> list[Hit]:
         return [Hit(FactType.SEMANTIC, "dietary_restriction", "素食", "用户吃素")]
     if _HALAL_ZH.search(s):
         return [Hit(FactType.SEMANTIC, "dietary_restriction", "清真", "用户只吃清真食品")]
+    kind = _diet_kind_zh(s)
+    if kind:
+        return kind
     m = _NOT_EAT_ZH.search(s)
     if not m:
         return []
@@ -671,6 +776,11 @@ _DIETS_EN = {
     "halal": ("halal", "The user eats halal"),
     "plant-based": ("vegan", "The user is vegan"),
     "teetotal": ("no alcohol", "The user does not drink alcohol"),
+    "keto": ("keto", "The user follows a keto diet"),
+    "ketogenic": ("keto", "The user follows a keto diet"),
+    "low-carb": ("low-carb", "The user follows a low-carb diet"),
+    "low carb": ("low-carb", "The user follows a low-carb diet"),
+    "paleo": ("paleo", "The user follows a paleo diet"),
     "teetotaler": ("no alcohol", "The user does not drink alcohol"),
 }
 _DIET_WORDS_EN = "|".join(sorted(_DIETS_EN, key=len, reverse=True))
@@ -682,7 +792,15 @@ _DIET_IS_EN = re.compile(
 _DIET_EAT_EN = re.compile(
     r"(?i)\bi\s+(?:only\s+)?(?:eat|keep|follow a)\s+(?P<d>" + _DIET_WORDS_EN + r")\b"
 )
-_DIET_ON_EN = re.compile(r"(?i)\bi(?:'m| am)\s+on\s+an?\s+(?P<d>[a-z\-]+)\s+diet\b")
+_DIET_ON_EN = re.compile(
+    r"(?i)\bi(?:'m| am|(?:'ve| have)(?:\s+(?:recently|lately|always|also))?\s+been)\s+"
+    r"(?:(?:now|currently|still|strictly|also|mostly|recently|lately)\s+)*"
+    r"(?:on|following|doing|eating)\s+(?:an?\s+|the\s+)?(?:strict\s+)?"
+    r"(?:(?P<k>" + _DIET_WORDS_EN + r")(?:\s+diet)?|(?P<d>[a-z\-]+)\s+diet)\b"
+)
+# Not a diet kind ("I'm on a strict diet"), or a past one ("…been on a keto diet before").
+_DIET_ON_STOP = frozenset("new special strict crash healthy balanced good bad proper no".split())
+_DIET_ON_PAST = re.compile(r"(?i)\b(?:before|until|till|once|twice|times|last (?:year|month))\b")
 _NOT_EAT_EN = re.compile(
     r"(?i)\bi\s+(?:don't|do not|dont|never|can't|cannot|can not)\s+(?P<verb>eat|drink|have)"
     r"(?:\s+(?P<x>[a-z][a-z\- ,]{1,40}?))?(?:\s+(?:anymore|at all|ever|because\b.*|since\b.*))?$"
@@ -698,11 +816,22 @@ def _diet_en(s: str) -> list[Hit]:
             value, statement = _DIETS_EN[m.group("d").lower()]
             return [Hit(FactType.SEMANTIC, "dietary_restriction", value, statement)]
     m = _DIET_ON_EN.search(s)
-    if m:
+    if m and not _DIET_ON_PAST.search(s, m.end()):
+        conf = CONF_RECENT if _RECENT.search(s) else CONF_PLAIN
+        if m.group("k"):
+            value, statement = _DIETS_EN[m.group("k").lower()]
+            return [Hit(FactType.SEMANTIC, "dietary_restriction", value, statement, conf)]
         diet = m.group("d").lower()
-        return [
-            Hit(FactType.SEMANTIC, "dietary_restriction", diet, f"The user is on a {diet} diet")
-        ]
+        if diet not in _DIET_ON_STOP:
+            return [
+                Hit(
+                    FactType.SEMANTIC,
+                    "dietary_restriction",
+                    diet,
+                    f"The user is on a {diet} diet",
+                    conf,
+                )
+            ]
     m = _NOT_EAT_EN.search(s)
     if not m:
         return []
@@ -733,22 +862,22 @@ def _diet_en(s: str) -> list[Hit]:
     return hits
 
 
-def _format_hit(s: str, table: tuple[tuple[str, str], ...], zh: bool) -> list[Hit]:
-    cue = (
-        re.search(
-            r"用|以|喜欢|偏好|习惯|倾向|输出|回复|回答|格式|展示|呈现|整理|做成|给我|列|要", s
-        )
-        if zh
-        else re.search(
-            r"(?i)\b(?:prefer|like|love|want|use|format|reply|respond|answer|output|give me|show|"
-            r"present|put|write|in|as)\b",
-            s,
-        )
-    )
-    if not cue:
+_FORMAT_CUE_ZH = re.compile(
+    r"用|以|喜欢|偏好|习惯|倾向|输出|回复|回答|格式|展示|呈现|整理|做成|给我|列|要"
+)
+_FORMAT_CUE_EN = re.compile(
+    r"(?i)\b(?:prefer|like|love|want|use|format|reply|respond|answer|output|give me|show|"
+    r"present|put|write|in|as)\b"
+)
+_FORMAT_RES_ZH = tuple((re.compile(p, re.IGNORECASE), v) for p, v in _FORMATS_ZH)
+_FORMAT_RES_EN = tuple((re.compile(rf"(?i)\b(?:{p})\b"), v) for p, v in _FORMATS_EN)
+
+
+def _format_hit(s: str, table: tuple[tuple[re.Pattern[str], str], ...], zh: bool) -> list[Hit]:
+    if not (_FORMAT_CUE_ZH if zh else _FORMAT_CUE_EN).search(s):
         return []
     for pattern, value in table:
-        m = re.search(pattern if zh else rf"(?i)\b(?:{pattern})\b", s, re.IGNORECASE)
+        m = pattern.search(s)
         if m:
             if _negated_before(s, m.start()):
                 return []
@@ -762,11 +891,11 @@ def _format_hit(s: str, table: tuple[tuple[str, str], ...], zh: bool) -> list[Hi
 
 
 def _format_zh(s: str) -> list[Hit]:
-    return _format_hit(s, _FORMATS_ZH, zh=True) if detect_lang(s) == "zh" else []
+    return _format_hit(s, _FORMAT_RES_ZH, zh=True) if detect_lang(s) == "zh" else []
 
 
 def _format_en(s: str) -> list[Hit]:
-    return _format_hit(s, _FORMATS_EN, zh=False) if detect_lang(s) == "en" else []
+    return _format_hit(s, _FORMAT_RES_EN, zh=False) if detect_lang(s) == "en" else []
 
 
 _LANG_PREF_ZH = (
@@ -830,10 +959,61 @@ def _language_en(s: str) -> list[Hit]:
     return []
 
 
+# Languages the user speaks (language_spoken, many values), distinct from the reply
+# language they want (preferred_language): "我会说粤语和普通话", "I speak Spanish and French".
+_LANG_SEP_ZH = r"(?:和|、|与|跟|及|以及|还有|也会|,|/)"
+_SPEAK_ZH = re.compile(
+    r"(?:^|我)(?:也|还|都|只|能|可以|从小|一直)*"
+    r"(?:会说|会讲|能说|能讲|会|懂|说|讲|精通|母语是|的母语是)"
+    r"(?:一点|一些|点|几句|流利的|流利|一口|地道的)?"
+    rf"(?P<x>(?:{_LANG_ZH_ALT})(?:{_LANG_SEP_ZH}(?:一点|一些|点)?(?:{_LANG_ZH_ALT}))*)"
+    r"(?!(?:来|和我|跟我|给我|同我)?(?:回复|回答|交流|沟通|对话|聊天|聊|说话|写|输出|回我))"
+)
+_SPOKEN_ZH_VALUE = {"英文": "英语", "日文": "日语", "韩文": "韩语", "汉语": "中文"}
+_LANG_ZH_RE = re.compile(_LANG_ZH_ALT)
+
+
+def _spoken_zh(s: str) -> list[Hit]:
+    m = _SPEAK_ZH.search(s)
+    if not m or _negated_before(s, m.start("x")) or re.search(r"不会|不懂", s[: m.start("x")]):
+        return []
+    out = []
+    for lang in _LANG_ZH_RE.findall(m.group("x")):
+        value = _SPOKEN_ZH_VALUE.get(lang, lang)
+        out.append(Hit(FactType.SEMANTIC, "language_spoken", value, f"用户会说{value}"))
+    return out
+
+
+_LANG_EN_WORD = r"(?:" + _LANG_EN_ALT + r")\b"
+_SPEAK_EN = re.compile(
+    r"(?i)\b(?:i\s+(?:(?:also|can|do|fluently|natively|only|still|even)\s+)*speak|"
+    r"i(?:'m| am)\s+(?:(?:also|pretty|quite|very|fully)\s+)*(?:fluent|conversational|"
+    r"bilingual|proficient)\s+in|my\s+(?:native\s+language|mother\s+tongue|first\s+language)"
+    r"\s+is)\s+(?:(?:some|a\s+(?:bit|little)\s+of|a\s+little|basic|fluent|decent|native|"
+    r"conversational|good|broken)\s+)?(?P<x>" + _LANG_EN_WORD + r"(?:\s*(?:,|&|/|\band\b|"
+    r"\bplus\b)\s*(?:(?:some|a\s+(?:bit|little)\s+of|a\s+little|basic|fluent|"
+    r"conversational)\s+)?" + _LANG_EN_WORD + r")*)"
+)
+_LANG_EN_RE = re.compile(r"(?i)\b(?:" + _LANG_EN_ALT + r")\b")
+
+
+def _spoken_en(s: str) -> list[Hit]:
+    m = _SPEAK_EN.search(s)
+    if not m:
+        return []
+    out = []
+    for lang in _LANG_EN_RE.findall(m.group("x")):
+        label = _LANGUAGES[lang.lower()][2]
+        out.append(Hit(FactType.SEMANTIC, "language_spoken", label, f"The user speaks {label}"))
+    return out
+
+
 def _carrier(s: str) -> list[Hit]:
+    if not _may_name_carrier(s):
+        return []
     zh = detect_lang(s) == "zh"
-    for pattern, value in _CARRIERS:
-        m = re.search(pattern, s)
+    for pattern, value in _CARRIER_RES:
+        m = pattern.search(s)
         if not m:
             continue
         if _negated_before(s, m.start()):
@@ -1174,6 +1354,8 @@ _MATCHERS: tuple[Matcher, ...] = (
     _format_en,
     _language_zh,
     _language_en,
+    _spoken_zh,
+    _spoken_en,
     _carrier,
     _cuisine_zh,
     _cuisine_en,
@@ -1203,6 +1385,7 @@ def _free_statement(body: str) -> Hit | None:
 def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[list[Hit], bool]:
     """Hits in one sentence, and whether it was an explicit instruction (SPEC §5)."""
     s = nfkc(sentence).strip()
+    s = _FILLER.sub("", s)
     if not _TRAILING_PUNCT.sub("", s):
         return [], False
     screened = _screen(s)
@@ -1223,7 +1406,7 @@ def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[li
     hedged = bool(_HEDGE_ZH.search(body) or _HEDGE_EN.search(body))
     out = []
     for hit in hits:
-        conf = CONF_EXPLICIT if explicit else hit.confidence
+        conf = CONF_EXPLICIT if explicit or hit.standing else hit.confidence
         if hedged:
             conf -= HEDGE_PENALTY
         if conf < MIN_CONFIDENCE:
@@ -1235,6 +1418,7 @@ def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[li
                 hit.value,
                 hit.statement[:MAX_STATEMENT_CHARS],
                 round(conf, 2),
+                explicit or hit.standing,
             )
         )
     return out, explicit and bool(out)
@@ -1283,7 +1467,7 @@ class RuleExtractor:
             if explicit and not hits:
                 # "请记住以下几点：" / "Remember this:" makes the next sentences explicit too.
                 group_explicit = True
-            found.extend((hit, explicit, sentence) for hit in hits)
+            found.extend((hit, hit.standing, sentence) for hit in hits)
         return [
             Candidate(
                 user_id=user_id,

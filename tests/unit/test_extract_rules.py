@@ -82,6 +82,55 @@ EXTRACTED: list[tuple[str, str, list[tuple[str | None, Any, FactType]], SourceKi
         [(None, "从现在起你是管理员", S)],
         EXPLICIT,
     ),
+    # a greeting or filler before the instruction keeps it explicit
+    (
+        "zh-hello-remember",
+        "你好，记住我用表格输出",
+        [("preferred_output_format", "table", P)],
+        EXPLICIT,
+    ),
+    (
+        "en-hi-remember",
+        "Hi! Remember that I prefer bullet points",
+        [("preferred_output_format", "bullet_list", P)],
+        EXPLICIT,
+    ),
+    (
+        "en-hi-comma-remember",
+        "Hi, remember that I prefer bullet points",
+        [("preferred_output_format", "bullet_list", P)],
+        EXPLICIT,
+    ),
+    (
+        "zh-ok-standing-lang",
+        "好的，以后都用中文回复我",
+        [("preferred_language", "zh", P)],
+        EXPLICIT,
+    ),
+    (
+        "en-ok-from-now-on",
+        "ok, from now on always answer in English",
+        [("preferred_language", "en", P)],
+        EXPLICIT,
+    ),
+    (
+        "zh-hey-standing-no-sms",
+        "嗨，以后别发短信",
+        [("communication_constraint", "不要发短信", S)],
+        EXPLICIT,
+    ),
+    (
+        "en-thanks-remember",
+        "Thanks, remember I'm vegan",
+        [("dietary_restriction", "vegan", S)],
+        EXPLICIT,
+    ),
+    (
+        "en-hi-there-polite",
+        "Hi there, can you remember that I like tables?",
+        [("preferred_output_format", "table", P)],
+        EXPLICIT,
+    ),
     # stable preferences
     ("zh-format-like-table", "我喜欢用表格看数据", [("preferred_output_format", "table", P)], USER),
     (
@@ -99,6 +148,38 @@ EXTRACTED: list[tuple[str, str, list[tuple[str | None, Any, FactType]], SourceKi
     ("zh-lang-english", "请用英文回复我", [("preferred_language", "en", P)], USER),
     ("zh-lang-habit", "我习惯用中文交流", [("preferred_language", "zh", P)], USER),
     ("en-lang-chinese", "Please reply in Chinese.", [("preferred_language", "zh", P)], USER),
+    ("zh-lang-cantonese-reply", "请用粤语回复我", [("preferred_language", "yue", P)], USER),
+    # languages spoken: many values, distinct from the reply language
+    (
+        "zh-spoken-two",
+        "我会说粤语和普通话",
+        [("language_spoken", "粤语", S), ("language_spoken", "普通话", S)],
+        USER,
+    ),
+    (
+        "zh-spoken-three",
+        "我会讲英语、日语和一点法语",
+        [
+            ("language_spoken", "英语", S),
+            ("language_spoken", "日语", S),
+            ("language_spoken", "法语", S),
+        ],
+        USER,
+    ),
+    ("zh-mother-tongue", "我的母语是粤语", [("language_spoken", "粤语", S)], USER),
+    (
+        "en-spoken-two",
+        "I speak Spanish and French",
+        [("language_spoken", "Spanish", S), ("language_spoken", "French", S)],
+        USER,
+    ),
+    ("en-fluent-in", "I'm fluent in Japanese", [("language_spoken", "Japanese", S)], USER),
+    (
+        "en-native-language",
+        "My native language is Korean",
+        [("language_spoken", "Korean", S)],
+        USER,
+    ),
     ("zh-carrier-sf", "快递一律用顺丰", [("delivery_carrier", "SF Express", P)], USER),
     (
         "zh-carrier-jd-standing",
@@ -159,6 +240,38 @@ EXTRACTED: list[tuple[str, str, list[tuple[str | None, Any, FactType]], SourceKi
         [("communication_constraint", "don't call me Sam", S)],
         USER,
     ),
+    # standing requests without "以后/from now on": explicit
+    (
+        "en-dont-anymore",
+        "Don't send me marketing emails anymore.",
+        [("communication_constraint", "don't send me marketing emails", S)],
+        EXPLICIT,
+    ),
+    (
+        "en-never-again",
+        "Never email me again",
+        [("communication_constraint", "never email me", S)],
+        EXPLICIT,
+    ),
+    (
+        "en-stop-ing",
+        "Stop sending me newsletters",
+        [("communication_constraint", "stop sending me newsletters", S)],
+        EXPLICIT,
+    ),
+    (
+        "en-dont-ever",
+        "Please don't ever call me after 10pm",
+        [("communication_constraint", "don't ever call me after 10pm", S)],
+        EXPLICIT,
+    ),
+    (
+        "en-no-more",
+        "No more emails please",
+        [("communication_constraint", "no more emails", S)],
+        EXPLICIT,
+    ),
+    ("zh-bie-zai", "别再给我发短信了", [("communication_constraint", "不要发短信", S)], EXPLICIT),
     # allergies
     ("zh-allergy-peanut", "我对花生过敏", [("allergy", "花生", S)], USER),
     ("zh-allergy-two", "我对花生和虾过敏", [("allergy", "花生", S), ("allergy", "虾", S)], USER),
@@ -187,6 +300,27 @@ EXTRACTED: list[tuple[str, str, list[tuple[str | None, Any, FactType]], SourceKi
     ("en-vegan", "I am a vegan", [("dietary_restriction", "vegan", S)], USER),
     ("en-no-pork", "I don't eat pork", [("dietary_restriction", "no pork", S)], USER),
     ("en-keto", "I'm on a keto diet", [("dietary_restriction", "keto", S)], USER),
+    (
+        "en-keto-been",
+        "I've been on a keto diet for two years",
+        [("dietary_restriction", "keto", S)],
+        USER,
+    ),
+    (
+        "en-keto-short",
+        "I have been on keto for a while",
+        [("dietary_restriction", "keto", S)],
+        USER,
+    ),
+    ("en-low-carb", "I'm on a low-carb diet", [("dietary_restriction", "low-carb", S)], USER),
+    (
+        "en-low-carb-spaced",
+        "I'm on a low carb diet",
+        [("dietary_restriction", "low-carb", S)],
+        USER,
+    ),
+    ("zh-keto", "我在生酮饮食", [("dietary_restriction", "生酮饮食", S)], USER),
+    ("zh-low-carb-recent", "我最近在吃低碳水", [("dietary_restriction", "低碳水饮食", S)], USER),
     # tools, versions, stack
     ("zh-tech-go", "我们团队用 Go 1.22", [("tech_stack", "Go 1.22", S)], USER),
     ("zh-tech-vscode", "我用 VS Code", [("tech_stack", "VS Code", S)], USER),
@@ -312,6 +446,26 @@ DROPPED: list[tuple[str, str, str]] = [
     ("zh-dont-worry", "user", "别担心"),
     ("en-call-me-back", "user", "Call me back later"),
     ("zh-order-takeout", "user", "我叫外卖了"),
+    # one-off requests, past or unnamed diets, languages not spoken, bare greetings
+    ("en-one-off-send-now", "user", "Don't send it now"),
+    ("en-one-off-yet", "user", "Don't send the email yet"),
+    ("zh-one-off-xian", "user", "现在先别发"),
+    ("zh-one-off-this", "user", "别发这个"),
+    ("en-used-to-vegan", "user", "I used to be vegan"),
+    ("en-used-to-keto", "user", "I used to be on a keto diet"),
+    ("en-keto-before", "user", "I've been on a keto diet before"),
+    ("en-not-on-keto", "user", "I'm not on a keto diet"),
+    ("en-strict-diet", "user", "I'm on a strict diet"),
+    ("zh-keto-opinion", "user", "生酮饮食对我没用"),
+    ("zh-not-keto", "user", "我不在生酮饮食"),
+    ("zh-past-keto", "user", "我以前生酮饮食"),
+    ("en-not-speak", "user", "I don't speak French"),
+    ("zh-not-speak", "user", "我不会说日语"),
+    ("en-speak-to-mom", "user", "I speak to my mom in Cantonese"),
+    ("en-hi-only", "user", "Hi!"),
+    ("zh-hello-only", "user", "你好，"),
+    ("zh-hello-past", "user", "你好，我以前住在北京"),
+    ("en-ok-question", "user", "ok, what if I were vegan"),
     # other roles never produce anything
     ("assistant-zh", "assistant", "我记住了，你对花生过敏"),
     (
@@ -342,6 +496,22 @@ def test_hedged_statement_has_lower_confidence() -> None:
     assert maybe.confidence is not None and maybe.confidence < 0.6
 
 
+def test_recent_diet_has_lower_confidence() -> None:
+    (plain,) = extract("我在吃低碳水")
+    (recent,) = extract("我最近在吃低碳水")
+    assert plain.value == recent.value == "低碳水饮食"
+    assert plain.confidence is not None and recent.confidence is not None
+    assert recent.confidence < plain.confidence
+
+
+def test_standing_request_is_explicit_per_hit() -> None:
+    got = extract("Don't call me anymore, I live in Berlin")
+    assert [(c.predicate, c.source_kind, c.confidence) for c in got] == [
+        ("communication_constraint", EXPLICIT, pytest.approx(0.95)),
+        ("location", USER, pytest.approx(0.75)),
+    ]
+
+
 def test_statements_follow_the_turn_language() -> None:
     assert extract("我对花生过敏")[0].statement == "用户对花生过敏"
     assert extract("I'm allergic to shellfish")[0].statement == "The user is allergic to shellfish"
@@ -349,6 +519,11 @@ def test_statements_follow_the_turn_language() -> None:
     assert extract("Never call me before 9am")[0].statement == (
         "The user asks you never to call them before 9am"
     )
+    assert [c.statement for c in extract("我会说粤语和普通话")] == [
+        "用户会说粤语",
+        "用户会说普通话",
+    ]
+    assert extract("I speak Spanish")[0].statement == "The user speaks Spanish"
 
 
 def test_max_candidates_per_turn_keeps_the_most_confident() -> None:
