@@ -44,22 +44,6 @@ DENSE_RANGES: dict[str, tuple[float, float]] = {}
 # they fit `k` and the budget; this is the evidence they get when no channel found them.
 NEW_TIER_PRIOR = 0.5
 
-# Query words that carry no signal for recall's keyword channel, on top of the shared
-# STOPWORDS: fragments of English contractions ("what's" → "s", "don't" → "t") and
-# Chinese single-character verbs that work as function words in requests (用 "use",
-# 帮 "help", 让 "let"). Each matched half of the pool's statements ("用户…用表格",
-# "the user's …") and injected unrelated facts on a one-word match.
-RECALL_STOPWORDS: frozenset[str] = frozenset(
-    "s t d m ll re ve 用 帮 让 做 想 下 点 些 个 很 再 又 才 过 着 得 地 之 该 吧 一下 "
-    "帮忙 应该 可以 需要 知道 告诉 help tell give get make let need want know like".split()
-)
-
-
-def recall_terms(query: str) -> list[str]:
-    """The keyword channel's terms for `query`: search_terms minus RECALL_STOPWORDS."""
-    return [t for t in search_terms(query) if t not in RECALL_STOPWORDS]
-
-
 def _iso(dt: datetime) -> str:
     return (dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)).isoformat()
 
@@ -131,7 +115,7 @@ async def recall(
         sensitivities=[s.value for s in Sensitivity if sensitivity_allowed(s, who.max_sensitivity)],
         types=[t.value for t in req.types] if req.types else None,
         predicates=predicates_for_query(req.query),
-        terms=recall_terms(req.query),
+        terms=search_terms(req.query),
         vector=None,
         embedding_model=None,
     )

@@ -20,7 +20,12 @@ STOPWORDS: frozenset[str] = frozenset(
     "一个 这个 那个 有 没有 要 会 能 还 请 呀 哦 嗯 "
     "a an the is are was were be been am i me my mine you your we our us it its of to in on "
     "for with and or at by what which who how do does did have has had this that these those "
-    "please can could would should will shall about from as".split()
+    "please can could would should will shall about from as "
+    # Fragments of English contractions ("what's" → "s") and Chinese single-character
+    # verbs that work as function words in requests (用 "use", 帮 "help"): each matched
+    # half of a pool's statements ("用户…用表格", "the user's …") on a one-word match.
+    "s t d m ll re ve 用 帮 让 做 想 下 点 些 个 很 再 又 才 过 着 得 地 之 该 吧 一下 "
+    "帮忙 应该 可以 需要 知道 告诉 help tell give get make let need want know like".split()
 )
 
 
