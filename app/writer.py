@@ -23,6 +23,7 @@ from app.memory.model import (
     Candidate,
     Decision,
     FactType,
+    GateResult,
     KeyRights,
     Origin,
     Reason,
@@ -162,6 +163,87 @@ async def _embed(ctx: AppContext, text: str) -> tuple[list[float] | None, str | 
     return vector, ctx.embedder.model
 
 
+async def _screen(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    c: Candidate,
+    policy: Policy,
+    now: datetime,
+) -> tuple[WriteOutcome | None, GateResult | None]:
+    """The gate's screening with this user's tombstones; a rejection is audited here.
+
+    Returns (outcome to answer now, screening result): the outcome is set for a rejection;
+    the result is set when the gate asks for something other than a plain pass
+    (e.g. pending for consent).
+    """
+    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+    tombstoned = await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes)
+    screened = gate.screen(c, rights, policy, tombstoned)
+    if screened is not None and screened.decision is Decision.REJECTED:
+        outcome = WriteOutcome(Decision.REJECTED, screened.reason)
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, screened.detail)
+        return outcome, screened
+    return None, screened
+
+
+async def _insert(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    c: Candidate,
+    policy: Policy,
+    now: datetime,
+    *,
+    vector: list[float] | None,
+    model: str | None,
+    status: Status,
+    confidence: float,
+    sensitivity: str,
+    version: int,
+    supersedes: uuid.UUID | None,
+    contested: bool,
+    valid_to: datetime | None,
+) -> asyncpg.Record:
+    """Store a new version of a fact the gate accepted (the one place facts are inserted)."""
+    valid_from = c.valid_from or now
+    return await facts_store.insert_fact(
+        conn,
+        facts_store.NewFact(
+            id=uuid.uuid4(),
+            tenant_id=tenant_id,
+            user_id=c.user_id,
+            scope=c.scope,
+            type=c.type.value,
+            predicate=c.predicate,
+            value=c.value,
+            value_key=value_key(c.predicate, c.value) if c.predicate else None,
+            statement=c.statement,
+            statement_key=statement_key(c.statement),
+            polarity=polarity(c.statement),
+            source_kind=(c.source_kind or SourceKind.USER_MESSAGE).value,
+            source_trace_id=c.trace_id,
+            source_turn_id=c.turn_id,
+            source_evidence=c.evidence,
+            source_writer=rights.key_id,
+            confidence=confidence,
+            sensitivity=sensitivity,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            expires_at=_expires_at(c, policy, valid_from),
+            status=status.value,
+            version=version,
+            supersedes=supersedes,
+            contested=contested,
+            embedding=vector,
+            embedding_model=model,
+            search_text=search_document(c.statement, c.predicate or "", _value_text(c.value)),
+            policy_version=policy.version,
+            now=now,
+        ),
+    )
+
+
 async def write(
     ctx: AppContext,
     conn: asyncpg.Connection,
@@ -172,13 +254,9 @@ async def write(
     now: datetime,
 ) -> WriteOutcome:
     """Gate and store one candidate; call inside a tenant transaction."""
-    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
-    tombstoned = await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes)
-    screened = gate.screen(c, rights, policy, tombstoned)
-    if screened is not None and screened.decision is Decision.REJECTED:
-        outcome = WriteOutcome(Decision.REJECTED, screened.reason)
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, screened.detail)
-        return outcome
+    rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now)
+    if rejected is not None:
+        return rejected
     if screened is not None and screened.decision is Decision.PENDING:
         # sensitive content and the policy asks the user first: hold it as a candidate
         cand = await cand_store.upsert_pending(
@@ -234,47 +312,28 @@ async def write(
         await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
         return outcome
 
-    valid_from = c.valid_from or now
     version = 1
     if result.supersedes is not None:
         version = await facts_store.version_of(conn, tenant_id, result.supersedes) + 1
     valid_to = c.valid_to
     if result.status is Status.SUPERSEDED and valid_to is None:
         valid_to = result.valid_to  # kept as history: closed where the next version begins
-    row = await facts_store.insert_fact(
+    row = await _insert(
         conn,
-        facts_store.NewFact(
-            id=uuid.uuid4(),
-            tenant_id=tenant_id,
-            user_id=c.user_id,
-            scope=c.scope,
-            type=c.type.value,
-            predicate=c.predicate,
-            value=c.value,
-            value_key=value_key(c.predicate, c.value) if c.predicate else None,
-            statement=c.statement,
-            statement_key=statement_key(c.statement),
-            polarity=polarity(c.statement),
-            source_kind=(c.source_kind or SourceKind.USER_MESSAGE).value,
-            source_trace_id=c.trace_id,
-            source_turn_id=c.turn_id,
-            source_evidence=c.evidence,
-            source_writer=rights.key_id,
-            confidence=result.confidence,
-            sensitivity=result.sensitivity.value,
-            valid_from=valid_from,
-            valid_to=valid_to,
-            expires_at=_expires_at(c, policy, valid_from),
-            status=result.status.value,
-            version=version,
-            supersedes=result.supersedes,
-            contested=result.contested,
-            embedding=vector,
-            embedding_model=model,
-            search_text=search_document(c.statement, c.predicate or "", _value_text(c.value)),
-            policy_version=policy.version,
-            now=now,
-        ),
+        tenant_id,
+        rights,
+        c,
+        policy,
+        now,
+        vector=vector,
+        model=model,
+        status=result.status,
+        confidence=result.confidence,
+        sensitivity=result.sensitivity.value,
+        version=version,
+        supersedes=result.supersedes,
+        contested=result.contested,
+        valid_to=valid_to,
     )
     outcome = WriteOutcome(result.decision, fact=fact_json(row), superseded=superseded)
     await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
@@ -328,15 +387,11 @@ async def correct(
     if old["predicate"] is None and old["status"] == "active":
         # Free statements have no predicate to conflict on: the correction supersedes
         # the edited fact itself, after the gate screened the new content.
-        hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
-        tombstoned = await facts_store.matching_tombstones(
-            conn, tenant_id, c.user_id, c.scope, hashes
-        )
-        screened = gate.screen(c, rights, policy, tombstoned)
-        if screened is not None and screened.decision is not Decision.WRITTEN:
-            outcome = WriteOutcome(screened.decision, screened.reason)
-            await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, screened.detail)
-            return outcome
+        rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now)
+        if rejected is not None:
+            return rejected
+        if screened is not None:  # e.g. pending for consent: the general path holds it
+            return await write(ctx, conn, tenant_id, rights, c, policy, now)
         if authority(c.source_kind or SourceKind.USER_MESSAGE) < authority(old["source_kind"]):
             outcome = WriteOutcome(Decision.REJECTED, Reason.LOWER_AUTHORITY)
             await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
@@ -360,41 +415,22 @@ async def _insert_version(
     now: datetime,
 ) -> WriteOutcome:
     vector, model = await _embed(ctx, c.statement)
-    valid_from = c.valid_from or now
-    row = await facts_store.insert_fact(
+    row = await _insert(
         conn,
-        facts_store.NewFact(
-            id=uuid.uuid4(),
-            tenant_id=tenant_id,
-            user_id=c.user_id,
-            scope=c.scope,
-            type=c.type.value,
-            predicate=None,
-            value=c.value,
-            value_key=None,
-            statement=c.statement,
-            statement_key=statement_key(c.statement),
-            polarity=polarity(c.statement),
-            source_kind=(c.source_kind or SourceKind.EXPLICIT_INSTRUCTION).value,
-            source_trace_id=c.trace_id,
-            source_turn_id=c.turn_id,
-            source_evidence=c.evidence,
-            source_writer=rights.key_id,
-            confidence=c.confidence if c.confidence is not None else gate.default_confidence(c),
-            sensitivity=(c.sensitivity or old["sensitivity"]),
-            valid_from=valid_from,
-            valid_to=c.valid_to,
-            expires_at=_expires_at(c, policy, valid_from),
-            status="active",
-            version=int(old["version"]) + 1,
-            supersedes=old["id"],
-            contested=False,
-            embedding=vector,
-            embedding_model=model,
-            search_text=search_document(c.statement, "", _value_text(c.value)),
-            policy_version=policy.version,
-            now=now,
-        ),
+        tenant_id,
+        rights,
+        c,
+        policy,
+        now,
+        vector=vector,
+        model=model,
+        status=Status.ACTIVE,
+        confidence=c.confidence if c.confidence is not None else gate.default_confidence(c),
+        sensitivity=(c.sensitivity or old["sensitivity"]),
+        version=int(old["version"]) + 1,
+        supersedes=old["id"],
+        contested=False,
+        valid_to=c.valid_to,
     )
     outcome = WriteOutcome(Decision.SUPERSEDED, fact=fact_json(row), superseded=[str(old["id"])])
     await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
@@ -464,13 +500,9 @@ async def submit_extracted(
     """
     if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION or policy.extract.mode == "direct":
         return await write(ctx, conn, tenant_id, rights, c, policy, now)
-    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
-    tombstoned = await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes)
-    screened = gate.screen(c, rights, policy, tombstoned)
-    if screened is not None and screened.decision is Decision.REJECTED:
-        outcome = WriteOutcome(Decision.REJECTED, screened.reason)
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, screened.detail)
-        return outcome
+    rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now)
+    if rejected is not None:
+        return rejected
     row = await cand_store.upsert_pending(
         conn,
         tenant_id,
