@@ -104,9 +104,6 @@ async def recall(
     trace_id = req.trace_id or uuid.uuid4().hex
     lang: Lang = req.lang or ("zh" if detect_lang(req.query) == "zh" else "en")
     scopes = ["global"] if not req.scope or req.scope == "global" else ["global", req.scope]
-    # Started before the transaction so the embedding (a worker thread) overlaps with
-    # acquiring the connection and reading the policy.
-    embedding = asyncio.ensure_future(_embed_query(ctx, req.query))
     query = recall_store.RecallQuery(
         tenant_id=who.tenant_id,
         user_id=user_id,
@@ -119,11 +116,13 @@ async def recall(
         vector=None,
         embedding_model=None,
     )
+    # Embedded before a connection is taken: under load queries wait for the compute
+    # thread, and a pooled connection idle in a transaction meanwhile starves the others.
+    vector, model = await _embed_query(ctx, req.query)
+    query = replace(query, vector=vector, embedding_model=model)
     try:
         async with tenant_tx(ctx.pool, who.tenant_id) as conn:
             policy = await ctx.policies.get(conn, who.tenant_id)
-            vector, model = await embedding
-            query = replace(query, vector=vector, embedding_model=model)
             found = await recall_store.fetch_pool(conn, query)
     except asyncpg.DataError:
         if query.vector is None:
@@ -134,9 +133,6 @@ async def recall(
         model = None
         async with tenant_tx(ctx.pool, who.tenant_id) as conn:
             found = await recall_store.fetch_pool(conn, replace(query, vector=None))
-    finally:
-        if not embedding.done():
-            embedding.cancel()
 
     current = tier(found.last_interaction_at, now, policy)
     admitted = admit_for_tier(found.rows, current, policy)

