@@ -47,12 +47,9 @@ class Settings(BaseSettings):
     job_max_tries: int = Field(5, alias="MEMGATE_JOB_MAX_TRIES")
     job_retry_base_s: float = Field(2.0, alias="MEMGATE_JOB_RETRY_BASE")  # doubles per try
     cron_enabled: bool = Field(True, alias="MEMGATE_CRON")
-    # Idle-session sweep and maintenance cadence, seconds.
-    sweep_interval_s: int = Field(60, alias="MEMGATE_SWEEP_INTERVAL")
     relay_interval_s: float = Field(1.0, alias="MEMGATE_RELAY_INTERVAL")
     # Test-only clock shift (seconds); refused unless MEMGATE_ENV=test.
     clock_offset_s: float = Field(0.0, alias="MEMGATE_TEST_CLOCK_OFFSET")
-    metrics_dir: Path | None = Field(None, alias="PROMETHEUS_MULTIPROC_DIR")
 
     def check(self) -> None:
         if self.env != "test" and self.clock_offset_s:

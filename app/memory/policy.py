@@ -50,7 +50,6 @@ class RecallPolicy(_Section):
     low_confidence: float = Field(0.6, ge=0, le=1)
     new_tier_min_confidence: float = Field(0.9, ge=0, le=1)
     dedupe_similarity: float = Field(0.92, ge=0, le=1)
-    ann_min_pool: int = Field(5000, ge=1)
 
 
 class SensitivePolicy(_Section):
