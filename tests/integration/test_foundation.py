@@ -207,3 +207,15 @@ async def test_migrations_are_idempotent_and_safe_concurrently(migrated: Stack) 
 
     results = await asyncio.gather(migrate(migrated.database_url), migrate(migrated.database_url))
     assert results == [[], []]
+
+
+async def test_pooled_connections_keep_role_and_no_tenant_between_requests(app: object) -> None:
+    ctx = app.state.ctx  # type: ignore[attr-defined]
+    some_tenant = uuid.uuid4()
+    for _ in range(3):  # released and re-acquired: the tenant binding never survives
+        async with tenant_tx(ctx.pool, some_tenant) as conn:
+            assert await conn.fetchval("SELECT memgate_tenant()") == some_tenant
+        async with ctx.pool.acquire() as conn:
+            assert await conn.fetchval("SELECT memgate_tenant()") is None
+            assert await conn.fetchval("SELECT current_user") == "memgate_app"
+            assert await conn.fetchval("SHOW plan_cache_mode") == "force_custom_plan"
