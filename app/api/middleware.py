@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+import re
 import time
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
+import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import clock
@@ -23,7 +27,10 @@ from app.errors import MemgateError, error_body
 from app.metrics import REQUEST_LATENCY
 from app.store.db import tenant_tx
 
+log = logging.getLogger("memgate.http")
 MAX_BODY_BYTES = 1_000_000
+_TRACE_ID = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
+_QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics"})
 IDEMPOTENCY_TTL = timedelta(hours=24)
 STALE_CLAIM = timedelta(seconds=120)
 IDEMPOTENT_METHODS = frozenset({"POST", "PATCH", "DELETE"})
@@ -61,10 +68,18 @@ class MemgateMiddleware:
             return
         started = time.perf_counter()
         status_holder = {"status": 500}
+        # One trace id per request: the caller's X-Trace-Id, else a new one. It is bound to
+        # every log line of the request and echoed in the response.
+        given = _header(scope, b"x-trace-id")
+        trace_id = given if given and _TRACE_ID.fullmatch(given) else uuid.uuid4().hex
+        scope.setdefault("state", {})["trace_id"] = trace_id
+        structlog.contextvars.bind_contextvars(trace_id=trace_id)
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status_holder["status"] = message["status"]
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (b"x-trace-id", trace_id.encode())]
             await send(message)
 
         token = None
@@ -93,9 +108,15 @@ class MemgateMiddleware:
                 clock.reset_request_now(token)
             route = scope.get("route")
             path = getattr(route, "path", None) or "unmatched"
-            REQUEST_LATENCY.labels(scope["method"], path, str(status_holder["status"])).observe(
-                time.perf_counter() - started
-            )
+            elapsed = time.perf_counter() - started
+            status = status_holder["status"]
+            REQUEST_LATENCY.labels(scope["method"], path, str(status)).observe(elapsed)
+            if path not in _QUIET_ROUTES:
+                log.info(
+                    "%s %s %s %.1fms", scope["method"], path, status, elapsed * 1000,
+                    extra={"status": status},
+                )
+            structlog.contextvars.unbind_contextvars("trace_id")
 
     async def _read_body(self, receive: Receive) -> bytes:
         chunks: list[bytes] = []

@@ -62,6 +62,8 @@ async def recall_facts(
     request: Request, user_id: UserId, body: RecallRequest, who: Principal = agent
 ) -> dict[str, Any]:
     check_scope_read(who, body.scope)
+    if body.trace_id is None:  # the request's trace id ties the log lines to the recall
+        body = body.model_copy(update={"trace_id": request.state.trace_id})
     return await recall(get_ctx(request), who, user_id, body, clock.now())
 
 

@@ -219,3 +219,18 @@ async def test_pooled_connections_keep_role_and_no_tenant_between_requests(app: 
             assert await conn.fetchval("SELECT memgate_tenant()") is None
             assert await conn.fetchval("SELECT current_user") == "memgate_app"
             assert await conn.fetchval("SHOW plan_cache_mode") == "force_custom_plan"
+
+
+async def test_trace_id_is_echoed_and_used_by_recall(
+    client: httpx.AsyncClient, tenant: Tenant
+) -> None:
+    res = await client.get("/healthz", headers={"X-Trace-Id": "turn-42.a"})
+    assert res.headers["x-trace-id"] == "turn-42.a"
+    generated = (await client.get("/healthz")).headers["x-trace-id"]
+    assert len(generated) == 32
+    bad = await client.get("/healthz", headers={"X-Trace-Id": "no spaces allowed"})
+    assert bad.headers["x-trace-id"] != "no spaces allowed"
+    res = await client.post(
+        "/v1/users/u1/recall", json={"query": "hello"}, headers=tenant.h(**{"X-Trace-Id": "t-77"})
+    )
+    assert res.json()["trace_id"] == "t-77"
