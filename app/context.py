@@ -58,3 +58,5 @@ class AppContext:
     embedder: Embedder | None = None
     recall_log: RecallLog | None = None  # batched recall log writer, started by the API
     key_cache: dict[str, tuple[float, Any]] = field(default_factory=dict)
+    # key id → (tokens, last refill): the per-key rate limit's buckets
+    buckets: dict[uuid.UUID, tuple[float, float]] = field(default_factory=dict)

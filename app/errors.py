@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -87,7 +88,13 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
 
 
 def error_response(exc: MemgateError) -> JSONResponse:
-    return JSONResponse(error_body(exc.code, exc.message, exc.details), status_code=exc.status)
+    headers = None
+    retry = exc.details.get("retry_after_s")
+    if isinstance(retry, int | float):
+        headers = {"Retry-After": str(max(1, math.ceil(retry)))}
+    return JSONResponse(
+        error_body(exc.code, exc.message, exc.details), status_code=exc.status, headers=headers
+    )
 
 
 def _validation_fields(exc: RequestValidationError) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from fastapi import Depends, Request
 from app import clock
 from app.auth import KEY_PREFIX, TOKEN_PREFIX, Principal, verify_user_token
 from app.context import AppContext
-from app.errors import Forbidden, NotFound, TokenExpired, Unauthorized
+from app.errors import Forbidden, NotFound, RateLimited, TokenExpired, Unauthorized
 from app.memory.model import ROLE_RANK, Role, Sensitivity
 from app.memory.policy import Policy
 from app.store import keys as keys_store
@@ -74,11 +74,30 @@ async def resolve_principal(ctx: AppContext, secret: str) -> Principal:
     return principal
 
 
+def check_rate(ctx: AppContext, key_id: uuid.UUID) -> None:
+    """Token bucket per key (MEMGATE_RATE_LIMIT_RPS, burst MEMGATE_RATE_LIMIT_BURST)."""
+    rate = ctx.settings.rate_limit_rps
+    if rate <= 0:
+        return
+    burst = float(ctx.settings.rate_limit_burst)
+    now = time.monotonic()
+    tokens, last = ctx.buckets.get(key_id, (burst, now))
+    tokens = min(burst, tokens + (now - last) * rate)
+    if tokens < 1:
+        ctx.buckets[key_id] = (tokens, now)
+        raise RateLimited(
+            "too many requests for this key", {"retry_after_s": round((1 - tokens) / rate, 3)}
+        )
+    ctx.buckets[key_id] = (tokens - 1, now)
+
+
 async def principal(request: Request) -> Principal:
     cached: Principal | None = getattr(request.state, "principal", None)
     if cached is not None:
         return cached
-    found = await resolve_principal(get_ctx(request), _bearer(request))
+    ctx = get_ctx(request)
+    found = await resolve_principal(ctx, _bearer(request))
+    check_rate(ctx, found.key_id)
     request.state.principal = found
     return found
 

@@ -234,3 +234,23 @@ async def test_trace_id_is_echoed_and_used_by_recall(
         "/v1/users/u1/recall", json={"query": "hello"}, headers=tenant.h(**{"X-Trace-Id": "t-77"})
     )
     assert res.json()["trace_id"] == "t-77"
+
+
+async def test_rate_limit_per_key_answers_429(migrated: Stack, tenant: Tenant) -> None:
+    from app.config import Settings
+    from app.main import create_app
+
+    limited = create_app(Settings(MEMGATE_RATE_LIMIT_RPS=0.5, MEMGATE_RATE_LIMIT_BURST=2))
+    async with limited.router.lifespan_context(limited):
+        transport = httpx.ASGITransport(app=limited)
+        async with httpx.AsyncClient(transport=transport, base_url="http://x") as c:
+            codes = [
+                (await c.get("/v1/users/u/facts", headers=tenant.h())).status_code
+                for _ in range(3)
+            ]
+            assert codes == [200, 200, 429]
+            res = await c.get("/v1/users/u/facts", headers=tenant.h())
+            assert res.json()["error"]["code"] == "rate_limited"
+            assert int(res.headers["retry-after"]) >= 1
+            # another key has its own bucket
+            assert (await c.get("/v1/users/u/facts", headers=tenant.h("ops"))).status_code == 200
