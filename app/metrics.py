@@ -63,6 +63,26 @@ async def worker_incr(redis: Redis, name: str, amount: float = 1, **labels: str)
         pass
 
 
+# Set in worker processes (workers.settings startup): their counts go to Redis, where the
+# API's /metrics can render them; the API process counts in its own registry.
+_worker_redis: Redis | None = None
+
+
+def count_in_redis(redis: Redis | None) -> None:
+    global _worker_redis
+    _worker_redis = redis
+
+
+async def count_gate_decision(decision: str, reason: str, origin: str) -> None:
+    if _worker_redis is not None:
+        await worker_incr(
+            _worker_redis, "memgate_gate_decisions_worker_total",
+            decision=decision, reason=reason, origin=origin,
+        )
+    else:
+        GATE_DECISIONS.labels(decision, reason, origin).inc()
+
+
 async def render(
     redis: Redis, gauges: dict[str, tuple[str, list[tuple[dict[str, str], float]]]]
 ) -> bytes:

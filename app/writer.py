@@ -35,7 +35,7 @@ from app.memory.model import (
 from app.memory.normalize import polarity, statement_key, tombstone_hashes, value_key
 from app.memory.policy import Policy
 from app.memory.text import search_document
-from app.metrics import GATE_DECISIONS, worker_incr
+from app.metrics import count_gate_decision, worker_incr
 from app.store import audit
 from app.store import candidates as cand_store
 from app.store import facts as facts_store
@@ -105,9 +105,9 @@ async def _audit_decision(
     action = "reject" if outcome.decision is Decision.REJECTED else "write"
     if c.origin is Origin.CORRECTION and action == "write":
         action = "update"
-    GATE_DECISIONS.labels(
+    await count_gate_decision(
         outcome.decision.value, outcome.reason.value if outcome.reason else "", c.origin.value
-    ).inc()
+    )
     await audit.record(
         conn,
         tenant_id,

@@ -10,6 +10,7 @@ import workers.reembed  # noqa: F401  (registers the "reembed" job handler)
 from app.config import get_settings
 from app.logs import configure_logging
 from app.main import build_context, close_context
+from app.metrics import count_in_redis
 from app.queue import QUEUE_NAME, redis_settings
 from workers.jobs import ARQ_EXTRA_TRIES, run_job
 from workers.maintenance import cron_jobs
@@ -22,12 +23,14 @@ _settings = get_settings()
 async def startup(ctx: dict[str, Any]) -> None:
     configure_logging(_settings.log_level)
     ctx["app"] = await build_context(_settings)
+    count_in_redis(ctx["app"].redis)  # this process's counts reach the API's /metrics
     # The outbox relay lives in every worker: jobs the API could not enqueue still run.
     ctx["relay"] = Relay(ctx["app"])
     ctx["relay"].start()
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
+    count_in_redis(None)
     relay = ctx.get("relay")
     if relay is not None:
         await relay.stop()
