@@ -123,6 +123,8 @@ async def recall(
     try:
         async with tenant_tx(ctx.pool, who.tenant_id) as conn:
             policy = await ctx.policies.get(conn, who.tenant_id)
+            per_channel, recent = recall_store.channel_limits(req.k or policy.recall.k)
+            query = replace(query, channel_limit=per_channel, recency_limit=recent)
             found = await recall_store.fetch_pool(conn, query)
     except asyncpg.DataError:
         if query.vector is None:

@@ -22,8 +22,14 @@ import asyncpg
 from app.memory.model import FactType, SourceKind
 from app.memory.scoring import RecallRow
 
-CHANNEL_LIMIT = 50  # candidates per ranked channel (structured, dense, keyword)
+CHANNEL_LIMIT = 50  # most candidates per ranked channel (structured, dense, keyword)
 RECENCY_LIMIT = 20  # recency is the weakest channel: fewer candidates are enough
+
+
+def channel_limits(k: int) -> tuple[int, int]:
+    """Candidates per channel for a recall of `k` facts: enough for fusion to reorder
+    (2k, at least 16), no more — every extra row is decoded and scored in Python."""
+    return min(CHANNEL_LIMIT, max(16, 2 * k)), min(RECENCY_LIMIT, max(8, k))
 
 # $1 tenant, $2 user, $3 scopes, $4 now, $5 sensitivities, $6 types (NULL = all),
 # $7 predicates, $8 search terms, $9 query vector (NULL = no dense channel),
@@ -123,6 +129,8 @@ class RecallQuery:
     terms: Sequence[str]  # keyword channel (text.search_terms)
     vector: list[float] | None  # dense channel; None disables it
     embedding_model: str | None
+    channel_limit: int = CHANNEL_LIMIT  # candidates per ranked channel
+    recency_limit: int = RECENCY_LIMIT
 
 
 @dataclass
@@ -156,8 +164,8 @@ async def fetch_pool(conn: asyncpg.Connection, q: RecallQuery) -> RecallPool:
         list(q.terms),
         q.vector if q.vector is not None and q.embedding_model else None,
         q.embedding_model,
-        CHANNEL_LIMIT,
-        RECENCY_LIMIT,
+        q.channel_limit,
+        q.recency_limit,
     )
     out = RecallPool()
     if records:
