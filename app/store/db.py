@@ -25,9 +25,6 @@ def _dumps(value: Any) -> str:
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
     await conn.execute(f"SET ROLE {APP_ROLE}")
-    # Statements are prepared once per connection; after five runs PostgreSQL may switch
-    # to a generic plan, which for recall (pool size varies per user) measured 2x slower.
-    await conn.execute("SET plan_cache_mode = force_custom_plan")
     await conn.set_type_codec("jsonb", encoder=_dumps, decoder=orjson.loads, schema="pg_catalog")
     await conn.set_type_codec("json", encoder=_dumps, decoder=orjson.loads, schema="pg_catalog")
     await register_vector(conn)
