@@ -30,13 +30,11 @@ from app import clock
 from app.context import AppContext
 from app.memory.detectors import redact
 from app.metrics import worker_incr
-from app.queue import JOB_RUN, QUEUE_NAME
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
 
 log = logging.getLogger("memgate.jobs")
 
-ENQUEUE_TIMEOUT_S = 0.5  # the API never waits longer than this for Redis
 MAX_ERROR_CHARS = 500
 RETRY_BACKOFF_CAP_S = 300.0
 # arq's own try counter must never stop a job before run_job has recorded it as failed.
@@ -188,35 +186,3 @@ async def run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
     return "done"
 
 
-async def enqueue(app: AppContext, job_id: uuid.UUID, tenant_id: uuid.UUID) -> bool:
-    """Hand one job to arq now (best effort) and mark it enqueued.
-
-    False when Redis is unreachable or slow: the row stays unrelayed and the relay picks
-    it up. `_job_id` makes arq ignore a job it already holds, so enqueueing twice is safe.
-    """
-    return bool(await enqueue_many(app, [(job_id, tenant_id)]))
-
-
-async def enqueue_many(
-    app: AppContext, jobs: list[tuple[uuid.UUID, uuid.UUID]], timeout_s: float = ENQUEUE_TIMEOUT_S
-) -> int:
-    """Enqueue (job id, tenant id) pairs; marks the ones handed over; returns how many."""
-    if app.arq is None or not jobs:
-        return 0
-    handed: dict[uuid.UUID, list[uuid.UUID]] = {}
-    try:
-        async with asyncio.timeout(timeout_s):
-            for job_id, tenant_id in jobs:
-                await app.arq.enqueue_job(
-                    JOB_RUN, str(job_id), str(tenant_id),
-                    _job_id=str(job_id), _queue_name=QUEUE_NAME,
-                )
-                handed.setdefault(tenant_id, []).append(job_id)
-    except (Exception, TimeoutError) as exc:  # Redis down: the outbox keeps the job
-        log.warning("enqueue failed after %d of %d jobs: %s",
-                    sum(map(len, handed.values())), len(jobs), type(exc).__name__)
-    now = clock.now()
-    for tenant_id, ids in handed.items():
-        async with tenant_tx(app.pool, tenant_id) as conn:
-            await jobs_store.mark_enqueued(conn, tenant_id, ids, now)
-    return sum(len(ids) for ids in handed.values())

@@ -19,10 +19,11 @@ from typing import Any
 from app import clock
 from app.context import AppContext
 from app.providers.embedders import Embedder
+from app.queue import enqueue
 from app.store import jobs as jobs_store
 from app.store import reembed as store
 from app.store.db import tenant_tx
-from workers.jobs import JobResult, JobRun, enqueue, register
+from workers.jobs import JobResult, JobRun, register
 
 log = logging.getLogger("memgate.reembed")
 

@@ -16,8 +16,8 @@ from datetime import timedelta
 
 from app import clock
 from app.context import AppContext
+from app.queue import enqueue_many
 from app.store import jobs as jobs_store
-from workers.jobs import enqueue_many
 
 log = logging.getLogger("memgate.relay")
 

@@ -23,11 +23,11 @@ from app.api.pagination import DEFAULT_LIMIT, Limit, decode_time_id_cursor, page
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
+from app.queue import enqueue
 from app.store import candidates as cand_store
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
 from app.writer import promote, reject_candidate
-from workers.jobs import enqueue
 
 router = APIRouter(prefix="/v1", tags=["observations"])
 

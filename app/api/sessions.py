@@ -22,13 +22,13 @@ from app.api.observations import OBSERVE, MessageIn, ObservationsIn, observe_pay
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
+from app.queue import enqueue
 from app.session.closing import SessionBusy, close_session
 from app.session.store import SessionStore
 from app.store import audit
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
 from app.writer import record_interaction
-from workers.jobs import enqueue
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
