@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from arq.connections import ArqRedis
 
     from app.providers.embedders import Embedder
+    from app.providers.extract_llm import LLMSummarizer
     from app.recall import RecallLog
 
 
@@ -56,6 +57,7 @@ class AppContext:
     policies: PolicyCache
     arq: ArqRedis | None = None
     embedder: Embedder | None = None
+    summarizer: LLMSummarizer | None = None  # session summaries by the LLM, when configured
     recall_log: RecallLog | None = None  # batched recall log writer, started by the API
     key_cache: dict[str, tuple[float, Any]] = field(default_factory=dict)
     # key id → (tokens, last refill): the per-key rate limit's buckets

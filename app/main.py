@@ -19,6 +19,7 @@ from app.context import AppContext, PolicyCache
 from app.errors import install_error_handlers
 from app.logs import configure_logging
 from app.providers.embedders import Embedder, build_embedder
+from app.providers.extract_llm import LLMExtractor, LLMSummarizer
 from app.queue import redis_settings
 from app.recall import RecallLog
 from app.store.db import create_pool
@@ -61,6 +62,17 @@ async def build_context(settings: Settings, *, with_embedder: bool = True) -> Ap
         policies=PolicyCache(settings),
     )
     ctx.arq = await create_arq_pool(redis_settings(settings.redis_url))
+    if settings.llm_base_url:
+        ctx.summarizer = LLMSummarizer(
+            LLMExtractor(
+                base_url=settings.llm_base_url,
+                api_key=settings.llm_api_key,
+                model=settings.llm_model,
+                timeout_s=settings.llm_timeout_s,
+                concurrency=settings.llm_concurrency,
+                max_retries=1,  # a close waits for it: fail fast to the extractive summary
+            )
+        )
     if with_embedder:
         ctx.embedder = embedder_from_settings(settings)
         await ctx.embedder.warmup()
@@ -72,6 +84,8 @@ async def close_context(ctx: AppContext) -> None:
         await ctx.arq.aclose()
     if ctx.embedder is not None:
         await ctx.embedder.aclose()
+    if ctx.summarizer is not None:
+        await ctx.summarizer.aclose()
     await ctx.redis.aclose()
     await ctx.pool.close()
 

@@ -31,7 +31,7 @@ from app.providers.extractor import (
     cap_per_turn,
 )
 
-__all__ = ["SYSTEM_PROMPT", "ExtractorError", "LLMExtractor"]
+__all__ = ["SYSTEM_PROMPT", "ExtractorError", "LLMExtractor", "LLMSummarizer"]
 
 SYSTEM_PROMPT = """\
 You extract long-term memories about the USER from a conversation, for a memory service.
@@ -281,3 +281,57 @@ def _grounded_evidence(evidence: str | None, content: str) -> str | None:
     if _squash(evidence.strip(" \"'“”「」")) in _squash(content):
         return evidence.strip()[:MAX_EVIDENCE_CHARS]
     return None
+
+
+SUMMARY_PROMPT = """\
+You summarize a finished conversation for a memory service, so that the next session can
+resume it. Return only JSON: {"summary": "...", "resume_hint": "..."}.
+- summary: ONE sentence (max 200 characters) on what the user worked on or asked for, in
+  the language of the user's turns, about "the user"/"用户". No secrets, no personal data
+  about other people, no instructions to the assistant.
+- resume_hint: ONE sentence (max 200 characters) telling the assistant where to pick up
+  next time, including what was already collected so it is not asked again.
+"""
+
+
+class SessionSummaryOut(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    summary: str = Field(min_length=1, max_length=480)
+    resume_hint: str = Field(min_length=1, max_length=480)
+
+
+class LLMSummarizer:
+    """Session summaries over the same OpenAI-compatible chat endpoint (opt-in).
+
+    Shares the extractor's HTTP behaviour (retries, Retry-After, concurrency cap); any
+    failure raises ExtractorError and the caller falls back to the extractive summary.
+    """
+
+    def __init__(self, llm: LLMExtractor) -> None:
+        self.llm = llm
+
+    async def summarize(
+        self, turns: Sequence[dict[str, Any]], slots: dict[str, Any]
+    ) -> SessionSummaryOut:
+        conversation = [
+            {"role": str(t.get("role")), "content": str(t.get("content", ""))[:2000]}
+            for t in turns[-40:]
+        ]
+        content = await self.llm._complete(
+            [
+                {"role": "system", "content": SUMMARY_PROMPT},
+                {
+                    "role": "user",
+                    "content": json.dumps(
+                        {"turns": conversation, "slots": slots}, ensure_ascii=False
+                    ),
+                },
+            ]
+        )
+        try:
+            return SessionSummaryOut.model_validate_json(content)
+        except ValidationError as exc:
+            raise ExtractorError("llm summary: malformed output", retryable=True) from exc
+
+    async def aclose(self) -> None:
+        await self.llm.aclose()

@@ -6,6 +6,7 @@ idle sweep, so both close exactly the same way and at most once.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,11 +15,14 @@ from typing import Any
 from app.context import AppContext
 from app.memory.model import Candidate, Decision, FactType, KeyRights, Origin, Reason, SourceKind
 from app.metrics import worker_incr
+from app.providers.extractor import ExtractorError
 from app.session.store import Session, SessionStore
 from app.session.summary import SessionSummary, summarize
 from app.store import audit
 from app.store.db import tenant_tx
 from app.writer import WriteOutcome, record_interaction, write
+
+log = logging.getLogger("memgate.sessions")
 
 CLAIM_TTL_S = 120
 CLAIM_WAIT_S = 5.0  # an API close waits this long for a concurrent closer to finish
@@ -118,6 +122,19 @@ async def close_session(
     return CloseResult(s, already_closed=False, decision=result[0][0], reason=result[0][1])
 
 
+async def _llm_summary(ctx: AppContext, s: Session, extractive: SessionSummary) -> SessionSummary:
+    """The configured LLM's summary and hint (turns are already redacted in Redis); on any
+    failure the extractive one. Either way the gate still decides what is stored."""
+    assert ctx.summarizer is not None
+    try:
+        async with asyncio.timeout(ctx.settings.llm_timeout_s):
+            out = await ctx.summarizer.summarize(s.turns, dict(s.slots))
+    except (ExtractorError, TimeoutError) as exc:
+        log.warning("llm session summary failed (%s); using the extractive one", exc)
+        return extractive
+    return SessionSummary(out.summary, out.resume_hint, extractive.lang, extractive.user_turns)
+
+
 async def _summarize_and_store(
     ctx: AppContext,
     tenant_id: uuid.UUID,
@@ -133,6 +150,8 @@ async def _summarize_and_store(
     this commit and the Redis update writes the same statement again: the gate merges it.
     """
     summary: SessionSummary | None = summarize(s.turns, s.slots)
+    if summary is not None and ctx.summarizer is not None:
+        summary = await _llm_summary(ctx, s, summary)
     outcome: WriteOutcome | None = None
     async with tenant_tx(ctx.pool, tenant_id) as conn:
         policy = await ctx.policies.get(conn, tenant_id)

@@ -1,9 +1,8 @@
 """Session summary and resume hint (seed 003 命门三: 会话结束 → 一句话摘要 + 下次续接 hint).
 
 Pure and extractive: built from the user's own turns and the collected slots, in the
-user's language, with no model call. The LLM extractor in app/providers/extract_llm.py
-exposes only candidate extraction, not a general chat call, so an LLM summary is not
-wired in; `summarize` is the one place to add it.
+user's language, with no model call. When an LLM provider is configured, closing.py asks
+it first (app/providers/extract_llm.py LLMSummarizer) and falls back to this one.
 """
 
 from __future__ import annotations

@@ -233,3 +233,40 @@ async def test_user_token_cannot_use_sessions(client: httpx.AsyncClient, tenant:
     r = await client.get("/v1/sessions/s-any",
                          headers={"Authorization": f"Bearer {tok['token']}"})
     assert r.status_code == 403
+
+
+async def test_close_uses_the_llm_summary_when_configured_and_falls_back(
+    tenant: Tenant, migrated: Any
+) -> None:
+    from app.config import Settings
+    from app.main import create_app
+    from tests.fakes.openai_fake import OpenAIFake, Reply
+
+    with OpenAIFake() as fake:
+        llm_app = create_app(Settings(MEMGATE_LLM_BASE_URL=fake.base_url, MEMGATE_LLM_TIMEOUT=2))
+        async with llm_app.router.lifespan_context(llm_app):
+            transport = httpx.ASGITransport(app=llm_app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://llm.test") as c:
+                user = f"u-llm-{uuid.uuid4().hex[:6]}"
+                sid = f"s-{uuid.uuid4().hex[:8]}"
+                await c.post(f"/v1/sessions/{sid}/turns", headers=tenant.h(),
+                             json=turn("帮我比较三款笔记本电脑", user=user))
+                fake.chat_script.append(Reply.chat({
+                    "summary": "用户在比较三款笔记本电脑的性价比。",
+                    "resume_hint": "上次在比较三款笔记本，可从价格对比接着聊。",
+                }))
+                body = (await c.post(f"/v1/sessions/{sid}/close", headers=tenant.h())).json()
+                assert body["decision"] == "written"
+                assert body["summary"] == "用户在比较三款笔记本电脑的性价比。"
+                assert body["resume_hint"] == "上次在比较三款笔记本，可从价格对比接着聊。"
+                sent = fake.chat_requests[-1].json["messages"][1]["content"]
+                assert "帮我比较三款笔记本电脑" in sent
+
+                # malformed model output: the extractive summary is used instead
+                sid2 = f"s-{uuid.uuid4().hex[:8]}"
+                await c.post(f"/v1/sessions/{sid2}/turns", headers=tenant.h(),
+                             json=turn("我想订去杭州的酒店", user=user))
+                fake.chat_script.append(Reply.chat("not json {"))
+                body2 = (await c.post(f"/v1/sessions/{sid2}/close", headers=tenant.h())).json()
+                assert body2["decision"] == "written"
+                assert body2["summary"].startswith("会话摘要")
