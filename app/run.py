@@ -52,27 +52,70 @@ def child_env(database_url: str, redis_url: str, data_dir: Path) -> dict[str, st
     return env
 
 
-def start_children(env: dict[str, str], host: str, port: int) -> list[subprocess.Popen[bytes]]:
-    api = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
-         "--host", host, "--port", str(port), "--no-access-log"],
-        env=env,
+MAX_RESTARTS = 5  # per RESTART_WINDOW_S; beyond that something is really broken
+RESTART_WINDOW_S = 60.0
+
+
+class Child:
+    """One supervised process. A crash is restarted with a growing delay (an arq worker
+    exits when Redis goes away, for instance); a crash loop stops the whole stack."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+        self.name, self.argv, self.env = name, argv, env
+        self.proc = subprocess.Popen(argv, env=env)
+        self.crashes: list[float] = []
+
+    def check(self) -> bool:
+        """False when it crashed too often; otherwise restarts it if it exited."""
+        if self.proc.poll() is None:
+            return True
+        now = time.monotonic()
+        self.crashes = [t for t in self.crashes if now - t < RESTART_WINDOW_S] + [now]
+        if len(self.crashes) > MAX_RESTARTS:
+            log.error("%s keeps exiting (last code %s); stopping", self.name, self.proc.returncode)
+            return False
+        delay = min(5.0, 2.0 ** (len(self.crashes) - 1))
+        log.warning(
+            "%s exited with %s; restarting in %.0fs", self.name, self.proc.returncode, delay
+        )
+        time.sleep(delay)
+        self.proc = subprocess.Popen(self.argv, env=self.env)
+        return True
+
+
+def start_children(env: dict[str, str], host: str, port: int) -> list[Child]:
+    api = Child(
+        "api",
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "app.main:create_app",
+            "--factory",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--no-access-log",
+        ],
+        env,
     )
-    worker = subprocess.Popen([sys.executable, "-m", "workers"], env=env)
+    worker = Child("worker", [sys.executable, "-m", "workers"], env)
     return [api, worker]
 
 
-def stop_children(children: list[subprocess.Popen[bytes]], timeout: float = 15) -> None:
-    for child in children:
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
+def stop_children(children: list[Child], timeout: float = 15) -> None:
+    procs = [c.proc for c in children]
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    for child in children:
+    for proc in procs:
         try:
-            child.wait(max(0.1, deadline - time.monotonic()))
+            proc.wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+            proc.kill()
+            proc.wait()
 
 
 def main() -> int:
@@ -99,7 +142,7 @@ def main() -> int:
         database_url = database_url or stack.database_url
         redis_url = redis_url or stack.redis_url
         log.info("embedded PostgreSQL and Redis under %s", data_dir)
-    children: list[subprocess.Popen[bytes]] = []
+    children: list[Child] = []
     try:
         admin_key = asyncio.run(bootstrap(database_url))
         env = child_env(database_url, redis_url, data_dir)
@@ -113,10 +156,8 @@ def main() -> int:
             )
             print(admin_key, flush=True)
         while not stopping:
-            for child in children:
-                if child.poll() is not None:
-                    log.error("child %s exited with %s; stopping", child.pid, child.returncode)
-                    stopping = True
+            if not all(child.check() for child in children if not stopping):
+                stopping = True
             time.sleep(0.3)
     finally:
         stop_children(children)
