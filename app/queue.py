@@ -21,6 +21,10 @@ log = logging.getLogger("memgate.queue")
 
 QUEUE_NAME = "memgate:queue"
 JOB_RUN = "run_job"  # runs one row of the jobs table (observe, reembed, cleanup, ...)
+# Job kinds (jobs.kind); each has one handler in workers/.
+OBSERVE = "observe"
+REEMBED = "reembed"
+CLEANUP = "cleanup"
 ENQUEUE_TIMEOUT_S = 0.5  # the API never waits longer than this for Redis
 
 

@@ -1,108 +1,15 @@
-"""Operators' batch cleanup (SPEC §8, §12 "Deletion"): archive or delete by filter.
-
-`run_cleanup` serves both the API (small runs, answered at once) and the "cleanup" job
-(large runs, 202 + job_id). It works in batches of BATCH rows, one tenant transaction
-each, so a cleanup of 100k facts never holds locks the API waits on for long; a run that
-dies halfway is resumed by the job's retry, because handled rows no longer match.
-"""
+"""The "cleanup" job: a large operators' cleanup, run in batches (app/cleanup.py)."""
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import asdict
-from datetime import datetime
-from typing import Any
 
-from app.context import AppContext
-from app.store import audit
-from app.store import ops as ops_store
-from app.store.db import tenant_tx
+from app.cleanup import filter_from_json, run_cleanup
+from app.queue import CLEANUP
 from workers.jobs import JobResult, JobRun, register
 
-KIND = "cleanup"
-BATCH = 500
 
-
-async def run_cleanup(
-    app: AppContext,
-    tenant_id: uuid.UUID,
-    flt: ops_store.CleanupFilter,
-    action: str,
-    now: datetime,
-    *,
-    actor: uuid.UUID | None,
-    actor_role: str | None,
-    policy_version: str | None = None,
-    job_id: uuid.UUID | None = None,
-) -> dict[str, Any]:
-    """Apply `action` (archive | delete) to every match; returns {total, by_user}."""
-    archive = action == "archive"
-    by_user: dict[str, int] = {}
-    while True:
-        async with tenant_tx(app.pool, tenant_id) as conn:
-            rows = await ops_store.lock_batch(conn, tenant_id, flt, archive, BATCH)
-            if not rows:
-                break
-            ids = [r["id"] for r in rows]
-            if flt.candidate:
-                if archive:
-                    await ops_store.expire_candidates(conn, tenant_id, ids, now)
-                else:
-                    await ops_store.delete_candidates(conn, tenant_id, rows, now)
-            elif archive:
-                await ops_store.archive_facts(conn, tenant_id, ids, now)
-            else:
-                await ops_store.delete_facts(conn, tenant_id, rows, now)
-            await ops_store.audit_batch(
-                conn, tenant_id, rows, action=action, candidate=flt.candidate, actor=actor,
-                actor_role=actor_role, now=now,
-            )
-        for r in rows:
-            by_user[r["user_id"]] = by_user.get(r["user_id"], 0) + 1
-        if len(rows) < BATCH:
-            break
-    total = sum(by_user.values())
-    async with tenant_tx(app.pool, tenant_id) as conn:
-        await audit.record(
-            conn, tenant_id, "cleanup", actor=actor, actor_role=actor_role, decision=action,
-            policy_version=policy_version,
-            detail={"filter": _filter_json(flt), "total": total, "users": len(by_user),
-                    "job_id": str(job_id) if job_id else None},
-            at=now,
-        )
-    return {"total": total, "by_user": dict(sorted(by_user.items()))}
-
-
-def _filter_json(flt: ops_store.CleanupFilter) -> dict[str, Any]:
-    return {
-        k: (v.isoformat() if isinstance(v, datetime) else v)
-        for k, v in asdict(flt).items()
-        if v is not None
-    }
-
-
-def filter_from_json(data: dict[str, Any]) -> ops_store.CleanupFilter:
-    fields = dict(data)
-    for k in ("created_before", "created_after"):
-        if fields.get(k):
-            fields[k] = datetime.fromisoformat(fields[k])
-    return ops_store.CleanupFilter(**fields)
-
-
-def job_payload(
-    flt: ops_store.CleanupFilter, action: str, actor: uuid.UUID | None, actor_role: str,
-    policy_version: str,
-) -> dict[str, Any]:
-    return {
-        "filter": _filter_json(flt),
-        "action": action,
-        "actor": str(actor) if actor else None,
-        "actor_role": actor_role,
-        "policy_version": policy_version,
-    }
-
-
-@register(KIND)
+@register(CLEANUP)
 async def handle_cleanup(run: JobRun) -> JobResult:
     p = run.payload
     result = await run_cleanup(

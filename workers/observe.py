@@ -17,11 +17,12 @@ from typing import Any
 from app.config import Settings
 from app.memory.model import KeyRights, Role, Sensitivity, SourceKind
 from app.providers.extractor import Extractor, Turn, assign_turn_ids, extractor_from_settings
+from app.queue import OBSERVE
 from app.store.db import tenant_tx
 from app.writer import record_interaction, submit_extracted
 from workers.jobs import JobResult, JobRun, register
 
-KIND = "observe"
+KIND = OBSERVE
 
 
 def _settings_key(s: Settings) -> tuple[Any, ...]:

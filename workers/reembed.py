@@ -19,7 +19,7 @@ from typing import Any
 from app import clock
 from app.context import AppContext
 from app.providers.embedders import Embedder
-from app.queue import enqueue
+from app.queue import REEMBED, enqueue
 from app.store import jobs as jobs_store
 from app.store import reembed as store
 from app.store.db import tenant_tx
@@ -27,7 +27,7 @@ from workers.jobs import JobResult, JobRun, register
 
 log = logging.getLogger("memgate.reembed")
 
-KIND = "reembed"
+KIND = REEMBED
 BATCH_SIZE = 64
 SLICE_SHARE = 0.6  # of the job timeout: room for the last batch and the bookkeeping
 

@@ -23,7 +23,7 @@ from app.api.pagination import DEFAULT_LIMIT, Limit, decode_time_id_cursor, page
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
-from app.queue import enqueue
+from app.queue import OBSERVE, enqueue
 from app.store import candidates as cand_store
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
@@ -33,7 +33,6 @@ router = APIRouter(prefix="/v1", tags=["observations"])
 
 MAX_MESSAGES = 50
 MAX_CONTENT_BYTES = 16 * 1024
-OBSERVE = "observe"
 
 
 class MessageIn(BaseModel):

@@ -18,15 +18,14 @@ from app import clock
 from app.api.deps import get_ctx, ops
 from app.api.facts import SCOPE, USER_ID
 from app.auth import Principal
+from app.cleanup import job_payload, run_cleanup
 from app.memory.model import FactType, SourceKind
-from app.queue import enqueue
+from app.queue import CLEANUP, enqueue
 from app.session.store import SessionStore
 from app.store import audit
 from app.store import jobs as jobs_store
 from app.store import ops as ops_store
 from app.store.db import tenant_tx
-from workers.cleanup import KIND as CLEANUP
-from workers.cleanup import job_payload, run_cleanup
 
 router = APIRouter(prefix="/v1/ops", tags=["ops"])
 

@@ -16,13 +16,12 @@ from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
 from app.auth import Principal
 from app.errors import InvalidRequest, NotFound
 from app.memory.model import FactType
-from app.queue import enqueue
+from app.queue import REEMBED, enqueue
 from app.recall import recall
 from app.store import audit
 from app.store import jobs as jobs_store
 from app.store import recall as recall_store
 from app.store.db import tenant_tx
-from workers.reembed import KIND as REEMBED
 
 router = APIRouter(prefix="/v1", tags=["recall"])
 

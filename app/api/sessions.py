@@ -18,11 +18,11 @@ from starlette.background import BackgroundTask
 from app import clock
 from app.api.deps import agent, get_ctx
 from app.api.facts import SCOPE, USER_ID
-from app.api.observations import OBSERVE, MessageIn, ObservationsIn, observe_payload
+from app.api.observations import MessageIn, ObservationsIn, observe_payload
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
-from app.queue import enqueue
+from app.queue import OBSERVE, enqueue
 from app.session.closing import SessionBusy, close_session
 from app.session.store import SessionStore
 from app.store import audit

@@ -13,8 +13,6 @@ from typing import Any
 import asyncpg
 from pgvector import Vector
 
-JOB_KIND = "reembed"
-
 
 async def count_pending(conn: asyncpg.Connection, tenant_id: uuid.UUID, model: str) -> int:
     """Facts with text that are not on `model` yet (deleted facts have no text to embed)."""

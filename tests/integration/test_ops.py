@@ -123,11 +123,12 @@ async def test_large_run_becomes_a_job(
     client: httpx.AsyncClient, tenant: Tenant, app: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import app.api.ops as ops_api
+    import workers.cleanup  # noqa: F401  (registers the "cleanup" handler, as a worker does)
     from workers.jobs import run_job
 
     await seed(client, tenant)
     monkeypatch.setattr(ops_api, "LARGE_RUN", 2)
-    monkeypatch.setattr("workers.cleanup.BATCH", 2)  # several batches
+    monkeypatch.setattr("app.cleanup.BATCH", 2)  # several batches
     body = {"filter": {}, "action": "delete", "dry_run": False}
     r = await client.post("/v1/ops/cleanup", json=body, headers=tenant.h("ops"))
     assert r.status_code == 202, r.text
