@@ -33,10 +33,18 @@ class PolicyCache:
     def defaults(self) -> dict[str, Any]:
         return policy_defaults(self._settings.policy_file)
 
-    async def get(self, conn: asyncpg.Connection, tenant_id: uuid.UUID) -> Policy:
+    def cached(self, tenant_id: uuid.UUID) -> Policy | None:
+        """The tenant's policy if it is in the cache and fresh (no database needed)."""
         hit = self._cache.get(tenant_id)
         if hit and hit[0] > time.monotonic():
             return hit[1]
+        return None
+
+    async def get(self, conn: asyncpg.Connection, tenant_id: uuid.UUID) -> Policy:
+        """The tenant's policy; `conn` must be in the tenant's transaction (RLS)."""
+        policy = self.cached(tenant_id)
+        if policy is not None:
+            return policy
         override = await conn.fetchval(
             "SELECT policy_override FROM tenants WHERE id = $1", tenant_id
         )

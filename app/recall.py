@@ -44,6 +44,7 @@ DENSE_RANGES: dict[str, tuple[float, float]] = {}
 # they fit `k` and the budget; this is the evidence they get when no channel found them.
 NEW_TIER_PRIOR = 0.5
 
+
 def _iso(dt: datetime) -> str:
     return (dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)).isoformat()
 
@@ -120,11 +121,15 @@ async def recall(
     # thread, and a pooled connection idle in a transaction meanwhile starves the others.
     vector, model = await _embed_query(ctx, req.query)
     query = replace(query, vector=vector, embedding_model=model)
-    try:
+    policy = ctx.policies.cached(who.tenant_id)
+    if policy is None:
         async with tenant_tx(ctx.pool, who.tenant_id) as conn:
             policy = await ctx.policies.get(conn, who.tenant_id)
-            per_channel, recent = recall_store.channel_limits(req.k or policy.recall.k)
-            query = replace(query, channel_limit=per_channel, recency_limit=recent)
+    per_channel, recent = recall_store.channel_limits(req.k or policy.recall.k)
+    query = replace(query, channel_limit=per_channel, recency_limit=recent)
+    try:
+        # no transaction: fetch_pool pins the tenant itself, in its one round trip
+        async with ctx.pool.acquire() as conn:
             found = await recall_store.fetch_pool(conn, query)
     except asyncpg.DataError:
         if query.vector is None:
@@ -133,7 +138,7 @@ async def recall(
         # answer from the other channels rather than fail the user's turn.
         log.error("vector dimensions differ under model %r; dense channel skipped", model)
         model = None
-        async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        async with ctx.pool.acquire() as conn:
             found = await recall_store.fetch_pool(conn, replace(query, vector=None))
 
     current = tier(found.last_interaction_at, now, policy)

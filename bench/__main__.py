@@ -101,6 +101,41 @@ def tree_rss(pid: int) -> int | None:
         return rss_bytes(pid)
 
 
+def _proc_table() -> dict[int, tuple[int, str, int]]:
+    """pid -> (ppid, comm, utime+stime ticks) for every process we can read."""
+    out: dict[int, tuple[int, str, int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                raw = fh.read()
+        except OSError:
+            continue
+        comm = raw[raw.find("(") + 1 : raw.rfind(")")]
+        fields = raw[raw.rfind(")") + 2 :].split()
+        out[int(entry)] = (int(fields[1]), comm, int(fields[11]) + int(fields[12]))
+    return out
+
+
+def cpu_seconds(api_pid: int | None) -> dict[str, float]:
+    """CPU seconds used so far by the API (its process tree) and by PostgreSQL."""
+    table = _proc_table()
+    tree = {api_pid} if api_pid else set()
+    grew = True
+    while grew:  # uvicorn --workers: the children, and theirs
+        grew = False
+        for pid, (ppid, _, _) in table.items():
+            if ppid in tree and pid not in tree:
+                tree.add(pid)
+                grew = True
+    tick = os.sysconf("SC_CLK_TCK")
+    return {
+        "api": sum(table[p][2] for p in tree if p in table) / tick,
+        "postgres": sum(t for _, comm, t in table.values() if comm == "postgres") / tick,
+    }
+
+
 def cpu_model() -> str:
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -280,6 +315,7 @@ class Bench:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
             json.dump(cfg, fh)
             path = fh.name
+        cpu0 = cpu_seconds(self.api.pid if self.api else None)
         try:
             proc = subprocess.run(
                 [sys.executable, "-m", "bench.loadgen", path],
@@ -294,6 +330,16 @@ class Bench:
         if proc.returncode != 0:
             raise RuntimeError(f"load generator failed: {proc.stderr.decode()[-2000:]}")
         result: dict[str, Any] = json.loads(proc.stdout)
+        cpu1 = cpu_seconds(self.api.pid if self.api else None)
+        sent = sum(
+            r.get("requests", 0) + r.get("errors", 0)
+            for r in [result.get("warmup") or {}, *result.get("runs", [])]
+        )
+        if sent:  # server-side CPU per request, warm-up included (it ran in the window too)
+            for name in ("api", "postgres"):
+                result[f"{name}_cpu_ms_per_request"] = round(
+                    (cpu1[name] - cpu0[name]) * 1000 / sent, 3
+                )
         for r in result.get("runs", []):
             if r.get("error_samples"):
                 log(f"{mode} c={concurrency}: errors {r['statuses']} e.g. {r['error_samples'][0]}")
@@ -490,7 +536,7 @@ class Bench:
 
     async def explain(self, user: str, query: str) -> dict[str, Any]:
         """EXPLAIN (ANALYZE, BUFFERS) of the recall statement the API runs, as the app role
-        under RLS, with the parameters the API would build (captured through fetch_pool)."""
+        under RLS, with the parameters the API would build (recall_store.recall_args)."""
         from app.memory.intent import predicates_for_query
         from app.memory.model import Sensitivity, sensitivity_allowed
         from app.memory.text import search_terms
@@ -502,13 +548,6 @@ class Bench:
         vector = await embedder.embed_query(query)
         conn = await asyncpg.connect(self.stack.database_url)  # type: ignore[union-attr]
         plans: list[str] = []
-
-        class Capture:
-            async def fetch(self, sql: str, *params: Any) -> list[Any]:
-                rows = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *params)
-                plans.append("\n".join(r[0] for r in rows))
-                return []
-
         try:
             await _init_connection(conn)
             q = recall_store.RecallQuery(
@@ -530,20 +569,20 @@ class Bench:
                     await conn.execute(
                         "SELECT set_config('app.tenant_id', $1, true)", str(self.tenant_id)
                     )
-                    await recall_store.fetch_pool(Capture(), q)
-            # the same statement for real, timed on the client: server time + transfer +
-            # asyncpg decoding + building the rows (what the API pays per recall in SQL)
+                    rows = await conn.fetch(
+                        "EXPLAIN (ANALYZE, BUFFERS) " + recall_store.RECALL_SQL,
+                        *recall_store.recall_args(q),
+                    )
+                    plans.append("\n".join(r[0] for r in rows))
+            # what the API runs, timed on the client: the one-round-trip function call,
+            # server time + transfer + asyncpg decoding + building the rows
             timings: list[float] = []
             candidates = 0
             for _ in range(21):
-                async with conn.transaction():
-                    await conn.execute(
-                        "SELECT set_config('app.tenant_id', $1, true)", str(self.tenant_id)
-                    )
-                    t0 = time.perf_counter()
-                    found = await recall_store.fetch_pool(conn, q)
-                    timings.append((time.perf_counter() - t0) * 1000)
-                    candidates = len(found.rows)
+                t0 = time.perf_counter()
+                found = await recall_store.fetch_pool(conn, q)
+                timings.append((time.perf_counter() - t0) * 1000)
+                candidates = len(found.rows)
             fetch_ms = sorted(timings)[len(timings) // 2]
         finally:
             await conn.close()
@@ -893,6 +932,8 @@ class Bench:
                         a.get("requests"),
                         a.get("errors"),
                         a.get("client_cpu_ms_per_request"),
+                        a.get("api_cpu_ms_per_request"),
+                        a.get("postgres_cpu_ms_per_request"),
                     ]
                 )
         out.append("")
@@ -910,8 +951,12 @@ class Bench:
                     "requests",
                     "errors",
                     "client cpu ms/req",
+                    "api cpu",
+                    "pg cpu",
                 ],
                 rows,
+                note="cpu: ms of CPU per request (client: measured runs; api = the uvicorn "
+                "process tree, pg = every postgres process: warm-up included)",
             )
         )
         rows = []

@@ -72,6 +72,8 @@ def aggregate(result: dict[str, Any] | None) -> dict[str, Any]:
         "p95_worst_ms": max_of(runs, "p95_ms"),
         "throughput_rps": median_of(runs, "throughput_rps"),
         "client_cpu_ms_per_request": result.get("client_cpu_ms_per_request"),
+        "api_cpu_ms_per_request": result.get("api_cpu_ms_per_request"),
+        "postgres_cpu_ms_per_request": result.get("postgres_cpu_ms_per_request"),
     }
 
 

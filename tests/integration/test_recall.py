@@ -16,7 +16,9 @@ import pytest
 from app.memory.packing import HEADER, count_tokens
 from app.providers.embedders import OpenAIEmbedder
 from app.store import jobs as jobs_store
+from app.store import recall as recall_store
 from app.store.db import tenant_tx
+from app.store.migrate import migrate
 from tests.conftest import Tenant
 from tests.fakes.openai_fake import OpenAIFake
 from workers import reembed as reembed_worker
@@ -855,3 +857,63 @@ async def test_a_vector_of_another_dimension_only_disables_dense(
     assert ids(out) == [fact["id"]]
     assert out["facts"][0]["channels"][0] == "structured"
     assert "dense" not in out["facts"][0]["channels"]
+
+
+# ---------------------------------------------------------------------------- one round trip
+
+
+def _pool_query(tenant_id: uuid.UUID, user_id: str) -> recall_store.RecallQuery:
+    return recall_store.RecallQuery(
+        tenant_id=tenant_id,
+        user_id=user_id,
+        scopes=["global"],
+        now=datetime.now(UTC),
+        sensitivities=["normal", "personal"],
+        types=None,
+        predicates=[],
+        terms=["vault"],
+        vector=None,
+        embedding_model=None,
+    )
+
+
+async def test_recall_function_pins_the_tenant_for_its_statement_only(
+    client: httpx.AsyncClient, tenant: Tenant, other_tenant: Tenant, app: Any
+) -> None:
+    u = user()
+    mine = await write(client, tenant, u, "The vault path is ops/one")
+    await write(client, other_tenant, u, "The vault path is ops/two")
+    async with app.state.ctx.pool.acquire() as conn:  # the API's pool, role memgate_app
+        found = await recall_store.fetch_pool(conn, _pool_query(tenant.id, u))
+        assert [str(r.id) for r in found.rows] == [mine["id"]]
+        assert found.pool_size == 1
+        # no transaction was left open and no tenant outlives the call: RLS shows nothing
+        assert not conn.is_in_transaction()
+        assert not await conn.fetchval("SELECT current_setting('app.tenant_id', true)")
+        assert await conn.fetchval("SELECT count(*) FROM facts") == 0
+
+
+async def test_recall_without_the_function_falls_back_and_migrate_reinstalls_it(
+    client: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, migrated: Any
+) -> None:
+    u = user()
+    fact = await write(
+        client,
+        tenant,
+        u,
+        "User is allergic to kiwi",
+        predicate="allergy",
+        value="kiwi",
+        source=SRC_EXPLICIT,
+    )
+    signature = f"{recall_store.RECALL_FUNCTION}({recall_store.RECALL_ARGS})"
+    async with owner_db.acquire() as conn:  # a database migrated by an older release
+        await conn.execute(f"DROP FUNCTION {signature}")
+    try:
+        out = await recall(client, tenant, u, "what am I allergic to?")
+        assert ids(out) == [fact["id"]]
+    finally:
+        await migrate(migrated.database_url)
+    async with owner_db.acquire() as conn:
+        assert await conn.fetchval("SELECT to_regprocedure($1) IS NOT NULL", signature)
+    assert ids(await recall(client, tenant, u, "what am I allergic to?")) == [fact["id"]]
