@@ -146,8 +146,9 @@ class EncoderProcess:
             if not fut.done():
                 fut.set_exception(exc)
 
-    def _kill(self) -> None:
-        proc, self._proc = self._proc, None
+    def _kill(self, proc: asyncio.subprocess.Process | None = None) -> None:
+        proc = proc or self._proc
+        self._proc = None
         if proc is not None and proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
@@ -157,8 +158,12 @@ class EncoderProcess:
         """Stop the child: close its stdin (it exits), then kill it if it lingers."""
         proc, reader = self._proc, self._reader
         self._proc = self._reader = None
+        if reader is not None:  # an orderly stop is not a crash to report
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
         if proc is None or self._loop is not asyncio.get_running_loop():
-            self._kill()
+            self._kill(proc)
             return
         if proc.stdin is not None:
             proc.stdin.close()
@@ -168,10 +173,6 @@ class EncoderProcess:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()
-        if reader is not None:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
         self._fail_all(EncoderUnavailable(f"{self.kind} encoder process stopped"))
 
 
