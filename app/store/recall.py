@@ -309,12 +309,16 @@ async def write_log(
     if not hits:
         return
     ids = sorted(hits)
+    # Facts hard-deleted since the recall (forget-me) are skipped by the join.
     await conn.execute(
-        """UPDATE facts f SET hits = f.hits + u.n,
-                              last_hit_at = GREATEST(f.last_hit_at, u.at)
-           FROM (SELECT * FROM unnest($2::uuid[], $3::int[], $4::timestamptz[]) AS x(id, n, at)
-                 ORDER BY id) u
-           WHERE f.tenant_id = $1 AND f.id = u.id""",
+        """INSERT INTO fact_hits AS h (fact_id, tenant_id, hits, last_hit_at)
+           SELECT u.id, $1, u.n, u.at
+           FROM unnest($2::uuid[], $3::int[], $4::timestamptz[]) AS u(id, n, at)
+           JOIN facts f ON f.tenant_id = $1 AND f.id = u.id
+           ORDER BY u.id
+           ON CONFLICT (fact_id) DO UPDATE
+           SET hits = h.hits + excluded.hits,
+               last_hit_at = GREATEST(h.last_hit_at, excluded.last_hit_at)""",
         tenant_id,
         ids,
         [hits[i][0] for i in ids],

@@ -623,7 +623,9 @@ async def test_recall_log_and_hits_written_off_the_request_path(
 
     async def logged() -> bool:
         async with owner_db.acquire() as conn:
-            n = await conn.fetchval("SELECT hits FROM facts WHERE id = $1", uuid.UUID(fact["id"]))
+            n = await conn.fetchval(
+                "SELECT hits FROM fact_hits WHERE fact_id = $1", uuid.UUID(fact["id"])
+            )
         return bool(n == 1)
 
     await _wait_for(logged)
@@ -632,9 +634,11 @@ async def test_recall_log_and_hits_written_off_the_request_path(
             "SELECT * FROM recall_log WHERE tenant_id = $1 AND trace_id = 'trace-log-1'", tenant.id
         )
         last_hit = await conn.fetchval(
-            "SELECT last_hit_at FROM facts WHERE id = $1", uuid.UUID(fact["id"])
+            "SELECT last_hit_at FROM fact_hits WHERE fact_id = $1", uuid.UUID(fact["id"])
         )
     assert row is not None and last_hit is not None
+    got = await client.get(f"/v1/users/{u}/facts/{fact['id']}", headers=tenant.h())
+    assert got.json()["hits"] == 1 and got.json()["last_hit_at"] == last_hit.isoformat()
     assert [str(i) for i in row["fact_ids"]] == [fact["id"]]
     assert row["tier"] == "continue" and row["tokens"] == out["tokens"]
     assert "zebra" not in row["detail"] and "allergic" not in row["detail"]  # no query text
