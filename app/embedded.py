@@ -290,8 +290,8 @@ def _memory_bytes() -> int | None:
 def shared_buffers(fast: bool) -> str:
     """PostgreSQL's buffer cache: MEMGATE_PG_SHARED_BUFFERS if set, else a quarter of the
     memory within [128MB, 4GB] (PostgreSQL's usual advice; its own default, 128MB, holds
-    the facts of ~35k users at most, and each recall of a user whose pool is not cached
-    reads ~200 pages from the kernel). Tests (`fast`) keep 128MB. The memory is only
+    ~45k facts of 2.7 KB, and each recall of a user whose pool is not cached reads up to
+    one page per fact from the kernel). Tests (`fast`) keep 128MB. The memory is only
     committed as pages are used."""
     explicit = os.environ.get("MEMGATE_PG_SHARED_BUFFERS")
     if explicit:

@@ -40,7 +40,7 @@ COLUMNS = (
     "id", "tenant_id", "user_id", "scope", "type", "predicate", "value", "value_key",
     "statement", "statement_key", "polarity", "source_kind", "source_trace_id",
     "confidence", "sensitivity", "valid_from", "valid_to", "expires_at", "status",
-    "version", "observations", "hits", "last_observed_at", "embedding", "embedding_model",
+    "version", "observations", "last_observed_at", "embedding", "embedding_model",
     "search_text", "policy_version", "created_at", "updated_at",
 )  # fmt: skip
 
@@ -485,7 +485,7 @@ class FactFactory:
             base.value, base.value_key, statement, skey, base.polarity, source,
             f"bench-{rng.randrange(1 << 30):x}", round(0.55 + rng.random() * 0.44, 3),
             sensitivity, valid_from, valid_to, expires_at, status, 1,
-            1 + int(rng.random() ** 4 * 5), 0, observed, base.vector, self.model,
+            1 + int(rng.random() ** 4 * 5), observed, base.vector, self.model,
             search_text, POLICY_VERSION, valid_from, observed,
         )  # fmt: skip
 
