@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -35,21 +36,27 @@ class Stack:
 
 @pytest.fixture(scope="session")
 def stack() -> Iterator[Stack]:
+    """The servers for the session; their temp dir is removed at the end (40 MB a run)
+    unless MEMGATE_KEEP_TEST_DATA is set."""
     data_dir = Path(tempfile.mkdtemp(prefix="memgate-test-"))
     os.environ.setdefault("DATA_DIR", str(data_dir))
-    if os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL"):
-        yield Stack(os.environ["DATABASE_URL"], os.environ["REDIS_URL"], data_dir)
-        return
-    from app.embedded import EmbeddedStack
-
-    embedded = EmbeddedStack(data_dir / "stack", fast=True)
-    embedded.start()
-    os.environ["DATABASE_URL"] = embedded.database_url
-    os.environ["REDIS_URL"] = embedded.redis_url
     try:
-        yield Stack(embedded.database_url, embedded.redis_url, data_dir)
+        if os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL"):
+            yield Stack(os.environ["DATABASE_URL"], os.environ["REDIS_URL"], data_dir)
+            return
+        from app.embedded import EmbeddedStack
+
+        embedded = EmbeddedStack(data_dir / "stack", fast=True)
+        embedded.start()
+        os.environ["DATABASE_URL"] = embedded.database_url
+        os.environ["REDIS_URL"] = embedded.redis_url
+        try:
+            yield Stack(embedded.database_url, embedded.redis_url, data_dir)
+        finally:
+            embedded.stop()
     finally:
-        embedded.stop()
+        if not os.environ.get("MEMGATE_KEEP_TEST_DATA"):
+            shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
