@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -82,6 +83,7 @@ def private_redis() -> Iterator[RedisServer]:
         yield server
     finally:
         server.stop()
+        shutil.rmtree(server.dir, ignore_errors=True)
 
 
 @pytest.fixture
