@@ -117,8 +117,8 @@ async def recall(
         vector=None,
         embedding_model=None,
     )
-    # Embedded before a connection is taken: under load queries wait for the compute
-    # thread, and a pooled connection idle in a transaction meanwhile starves the others.
+    # Embedded before a connection is taken: under load queries wait for the model, and
+    # a pooled connection held meanwhile would starve the others.
     vector, model = await _embed_query(ctx, req.query)
     query = replace(query, vector=vector, embedding_model=model)
     policy = ctx.policies.cached(who.tenant_id)
