@@ -45,6 +45,10 @@ K = 5  # precision@k / recall@k: what an agent would inject for one turn
 CONCURRENCY = 8  # independent users in flight; bounded so the 2-core box stays responsive
 JOB_TIMEOUT_S = 120.0
 TIER_T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)  # pinned clock for the tier scenarios
+# The whole run happens "on" this day (test clock offset, API and worker alike): the
+# scenarios carry fixed dates (valid_from, and the TTLs that follow from them), so their
+# gold answers must not drift with the calendar. The day the gold was last checked.
+EVAL_NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 # Routes each section needs; a missing one skips the section (the API is still growing).
 R_FACTS = ("POST", "/v1/users/{user_id}/facts")
@@ -60,6 +64,9 @@ R = TypeVar("R")
 def _prepare_env(data_dir: Path) -> None:
     """Settings are read at import time by some modules (workers.settings): set first."""
     os.environ["MEMGATE_ENV"] = "test"  # enables the X-Memgate-Now clock pin
+    os.environ["MEMGATE_TEST_CLOCK_OFFSET"] = str(
+        round((EVAL_NOW - datetime.now(UTC)).total_seconds(), 3)
+    )
     os.environ["OMP_NUM_THREADS"] = "1"  # one BLAS thread: the embedder shares 2 cores
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     os.environ.setdefault("MEMGATE_LOG_LEVEL", "WARNING")
@@ -549,7 +556,9 @@ async def seed_profiles(h: Harness, suite: Suite) -> tuple[dict[str, dict[str, A
                     problems.append(f"{f['key']}: delete answered {r.status_code}")
 
     await bounded(suite.profiles, seed)
-    now = datetime.now(UTC)
+    from app import clock
+
+    now = clock.now()
     for k, m in meta.items():  # check each fact reached the state the gold assumes
         r = await h.call(
             "GET",
