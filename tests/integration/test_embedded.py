@@ -14,6 +14,7 @@ import asyncpg
 import pytest
 import redis.asyncio as aredis
 
+from app import embedded
 from app.embedded import (
     EmbeddedError,
     EmbeddedStack,
@@ -93,6 +94,11 @@ async def test_start_use_stop_restart_persists(tmp_path: Path, stacks: list[Embe
         await conn.execute("CREATE TABLE kept (id int PRIMARY KEY, note text)")
         await conn.execute("INSERT INTO kept VALUES (1, '花生过敏')")
         assert await conn.fetchval("SHOW listen_addresses") == ""
+        # run mode sizes the buffer cache from memory (tests' fast mode keeps 128MB)
+        blocks = await conn.fetchval(
+            "SELECT setting::bigint FROM pg_settings WHERE name = 'shared_buffers'"
+        )
+        assert f"{blocks * 8 // 1024}MB" == embedded.shared_buffers(False)
     finally:
         await conn.close()
     conn = await asyncpg.connect(**stack.database_dsn_kwargs)
@@ -275,6 +281,19 @@ def test_module_mode_sigterm_and_owner_death(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_shared_buffers_follow_memory_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMGATE_PG_SHARED_BUFFERS", raising=False)
+    gib = 1 << 30
+    for memory, expected in ((24 * gib, "4096MB"), (8 * gib, "2048MB"), (gib // 4, "128MB")):
+        monkeypatch.setattr(embedded, "_memory_bytes", lambda m=memory: m)
+        assert embedded.shared_buffers(False) == expected
+        assert embedded.shared_buffers(True) == "128MB"  # tests
+    monkeypatch.setattr(embedded, "_memory_bytes", lambda: None)
+    assert embedded.shared_buffers(False) == "128MB"
+    monkeypatch.setenv("MEMGATE_PG_SHARED_BUFFERS", "256MB")  # the operator decides
+    assert embedded.shared_buffers(False) == "256MB" and embedded.shared_buffers(True) == "256MB"
 
 
 def test_arq_redis_settings_urls() -> None:
