@@ -19,8 +19,11 @@ ALTER TABLE facts ALTER COLUMN embedding SET STORAGE MAIN;
 -- wrote a new 2.7 KB version of every injected fact (rows that wide never fit a HOT
 -- update on their page) plus an entry in each of the table's nine indexes, GIN included,
 -- for every recall. Here an update touches a 60-byte row and no index (HOT).
+-- No foreign key to facts: checking it locked the facts row of every first hit (a write
+-- to that page and to the WAL), most of the counter's cost. Facts are tombstoned, not
+-- removed; the one hard delete (forget-me) removes the user's counters with them.
 CREATE TABLE fact_hits (
-  fact_id uuid PRIMARY KEY REFERENCES facts(id) ON DELETE CASCADE,
+  fact_id uuid PRIMARY KEY,
   tenant_id uuid NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
   hits integer NOT NULL,
   last_hit_at timestamptz NOT NULL

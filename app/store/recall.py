@@ -309,12 +309,10 @@ async def write_log(
     if not hits:
         return
     ids = sorted(hits)
-    # Facts hard-deleted since the recall (forget-me) are skipped by the join.
     await conn.execute(
         """INSERT INTO fact_hits AS h (fact_id, tenant_id, hits, last_hit_at)
            SELECT u.id, $1, u.n, u.at
            FROM unnest($2::uuid[], $3::int[], $4::timestamptz[]) AS u(id, n, at)
-           JOIN facts f ON f.tenant_id = $1 AND f.id = u.id
            ORDER BY u.id
            ON CONFLICT (fact_id) DO UPDATE
            SET hits = h.hits + excluded.hits,

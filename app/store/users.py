@@ -136,6 +136,12 @@ async def forget(
         tombstones,
     )
     counts = {"facts": len(rows), "tombstones": len(tombstones)}
+    await conn.execute(  # hit counters have no foreign key (see migrations/0003)
+        """DELETE FROM fact_hits WHERE tenant_id = $1 AND fact_id IN
+               (SELECT id FROM facts WHERE tenant_id = $1 AND user_id = $2)""",
+        tenant_id,
+        user_id,
+    )
     await conn.execute(
         "DELETE FROM facts WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
     )

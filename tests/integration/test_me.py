@@ -221,7 +221,11 @@ async def test_forget_me_leaves_no_trace(
     r = await client.post(f"/v1/users/{user}/recall", json={"query": f"{mark} soup"},
                           headers=tenant.h())
     assert r.status_code == 200 and r.json()["facts"]
+    recalled = [uuid.UUID(f["id"]) for f in r.json()["facts"]]
     ctx = app.state.ctx
+    await ctx.recall_log.flush()  # the recall's hit counters are written
+    assert await owner_db.fetchval(
+        "SELECT count(*) FROM fact_hits WHERE fact_id = ANY($1)", recalled) == len(recalled)
 
     me = await token(client, tenant, user)
     other = await token(client, tenant, user)
@@ -257,6 +261,8 @@ async def test_forget_me_leaves_no_trace(
     assert hits == [] and bob_hits > 0
     assert await owner_db.fetchval(
         "SELECT count(*) FROM facts WHERE tenant_id = $1 AND user_id = $2", tenant.id, user) == 0
+    assert await owner_db.fetchval(  # the hit counters went with the facts
+        "SELECT count(*) FROM fact_hits WHERE fact_id = ANY($1)", recalled) == 0
     assert await owner_db.fetchval(
         "SELECT count(*) FROM facts WHERE statement ILIKE $1 AND id <> $2",
         f"%{mark}%", uuid.UUID(bob_fid)) == 0
