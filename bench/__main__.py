@@ -90,17 +90,6 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
-def tree_rss(pid: int) -> int | None:
-    """RSS of a process and its children (uvicorn --workers spawns children)."""
-    try:
-        import psutil  # type: ignore[import-untyped]
-
-        proc = psutil.Process(pid)
-        return int(sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)]))
-    except Exception:
-        return rss_bytes(pid)
-
-
 def _proc_table() -> dict[int, tuple[int, str, int]]:
     """pid -> (ppid, comm, utime+stime ticks) for every process we can read."""
     out: dict[int, tuple[int, str, int]] = {}
@@ -118,17 +107,29 @@ def _proc_table() -> dict[int, tuple[int, str, int]]:
     return out
 
 
-def cpu_seconds(api_pid: int | None) -> dict[str, float]:
-    """CPU seconds used so far by the API (its process tree) and by PostgreSQL."""
-    table = _proc_table()
-    tree = {api_pid} if api_pid else set()
+def _tree(root: int | None, table: dict[int, tuple[int, str, int]]) -> set[int]:
+    """A process and its descendants (uvicorn --workers, the encoder processes)."""
+    tree = {root} if root else set()
     grew = True
-    while grew:  # uvicorn --workers: the children, and theirs
+    while grew:
         grew = False
         for pid, (ppid, _, _) in table.items():
             if ppid in tree and pid not in tree:
                 tree.add(pid)
                 grew = True
+    return tree
+
+
+def tree_rss(pid: int) -> int | None:
+    """RSS of a process and its descendants."""
+    sizes = [rss_bytes(p) for p in _tree(pid, _proc_table())]
+    return sum(s for s in sizes if s is not None) or None
+
+
+def cpu_seconds(api_pid: int | None) -> dict[str, float]:
+    """CPU seconds used so far by the API (its process tree) and by PostgreSQL."""
+    table = _proc_table()
+    tree = _tree(api_pid, table)
     tick = os.sysconf("SC_CLK_TCK")
     return {
         "api": sum(table[p][2] for p in tree if p in table) / tick,
