@@ -10,8 +10,8 @@
 -- So: toast a facts row only past a full page (8160 bytes, the largest target), and when
 -- a row is that big (long value JSON, 3072-d vectors), move the text columns out first
 -- and the vector last (MAIN).
--- Applies to rows written from now on; re-embedding (POST /v1/ops/reembed) rewrites the
--- vectors of existing ones.
+-- Applies to rows written from now on. Older rows keep their toasted vector (correct,
+-- only slower) until the row is rewritten, e.g. by re-embedding to another model.
 ALTER TABLE facts SET (toast_tuple_target = 8160);
 ALTER TABLE facts ALTER COLUMN embedding SET STORAGE MAIN;
 
