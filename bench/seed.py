@@ -35,6 +35,11 @@ from app.memory.text import search_document
 POLICY_VERSION = "bench"
 N_USERS = 5000
 PROBE_SIZES = (10, 200, 2000, 20000)
+# The fixed cohort: users whose facts are seeded once, before the first size, and never
+# change, so their recalls compare table sizes with the users' own pools held equal.
+# Their pools are drawn like a random user's at 1M (about 200 rows, 125 active).
+COHORT_USERS = 25
+COHORT_MEAN_ROWS = 200
 
 COLUMNS = (
     "id", "tenant_id", "user_id", "scope", "type", "predicate", "value", "value_key",
@@ -51,6 +56,10 @@ def user_name(i: int) -> str:
 
 def probe_name(size: int) -> str:
     return f"probe-{size}"
+
+
+def cohort_name(i: int) -> str:
+    return f"cohort-{i:02d}"
 
 
 # --------------------------------------------------------------------------- templates
@@ -571,6 +580,26 @@ async def seed_probe(dsn: str, factory: FactFactory, size: int) -> None:
         await copy_facts(conn, recs)
     finally:
         await conn.close()
+
+
+async def seed_cohort(
+    dsn: str, factory: FactFactory, n_users: int = COHORT_USERS, mean_rows: int = COHORT_MEAN_ROWS
+) -> int:
+    """The fixed cohort's facts (see COHORT_USERS): log-normal pool sizes around
+    `mean_rows`, the usual mix of statuses and scopes, written in arrival order across
+    the cohort's users. Deterministic for a given factory seed. Returns the rows added."""
+    rng = random.Random(13)
+    weights = [rng.lognormvariate(0, 0.8) for _ in range(n_users)]
+    scale = mean_rows * n_users / sum(weights)
+    order = [i for i, w in enumerate(weights) for _ in range(max(1, round(w * scale)))]
+    rng.shuffle(order)
+    conn = await asyncpg.connect(dsn)
+    try:
+        await _prepare(conn)
+        await copy_facts(conn, [factory.record(cohort_name(i), user_index=i) for i in order])
+    finally:
+        await conn.close()
+    return len(order)
 
 
 async def seed_user_state(
