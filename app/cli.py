@@ -25,7 +25,7 @@ import asyncpg
 from app.auth import new_api_key
 from app.config import get_settings
 from app.store import keys as keys_store
-from app.store.migrate import migrate
+from app.store.migrate import migrate, prune_routines
 
 log = logging.getLogger("memgate.cli")
 
@@ -107,6 +107,8 @@ async def _run(args: argparse.Namespace) -> str:
         try:
             if args.command == "migrate":
                 return "ok"
+            if args.command == "prune-routines":
+                return "\n".join(await prune_routines(conn)) or "nothing to drop"
             if args.command == "create-tenant":
                 return str(await create_tenant(conn, args.name))
             if args.command == "create-key":
@@ -132,6 +134,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m app.cli")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("migrate")
+    sub.add_parser(
+        "prune-routines",
+        help="drop the recall functions of earlier releases (after a rolling deploy)",
+    )
     p = sub.add_parser("create-tenant")
     p.add_argument("name")
     p = sub.add_parser("create-key")

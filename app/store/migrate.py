@@ -16,7 +16,7 @@ from pathlib import Path
 import asyncpg
 
 from app.config import ROOT
-from app.store.recall import RECALL_FUNCTION_DDL
+from app.store.recall import RECALL_FUNCTION, RECALL_FUNCTION_DDL
 
 log = logging.getLogger("memgate.migrate")
 MIGRATIONS_DIR = ROOT / "migrations"
@@ -62,6 +62,27 @@ async def migrate(dsn: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
     finally:
         await conn.close()
     return applied
+
+
+async def prune_routines(conn: asyncpg.Connection) -> list[str]:
+    """Drop the recall functions of earlier releases (every `memgate_recall_<hash>` but
+    this code's). `migrate` leaves them so that replicas of the previous release keep
+    working during a rolling deploy; run this once no replica of it is left."""
+    rows = await conn.fetch(
+        """SELECT p.oid::regprocedure::text AS signature FROM pg_proc p
+           JOIN pg_namespace n ON n.oid = p.pronamespace
+           WHERE n.nspname = current_schema() AND p.proname LIKE 'memgate\\_recall\\_%'
+             AND p.proname <> $1
+           ORDER BY 1""",
+        RECALL_FUNCTION,
+    )
+    dropped = [r["signature"] for r in rows]
+    async with conn.transaction():
+        for signature in dropped:  # regprocedure text is already quoted where needed
+            await conn.execute(f"DROP FUNCTION IF EXISTS {signature}")
+    for signature in dropped:
+        log.info("dropped %s", signature)
+    return dropped
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -274,14 +274,27 @@ class LogEntry:
     at: datetime
 
 
+# A recall that read a user's facts before their forget-me committed may be flushed after
+# it. Its entry is dropped when a forget-me of that user is recorded (audit action
+# `forget_me`, stamped when the erasure started) no earlier than this long before the
+# recall: the margin covers a long erasure and replicas' clocks. A recall made just after
+# a forget-me may lose its log row too; that is the safe side.
+FORGET_MARGIN = timedelta(seconds=60)
+
+
 async def write_log(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, entries: Sequence[LogEntry]
 ) -> None:
     """Insert the tenant's recall log rows and bump hits/last_hit_at of injected facts.
 
-    Two statements for the whole batch. Hits are summed per fact first and applied in id
-    order, so concurrent flushes from several processes lock rows in the same order.
+    Entries of users forgotten meanwhile are dropped (FORGET_MARGIN): forget-me erases
+    the recall log, and a late flush must not write it back. Then two statements for the
+    whole batch. Hits are summed per fact first and applied in id order, so concurrent
+    flushes from several processes lock rows in the same order.
     """
+    entries = await _drop_forgotten(conn, tenant_id, entries)
+    if not entries:
+        return
     await conn.executemany(
         """INSERT INTO recall_log (tenant_id, trace_id, user_id, scope, fact_ids, detail,
                                    tokens, tier, created_at)
@@ -322,6 +335,37 @@ async def write_log(
         [hits[i][0] for i in ids],
         [hits[i][1] for i in ids],
     )
+
+
+async def _drop_forgotten(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, entries: Sequence[LogEntry]
+) -> list[LogEntry]:
+    """`entries` without those of users forgotten at or after `entry.at - FORGET_MARGIN`.
+    One range scan of the audit trail since the oldest entry (index audit_time), which
+    for a flusher running every few hundred ms is a handful of rows."""
+    if not entries:
+        return []
+    since = min(e.at for e in entries) - FORGET_MARGIN
+    rows = await conn.fetch(
+        """SELECT user_id, max(created_at) AS at FROM audit_events
+           WHERE tenant_id = $1 AND created_at >= $2 AND action = 'forget_me'
+             AND user_id = ANY($3::text[])
+           GROUP BY user_id""",
+        tenant_id,
+        since,
+        sorted({e.user_id for e in entries}),
+    )
+    if not rows:
+        return list(entries)
+    forgotten = {r["user_id"]: r["at"] for r in rows}
+    kept = [
+        e
+        for e in entries
+        if e.user_id not in forgotten or forgotten[e.user_id] < e.at - FORGET_MARGIN
+    ]
+    if len(kept) < len(entries):
+        log.info("recall log: %d entries of forgotten users dropped", len(entries) - len(kept))
+    return kept
 
 
 async def trace_rows(

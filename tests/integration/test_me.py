@@ -288,3 +288,38 @@ async def test_forget_me_leaves_no_trace(
     assert r.status_code == 200 and r.json()["facts"] == [] and r.json()["resume_hint"] is None
     r = await client.get(f"/v1/users/{B}/facts/{bob_fid}", headers=tenant.h())
     assert r.status_code == 200
+
+
+async def test_recall_flushed_after_forget_me_writes_nothing_back(
+    client: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, app: Any
+) -> None:
+    """A recall that read the user's facts before forget-me, flushed after it (another
+    replica's buffer, a recall in flight): its log row and hit counters are dropped, while
+    other users' entries in the same batch and the user's later recalls are written."""
+    from app import clock
+    from app.recall import RecallLog
+    from app.store.recall import FORGET_MARGIN, LogEntry
+
+    user, other = f"u-late-{uuid.uuid4().hex[:6]}", f"u-keep-{uuid.uuid4().hex[:6]}"
+    fid = uuid.UUID(await write(client, tenant, user, fact("The user collects teapots")))
+    other_fid = uuid.UUID(await write(client, tenant, other, fact("The user collects stamps")))
+    before = clock.now()
+    r = await client.delete("/v1/me", headers=await token(client, tenant, user))
+    assert r.status_code == 200, r.text
+
+    def entry(u: str, ids: list[uuid.UUID], at: datetime) -> LogEntry:
+        return LogEntry(tenant_id=tenant.id, trace_id=f"t-{uuid.uuid4().hex}", user_id=u,
+                        scope="global", fact_ids=ids, detail={"facts": []}, tokens=10,
+                        tier="continue", at=at)
+
+    late, kept = entry(user, [fid], before), entry(other, [other_fid], before)
+    comeback = entry(user, [], before + 2 * FORGET_MARGIN)  # the user returns later
+    await RecallLog.write(app.state.ctx.pool, [late, kept, comeback])
+
+    logged = {r["trace_id"] for r in await owner_db.fetch(
+        "SELECT trace_id FROM recall_log WHERE tenant_id = $1 AND user_id = ANY($2)",
+        tenant.id, [user, other])}
+    assert logged == {kept.trace_id, comeback.trace_id}
+    assert await owner_db.fetchval("SELECT count(*) FROM fact_hits WHERE fact_id = $1", fid) == 0
+    assert await owner_db.fetchval(
+        "SELECT hits FROM fact_hits WHERE fact_id = $1", other_fid) == 1

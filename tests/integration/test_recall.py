@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,7 +19,7 @@ from app.providers.embedders import OpenAIEmbedder
 from app.store import jobs as jobs_store
 from app.store import recall as recall_store
 from app.store.db import tenant_tx
-from app.store.migrate import migrate
+from app.store.migrate import migrate, prune_routines
 from tests.conftest import Tenant
 from tests.fakes.openai_fake import OpenAIFake
 from workers import reembed as reembed_worker
@@ -920,4 +921,38 @@ async def test_recall_without_the_function_falls_back_and_migrate_reinstalls_it(
         await migrate(migrated.database_url)
     async with owner_db.acquire() as conn:
         assert await conn.fetchval("SELECT to_regprocedure($1) IS NOT NULL", signature)
+    assert ids(await recall(client, tenant, u, "what am I allergic to?")) == [fact["id"]]
+
+
+async def test_prune_routines_drops_only_earlier_releases_functions(
+    client: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    current = f"{recall_store.RECALL_FUNCTION}({recall_store.RECALL_ARGS})"
+    async with owner_db.acquire() as conn:  # what two earlier releases left behind
+        body = "RETURNS int LANGUAGE sql AS 'SELECT 1'"
+        for name in ("memgate_recall_0123456789ab", "memgate_recall_ba9876543210"):
+            await conn.execute(f"CREATE FUNCTION {name}(uuid) {body}")
+        await conn.execute(f"CREATE FUNCTION memgate_recallish(uuid) {body}")
+        try:
+            proc = await asyncio.create_subprocess_exec(  # the operator's command
+                sys.executable, "-m", "app.cli", "prune-routines",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )
+            out, err = await proc.communicate()
+            assert proc.returncode == 0, err.decode()
+            assert out.decode().split() == [
+                "memgate_recall_0123456789ab(uuid)",
+                "memgate_recall_ba9876543210(uuid)",
+            ]
+            assert await prune_routines(conn) == []  # idempotent
+            assert await conn.fetchval("SELECT to_regprocedure($1) IS NOT NULL", current)
+            # a name that only looks alike is not ours to drop
+            assert await conn.fetchval(
+                "SELECT to_regprocedure('memgate_recallish(uuid)') IS NOT NULL"
+            )
+        finally:
+            await conn.execute("DROP FUNCTION IF EXISTS memgate_recallish(uuid)")
+    u = user()
+    fact = await write(client, tenant, u, "User is allergic to kiwi", predicate="allergy",
+                       value="kiwi", source=SRC_EXPLICIT)
     assert ids(await recall(client, tenant, u, "what am I allergic to?")) == [fact["id"]]
