@@ -588,11 +588,10 @@ async def seed_cohort(
     """The fixed cohort's facts (see COHORT_USERS): log-normal pool sizes around
     `mean_rows`, the usual mix of statuses and scopes, written in arrival order across
     the cohort's users. Deterministic for a given factory seed. Returns the rows added."""
-    rng = random.Random(13)
-    weights = [rng.lognormvariate(0, 0.8) for _ in range(n_users)]
+    weights = user_weights(n_users, seed=13)
     scale = mean_rows * n_users / sum(weights)
     order = [i for i, w in enumerate(weights) for _ in range(max(1, round(w * scale)))]
-    rng.shuffle(order)
+    random.Random(13).shuffle(order)
     conn = await asyncpg.connect(dsn)
     try:
         await _prepare(conn)
