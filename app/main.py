@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from app.api import admin, facts, health, me, observations, recall, sessions
 from app.api import ops as ops_api
+from app.api.guard import InputGuard
 from app.api.middleware import MemgateMiddleware
 from app.auth import load_secret
 from app.config import Settings, get_settings
@@ -115,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(MemgateMiddleware)
+    app.add_middleware(InputGuard)  # added last = outermost: bad input never reaches the rest
     for router in ROUTERS:
         app.include_router(router)
     return app

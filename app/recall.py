@@ -262,17 +262,35 @@ class RecallLog:
         for e in entries:
             by_tenant[e.tenant_id].append(e)
         for tenant_id, items in by_tenant.items():
-            for attempt in (1, 2):  # a second try covers a deadlock on hits with a peer
-                try:
-                    async with tenant_tx(pool, tenant_id) as conn:
-                        await recall_store.write_log(conn, tenant_id, items)
-                    break
-                except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
-                    if attempt == 2:
-                        log.warning("recall log dropped after a deadlock", extra={"n": len(items)})
-                except Exception:
-                    log.exception("recall log write failed; %d entries dropped", len(items))
-                    break
+            if await RecallLog._write_batch(pool, tenant_id, items):
+                continue
+            # One bad entry must not cost the others: write them one by one, and drop
+            # only what PostgreSQL still refuses.
+            dropped = 0
+            for entry in items:
+                if not await RecallLog._write_batch(pool, tenant_id, [entry]):
+                    dropped += 1
+            if dropped:
+                log.warning("recall log: %d of %d entries dropped", dropped, len(items))
+
+    @staticmethod
+    async def _write_batch(
+        pool: asyncpg.Pool, tenant_id: uuid.UUID, items: list[recall_store.LogEntry]
+    ) -> bool:
+        """One transaction for `items`; False when it failed (nothing of it written)."""
+        for attempt in (1, 2):  # a second try covers a deadlock on hits with a peer
+            try:
+                async with tenant_tx(pool, tenant_id) as conn:
+                    await recall_store.write_log(conn, tenant_id, items)
+                return True
+            except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
+                if attempt == 2:
+                    log.warning("recall log write lost a deadlock twice", extra={"n": len(items)})
+            except (asyncpg.PostgresError, ValueError, TypeError, OverflowError) as exc:
+                # the data itself was refused (e.g. a NUL): retried row by row
+                log.warning("recall log write refused: %s", type(exc).__name__)
+                return False
+        return False
 
     async def aclose(self) -> None:
         if self._task is not None:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.api.deps import admin, get_ctx
-from app.api.pagination import DEFAULT_LIMIT, Limit, decode_cursor, page
+from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_uuid_cursor, page
+from app.api.validation import Label
 from app.auth import Principal, new_api_key
 from app.errors import InvalidRequest, NotFound
 from app.memory.policy import effective_policy
@@ -26,9 +27,11 @@ SCOPE_PATTERN = r"^(global|[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:@/-]{1,95})$"
 
 class KeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(None, max_length=200)
+    name: Label | None = None
     role: Literal["agent", "ops", "admin"]
-    scopes: list[str] | None = Field(None, max_length=100)
+    scopes: list[Annotated[str, Field(pattern=SCOPE_PATTERN, max_length=128)]] | None = Field(
+        None, max_length=100
+    )
     max_sensitivity: Literal["normal", "personal", "confidential", "restricted"] = "personal"
 
 
@@ -37,12 +40,12 @@ async def list_keys(
     request: Request,
     who: Principal = admin,
     limit: Limit = DEFAULT_LIMIT,
-    cursor: str | None = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
-    after = decode_cursor(cursor)
+    after = decode_uuid_cursor(cursor)
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
         rows = await keys_store.list_keys(
-            conn, who.tenant_id, uuid.UUID(after) if after else None, limit + 1
+            conn, who.tenant_id, after, limit + 1
         )
     return page(rows, limit, lambda r: str(r["id"]), keys_store.key_json)
 

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app import clock
 from app.api.deps import agent, check_scope_read, get_ctx, ops
-from app.api.pagination import DEFAULT_LIMIT, Limit, decode_cursor, page
+from app.api.pagination import (
+    DEFAULT_LIMIT,
+    Cursor,
+    Limit,
+    decode_int_cursor,
+    decode_time_id_cursor,
+    page,
+)
+from app.api.validation import ID, MAX_ID, DateTime, Evidence, Label, Note, Statement
 from app.auth import Principal
 from app.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from app.memory.model import (
@@ -34,21 +41,21 @@ from app.writer import correct, delete_fact, write
 
 router = APIRouter(prefix="/v1", tags=["facts"])
 
-USER_ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
+USER_ID = ID  # 1-128 chars, never only dots (app.api.validation)
 SCOPE = r"^(global|[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:@/-]{1,95})$"
 PREDICATE = r"^[a-z][a-z0-9_]{0,63}$"
 MAX_STATEMENT = 500
 MAX_VALUE_BYTES = 4096
 
-UserId = Annotated[str, Path(pattern=USER_ID)]
+UserId = Annotated[str, Path(min_length=1, max_length=MAX_ID, pattern=USER_ID)]
 
 
 class SourceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: SourceKind
-    trace_id: str | None = Field(None, max_length=200)
-    turn_id: str | None = Field(None, max_length=200)
-    evidence: str | None = Field(None, max_length=2000)
+    trace_id: Label | None = None
+    turn_id: Label | None = None
+    evidence: Evidence | None = None
 
 
 class FactIn(BaseModel):
@@ -58,13 +65,13 @@ class FactIn(BaseModel):
     type: FactType
     predicate: str | None = Field(None, pattern=PREDICATE)
     value: Any = None
-    statement: str = Field(min_length=1)
+    statement: Statement
     scope: str = Field("global", pattern=SCOPE)
     source: SourceIn | None = None
     confidence: float | None = Field(None, ge=0, le=1)
     sensitivity: Sensitivity | None = None
-    valid_from: AwareDatetime | None = None
-    valid_to: AwareDatetime | None = None
+    valid_from: DateTime | None = None
+    valid_to: DateTime | None = None
     ttl_days: int | None = Field(None, ge=1, le=36500)
     consent: bool = False
 
@@ -85,20 +92,20 @@ class FactPatch(BaseModel):
     """A correction: a new version through the gate (rule 1)."""
 
     model_config = ConfigDict(extra="forbid")
-    statement: str | None = Field(None, min_length=1)
+    statement: Statement | None = None
     value: Any = None
     source: SourceIn | None = None
     confidence: float | None = Field(None, ge=0, le=1)
     sensitivity: Sensitivity | None = None
-    valid_from: AwareDatetime | None = None
-    valid_to: AwareDatetime | None = None
+    valid_from: DateTime | None = None
+    valid_to: DateTime | None = None
     consent: bool = False
 
 
 class FeedbackIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     useful: bool
-    note: str | None = Field(None, max_length=1000)
+    note: Note | None = None
 
 
 def check_sizes(statement: str | None, value: Any, has_value: bool) -> None:
@@ -188,18 +195,12 @@ async def list_facts(
     predicate: Annotated[str | None, Query(pattern=PREDICATE)] = None,
     status: Annotated[str | None, Query(pattern="^(active|superseded|archived)$")] = None,
     source_kind: SourceKind | None = None,
-    as_of: AwareDatetime | None = None,
+    as_of: DateTime | None = None,
     limit: Limit = DEFAULT_LIMIT,
-    cursor: str | None = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
     check_scope_read(who, scope)
-    position = decode_cursor(cursor)
-    after = None
-    if position is not None:
-        try:
-            after = (datetime.fromisoformat(position[0]), uuid.UUID(position[1]))
-        except (TypeError, ValueError, IndexError) as exc:
-            raise InvalidRequest("invalid cursor") from exc
+    after = decode_time_id_cursor(cursor)
     flt = facts_store.FactFilter(
         scope=scope,
         type=type.value if type else None,
@@ -349,11 +350,9 @@ async def user_audit(
     user_id: UserId,
     who: Principal = ops,
     limit: Limit = DEFAULT_LIMIT,
-    cursor: str | None = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
-    after = decode_cursor(cursor)
-    if after is not None and not isinstance(after, int):
-        raise InvalidRequest("invalid cursor")
+    after = decode_int_cursor(cursor)
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
         rows = await audit.list_for_user(conn, who.tenant_id, user_id, after, limit + 1)
     return page(rows, limit, lambda r: r["id"], audit.audit_json)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app import clock
 from app.api.deps import agent, get_ctx, me
 from app.api.facts import FactPatch, UserId, apply_patch, remove_fact
-from app.api.pagination import DEFAULT_LIMIT, Limit, decode_time_id_cursor, page
+from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_time_id_cursor, page
 from app.auth import TOKEN_PREFIX, Principal, mint_user_token
 from app.context import AppContext
 from app.errors import Conflict, NotFound
@@ -125,7 +125,7 @@ async def my_facts(
     status: Annotated[str, Query(pattern="^(active|superseded|archived)$")] = "active",
     lang: Literal["en", "zh"] = "en",
     limit: Limit = DEFAULT_LIMIT,
-    cursor: str | None = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
     after = decode_time_id_cursor(cursor)
     flt = facts_store.FactFilter(status=status)
@@ -161,7 +161,7 @@ async def my_candidates(
         "pending"
     ),
     limit: Limit = DEFAULT_LIMIT,
-    cursor: str | None = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
     after = decode_time_id_cursor(cursor)
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:

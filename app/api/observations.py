@@ -19,7 +19,8 @@ from starlette.background import BackgroundTask
 from app import clock
 from app.api.deps import agent, get_ctx
 from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
-from app.api.pagination import DEFAULT_LIMIT, Limit, decode_time_id_cursor, page
+from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_time_id_cursor, page
+from app.api.validation import Content, Id, Label, RequiredLabel
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
@@ -38,17 +39,19 @@ MAX_CONTENT_BYTES = 16 * 1024
 class MessageIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Literal["user", "assistant", "system", "tool"]
-    content: str
-    turn_id: str | None = Field(None, min_length=1, max_length=200)
+    content: Content
+    turn_id: RequiredLabel | None = None
 
 
 class ObservationsIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     # Size limits answer 413 (SPEC §12), so the count is checked by hand, not by pydantic.
-    messages: list[MessageIn] = Field(min_length=1)
-    trace_id: str | None = Field(None, max_length=200)
+    messages: list[MessageIn] = Field(
+        min_length=1, json_schema_extra={"maxItems": MAX_MESSAGES}
+    )
+    trace_id: Label | None = None
     scope: str = Field("global", pattern=SCOPE)
-    session_id: str | None = Field(None, max_length=200)
+    session_id: Id | None = None
     # Where the turns come from; anything below a user's own words caps what they can
     # become (external_content never becomes memory).
     source_kind: (
@@ -140,7 +143,7 @@ async def list_candidates(
         str | None, Query(pattern="^(pending|promoted|rejected|expired)$")
     ] = None,
     limit: Limit = DEFAULT_LIMIT,
-    cursor: str | None = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
     after = decode_time_id_cursor(cursor)
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:

@@ -11,12 +11,13 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import get_ctx, ops
-from app.api.facts import SCOPE, USER_ID
+from app.api.facts import SCOPE
+from app.api.validation import DateTime, Id
 from app.auth import Principal
 from app.cleanup import job_payload, run_cleanup
 from app.memory.model import FactType, SourceKind
@@ -38,10 +39,10 @@ class CleanupFilterIn(BaseModel):
     status: Literal["active", "superseded", "archived", "pending", "promoted", "rejected",
                     "expired"] | None = None
     type: FactType | None = None
-    created_before: AwareDatetime | None = None
-    created_after: AwareDatetime | None = None
+    created_before: DateTime | None = None
+    created_after: DateTime | None = None
     max_confidence: float | None = Field(None, ge=0, le=1)
-    user_id: str | None = Field(None, pattern=USER_ID)
+    user_id: Id | None = None
     scope: str | None = Field(None, pattern=SCOPE)
     candidate: bool = False
 

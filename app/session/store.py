@@ -29,6 +29,7 @@ from typing import Any, TypeVar, cast
 
 import orjson
 from redis.asyncio import Redis
+from redis.exceptions import WatchError
 
 Turn = dict[str, Any]
 T = TypeVar("T")
@@ -46,6 +47,14 @@ def _s(value: Any) -> str:
 
 def _dt(value: Any) -> datetime | None:
     return datetime.fromisoformat(_s(value)) if value else None
+
+
+class SlotsTooLarge(Exception):
+    """A slot merge that would take the session's slots over their limit (nothing written)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"slots would be {size} bytes")
+        self.size = size
 
 
 @dataclass
@@ -193,20 +202,41 @@ class SessionStore:
         return int(results[4])
 
     async def merge_slots(
-        self, tenant_id: uuid.UUID, sid: str, patch: Mapping[str, Any]
+        self, tenant_id: uuid.UUID, sid: str, patch: Mapping[str, Any], max_bytes: int
     ) -> dict[str, Any]:
-        """JSON merge-patch of the slots (RFC 7396 at the top level: null removes a slot)."""
+        """JSON merge-patch of the slots (RFC 7396 at the top level: null removes a slot).
+
+        The merged result is checked against `max_bytes` before anything is written, under
+        WATCH: a concurrent merge makes this one start again, so two patches that each fit
+        can never together store slots over the limit. Raises SlotsTooLarge (nothing
+        written) when the merge would not fit.
+        """
         k = self.slots_key(tenant_id, sid)
         sets = {name: orjson.dumps(v) for name, v in patch.items() if v is not None}
         drops = [name for name, v in patch.items() if v is None]
-        pipe = self.redis.pipeline(transaction=True)
-        if sets:
-            pipe.hset(k, mapping=sets)
-        if drops:
-            pipe.hdel(k, *drops)
-        pipe.hgetall(k)
-        results = await pipe.execute()
-        return _decode_slots(results[-1])
+        async with self.redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(k)
+                    merged = _decode_slots(await _aw(pipe.hgetall(k)))
+                    for name in drops:
+                        merged.pop(name, None)
+                    merged.update({name: orjson.loads(v) for name, v in sets.items()})
+                    merged = dict(sorted(merged.items()))
+                    size = len(orjson.dumps(merged))
+                    if size > max_bytes:
+                        await pipe.unwatch()  # type: ignore[no-untyped-call]
+                        raise SlotsTooLarge(size)
+                    pipe.multi()  # type: ignore[no-untyped-call]
+                    if sets:
+                        pipe.hset(k, mapping=sets)
+                    if drops:
+                        pipe.hdel(k, *drops)
+                    await pipe.execute()
+                    return merged
+                except WatchError:
+                    continue  # another merge landed in between: merge onto it
+
 
     # -- reads
     async def get(
