@@ -14,6 +14,7 @@ from app.api import admin, facts, health, me, observations, recall, sessions
 from app.api import ops as ops_api
 from app.api.guard import InputGuard
 from app.api.middleware import MemgateMiddleware
+from app.api.responses import ERROR_RESPONSES, method_not_allowed
 from app.auth import load_secret
 from app.config import Settings, get_settings
 from app.context import AppContext, PolicyCache
@@ -117,6 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(MemgateMiddleware)
     app.add_middleware(InputGuard)  # added last = outermost: bad input never reaches the rest
+    app.add_exception_handler(405, method_not_allowed)
     for router in ROUTERS:
-        app.include_router(router)
+        app.include_router(router, responses=ERROR_RESPONSES)
     return app

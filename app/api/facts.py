@@ -20,7 +20,8 @@ from app.api.pagination import (
     decode_time_id_cursor,
     page,
 )
-from app.api.validation import ID, MAX_ID, DateTime, Evidence, Label, Note, Statement
+from app.api.responses import WRITE_OUTCOMES
+from app.api.validation import ID, JSON_INT, MAX_ID, DateTime, Evidence, Label, Note, Statement
 from app.auth import Principal
 from app.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from app.memory.model import (
@@ -68,12 +69,12 @@ class FactIn(BaseModel):
     statement: Statement
     scope: str = Field("global", pattern=SCOPE)
     source: SourceIn | None = None
-    confidence: float | None = Field(None, ge=0, le=1)
+    confidence: float | None = Field(None, ge=0, le=1, strict=True)
     sensitivity: Sensitivity | None = None
     valid_from: DateTime | None = None
     valid_to: DateTime | None = None
-    ttl_days: int | None = Field(None, ge=1, le=36500)
-    consent: bool = False
+    ttl_days: Annotated[int, Field(ge=1, le=36500), JSON_INT] | None = None
+    consent: bool = Field(False, strict=True)
 
     @model_validator(mode="after")
     def _shape(self) -> FactIn:
@@ -88,23 +89,37 @@ class FactIn(BaseModel):
         return self
 
 
-class FactPatch(BaseModel):
-    """A correction: a new version through the gate (rule 1)."""
+_CORRECTABLE = ("statement", "confidence", "sensitivity", "valid_from", "valid_to")
+_PATCH_NEEDS_A_CHANGE: dict[str, Any] = {
+    "anyOf": [
+        {"required": ["value"]},
+        *(
+            {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+            for name in _CORRECTABLE
+        ),
+    ]
+}
 
-    model_config = ConfigDict(extra="forbid")
+
+class FactPatch(BaseModel):
+    """A correction: a new version through the gate (rule 1). It changes at least one of
+    statement, value, confidence, sensitivity, valid_from, valid_to (a null other than
+    `value`'s changes nothing)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_PATCH_NEEDS_A_CHANGE)
     statement: Statement | None = None
     value: Any = None
     source: SourceIn | None = None
-    confidence: float | None = Field(None, ge=0, le=1)
+    confidence: float | None = Field(None, ge=0, le=1, strict=True)
     sensitivity: Sensitivity | None = None
     valid_from: DateTime | None = None
     valid_to: DateTime | None = None
-    consent: bool = False
+    consent: bool = Field(False, strict=True)
 
 
 class FeedbackIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    useful: bool
+    useful: bool = Field(strict=True)
     note: Note | None = None
 
 
@@ -169,7 +184,7 @@ def candidate_from(body: FactIn, user_id: str, origin: Origin = Origin.EXPLICIT)
     )
 
 
-@router.post("/users/{user_id}/facts", status_code=201)
+@router.post("/users/{user_id}/facts", status_code=201, responses=WRITE_OUTCOMES)
 async def create_fact(
     request: Request, user_id: UserId, body: FactIn, who: Principal = agent
 ) -> JSONResponse:
@@ -249,7 +264,7 @@ async def apply_patch(
     has_value = "value" in body.model_fields_set
     check_sizes(body.statement, body.value, has_value)
     check_source_kind(who, body.source.kind if body.source else None)
-    if not body.model_fields_set - {"source", "consent"}:
+    if not has_value and all(getattr(body, k) is None for k in _CORRECTABLE):
         raise InvalidRequest("nothing to correct: give statement, value or validity")
     ctx = get_ctx(request)
     now = clock.now()
@@ -274,7 +289,7 @@ async def apply_patch(
     return JSONResponse(outcome.body(), status_code=outcome.status_code)
 
 
-@router.patch("/users/{user_id}/facts/{fact_id}")
+@router.patch("/users/{user_id}/facts/{fact_id}", responses=WRITE_OUTCOMES)
 async def patch_fact(
     request: Request, user_id: UserId, fact_id: uuid.UUID, body: FactPatch, who: Principal = agent
 ) -> JSONResponse:

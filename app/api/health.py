@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 
 from app.api.deps import get_ctx
 from app.errors import error_body
@@ -45,7 +45,7 @@ async def readyz(request: Request) -> JSONResponse:
     return JSONResponse(body, status_code=503)
 
 
-@router.get("/metrics")
+@router.get("/metrics", response_class=PlainTextResponse)
 async def metrics(request: Request) -> Response:
     ctx = get_ctx(request)
     gauges: dict[str, tuple[str, list[tuple[dict[str, str], float]]]] = {}

@@ -19,6 +19,8 @@ from app import clock
 from app.api.deps import agent, get_ctx, me
 from app.api.facts import FactPatch, UserId, apply_patch, remove_fact
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_time_id_cursor, page
+from app.api.responses import WRITE_OUTCOMES
+from app.api.validation import JSON_INT
 from app.auth import TOKEN_PREFIX, Principal, mint_user_token
 from app.context import AppContext
 from app.errors import Conflict, NotFound
@@ -39,7 +41,7 @@ MAX_TTL_S = 30 * 24 * 3600
 
 class TokenIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    ttl_seconds: int = Field(DEFAULT_TTL_S, ge=1, le=MAX_TTL_S)
+    ttl_seconds: Annotated[int, Field(ge=1, le=MAX_TTL_S), JSON_INT] = DEFAULT_TTL_S
 
 
 def _uid(who: Principal) -> str:
@@ -137,7 +139,7 @@ async def my_facts(
     )
 
 
-@router.patch("/me/facts/{fact_id}")
+@router.patch("/me/facts/{fact_id}", responses=WRITE_OUTCOMES)
 async def correct_my_fact(
     request: Request, fact_id: uuid.UUID, body: FactPatch, who: Principal = me
 ) -> JSONResponse:
@@ -181,7 +183,7 @@ async def _my_candidate(conn: Any, who: Principal, candidate_id: uuid.UUID) -> A
     return row
 
 
-@router.post("/me/candidates/{candidate_id}/confirm")
+@router.post("/me/candidates/{candidate_id}/confirm", responses=WRITE_OUTCOMES)
 async def confirm_my_candidate(
     request: Request, candidate_id: uuid.UUID, who: Principal = me
 ) -> JSONResponse:

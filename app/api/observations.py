@@ -20,6 +20,7 @@ from app import clock
 from app.api.deps import agent, get_ctx
 from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_time_id_cursor, page
+from app.api.responses import WRITE_OUTCOMES
 from app.api.validation import Content, Id, Label, RequiredLabel
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, NotFound, PayloadTooLarge
@@ -166,7 +167,7 @@ async def _lock_candidate(conn: Any, who: Principal, user_id: str, candidate_id:
     return row
 
 
-@router.post("/users/{user_id}/candidates/{candidate_id}/confirm")
+@router.post("/users/{user_id}/candidates/{candidate_id}/confirm", responses=WRITE_OUTCOMES)
 async def confirm_candidate(
     request: Request, user_id: UserId, candidate_id: uuid.UUID, who: Principal = agent
 ) -> JSONResponse:

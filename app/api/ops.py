@@ -41,17 +41,17 @@ class CleanupFilterIn(BaseModel):
     type: FactType | None = None
     created_before: DateTime | None = None
     created_after: DateTime | None = None
-    max_confidence: float | None = Field(None, ge=0, le=1)
+    max_confidence: float | None = Field(None, ge=0, le=1, strict=True)
     user_id: Id | None = None
     scope: str | None = Field(None, pattern=SCOPE)
-    candidate: bool = False
+    candidate: bool = Field(False, strict=True)
 
 
 class CleanupIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     filter: CleanupFilterIn = Field(default_factory=CleanupFilterIn)
     action: Literal["archive", "delete"]
-    dry_run: bool = True
+    dry_run: bool = Field(True, strict=True)
 
 
 def _filter(body: CleanupFilterIn) -> ops_store.CleanupFilter:
@@ -68,7 +68,7 @@ def _filter(body: CleanupFilterIn) -> ops_store.CleanupFilter:
     )
 
 
-@router.post("/cleanup")
+@router.post("/cleanup", responses={202: {"description": "a large run: queued as a job"}})
 async def cleanup(request: Request, body: CleanupIn, who: Principal = ops) -> JSONResponse:
     ctx = get_ctx(request)
     now = clock.now()

@@ -14,7 +14,7 @@ from starlette.background import BackgroundTask
 from app import clock
 from app.api.deps import admin, agent, check_scope_read, get_ctx
 from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
-from app.api.validation import Id, Label, QueryText, RequiredLabel
+from app.api.validation import JSON_INT, Id, Label, QueryText, RequiredLabel
 from app.auth import Principal
 from app.errors import InvalidRequest, NotFound
 from app.memory.model import FactType
@@ -38,12 +38,17 @@ class RecallRequest(BaseModel):
     query: QueryText
     scope: str | None = Field(None, pattern=SCOPE)
     session_id: Id | None = None
-    k: int | None = Field(None, ge=1, le=50, description="default: policy recall.k (8)")
-    budget_tokens: int | None = Field(
-        None, ge=1, le=4000, description="default: policy recall.budget_tokens (400)"
+    k: Annotated[int, Field(ge=1, le=50), JSON_INT] | None = Field(
+        None, description="default: policy recall.k (8)"
+    )
+    budget_tokens: Annotated[int, Field(ge=1, le=4000), JSON_INT] | None = Field(
+        None,
+        description="default: policy recall.budget_tokens (400)",
     )
     types: list[FactType] | None = Field(None, max_length=4)
-    min_score: float | None = Field(None, ge=0, le=1, description="default: policy (0.25)")
+    min_score: float | None = Field(
+        None, ge=0, le=1, strict=True, description="default: policy (0.25)"
+    )
     lang: Literal["zh", "en"] | None = Field(None, description="default: the query's language")
     trace_id: RequiredLabel | None = None
 

@@ -77,7 +77,10 @@ async def _visible_session(request: Request, who: Principal, sid: str) -> Any:
     return s
 
 
-@router.post("/{sid}/turns", status_code=201)
+@router.post(
+    "/{sid}/turns", status_code=201,
+    responses={200: {"description": "a turn to an existing session, or a retried turn"}},
+)
 async def post_turn(
     request: Request, sid: SessionId, body: TurnIn, who: Principal = agent
 ) -> JSONResponse:

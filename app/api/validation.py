@@ -32,6 +32,10 @@ MAX_ID = 128
 # No NUL: documented in the OpenAPI schema of every free-text field (Rust and Python
 # regex engines both read \x00).
 NO_NUL = r"^[^\x00]*$"
+# Not blank either: at least one character that is not NUL and not whitespace (as str.strip
+# sees whitespace).
+_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NOT_BLANK = rf"^[^\x00]*[^\x00{_SPACE}][^\x00]*$"
 # An id never consists of dots alone, so it can never be a `.` or `..` path segment.
 ID = r"^[A-Za-z0-9_.:@-]*[A-Za-z0-9_:@-][A-Za-z0-9_.:@-]*$"
 # RFC 3339 with an explicit offset, years MIN_YEAR..MAX_YEAR; no unix timestamps.
@@ -74,10 +78,12 @@ def _text(max_length: int, min_length: int = 0) -> Any:
     return Field(min_length=min_length, max_length=max_length, pattern=NO_NUL)
 
 
-def _sized(max_length: int, min_length: int = 0) -> Any:
+def _sized(max_length: int, min_length: int = 0, pattern: str = NO_NUL) -> Any:
     """A cap that is a size limit, answered 413 by the route (SPEC §12): the schema
     documents it, the route checks it."""
-    return Field(min_length=min_length, pattern=NO_NUL, json_schema_extra={"maxLength": max_length})
+    return Field(
+        min_length=min_length, pattern=pattern, json_schema_extra={"maxLength": max_length}
+    )
 
 
 _Clean = AfterValidator(_clean_text)
@@ -89,8 +95,23 @@ Evidence = Annotated[str, _text(2000), _Clean]
 QueryText = Annotated[str, _text(2000, 1), _Clean]
 MAX_STATEMENT = 500
 MAX_CONTENT_BYTES = 16 * 1024
-Statement = Annotated[str, _sized(MAX_STATEMENT, 1), _Clean]
+Statement = Annotated[str, _sized(MAX_STATEMENT, 1, NOT_BLANK), _Clean]
 Content = Annotated[str, _sized(MAX_CONTENT_BYTES), _Clean]
+
+def _json_int(value: Any) -> Any:
+    """JSON integers only: 3 and 3.0 (the same number in JSON), never true or "3"."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("expected a JSON integer")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError("expected a JSON integer")
+        return int(value)
+    return value
+
+
+# The last annotation of an integer field of a body, after its bounds:
+# `Annotated[int, Field(ge=1, le=50), JSON_INT]`; lax pydantic ints would take true and "3".
+JSON_INT = BeforeValidator(_json_int)
 
 Id = Annotated[str, Field(min_length=1, max_length=MAX_ID, pattern=ID)]
 

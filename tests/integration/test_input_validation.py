@@ -14,7 +14,6 @@ from typing import Any
 
 import asyncpg
 import httpx
-import orjson
 import pytest
 
 from tests.conftest import Tenant
