@@ -15,7 +15,7 @@ from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_uuid_cursor,
 from app.api.validation import Label
 from app.auth import Principal, new_api_key
 from app.errors import InvalidRequest, NotFound
-from app.memory.policy import effective_policy
+from app.memory.policy import effective_policy, override_json_schema
 from app.store import audit
 from app.store import keys as keys_store
 from app.store.db import tenant_tx
@@ -100,8 +100,10 @@ async def revoke_key(request: Request, key_id: uuid.UUID, who: Principal = admin
     return {"id": str(key_id), "status": "revoked"}
 
 
-def _policy_json(override: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
-    policy = effective_policy(defaults, override)
+def _policy_json(
+    override: dict[str, Any], defaults: dict[str, Any], *, strict: bool = False
+) -> dict[str, Any]:
+    policy = effective_policy(defaults, override, strict=strict)
     return {
         "version": policy.version,
         "override": override,
@@ -121,13 +123,19 @@ async def get_policy(request: Request, who: Principal = admin) -> dict[str, Any]
 
 @router.put("/policy")
 async def put_policy(
-    request: Request, override: dict[str, Any] = Body(...), who: Principal = admin
+    request: Request,
+    override: dict[str, Any] = Body(..., json_schema_extra=override_json_schema()),
+    who: Principal = admin,
 ) -> JSONResponse:
     """Replace the tenant's override (a partial policy, deep-merged over the file)."""
     ctx = get_ctx(request)
-    override.pop("version", None)  # versions are computed, not chosen
+    # versions are computed, not chosen: a given one is ignored (if it is a string)
+    if "version" in override and not isinstance(override.pop("version"), str):
+        raise InvalidRequest(
+            "invalid policy", {"fields": [{"loc": ["body", "version"], "msg": "a string"}]}
+        )
     try:
-        result = _policy_json(override, ctx.policies.defaults())
+        result = _policy_json(override, ctx.policies.defaults(), strict=True)
     except ValidationError as exc:
         fields = [{"loc": list(map(str, e["loc"])), "msg": e["msg"]} for e in exc.errors()]
         raise InvalidRequest("invalid policy", {"fields": fields}) from exc

@@ -16,7 +16,7 @@ from app.api.deps import admin, agent, check_scope_read, get_ctx
 from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
 from app.api.validation import JSON_INT, Id, Label, QueryText, RequiredLabel
 from app.auth import Principal
-from app.errors import InvalidRequest, NotFound
+from app.errors import Conflict, InvalidRequest, NotFound
 from app.memory.model import FactType
 from app.queue import REEMBED, enqueue
 from app.recall import recall
@@ -138,7 +138,7 @@ async def reembed(
     if wanted and wanted not in (target, ctx.settings.embedder):
         # Recall embeds queries with the configured model; vectors of any other model
         # would never be compared. Switch the configuration first, then re-embed.
-        raise InvalidRequest(
+        raise Conflict(
             f"model {wanted!r} is not the configured embedder ({target!r})",
             {"fields": [{"loc": ["body", "model"], "msg": "not the configured embedder"}]},
         )

@@ -107,6 +107,34 @@ class Policy(_Section):
         return self.retention.ttl_default_days
 
 
+def _inline(schema: Any, defs: dict[str, Any]) -> Any:
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            return _inline(defs[ref.rsplit("/", 1)[-1]], defs)
+        return {k: _inline(v, defs) for k, v in schema.items() if k not in ("$defs", "default")}
+    if isinstance(schema, list):
+        return [_inline(v, defs) for v in schema]
+    return schema
+
+
+def _partial(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _partial(v) for k, v in schema.items() if k != "required"}
+    if isinstance(schema, list):
+        return [_partial(v) for v in schema]
+    return schema
+
+
+def override_json_schema() -> dict[str, Any]:
+    """The JSON schema of a tenant override: any part of the policy, every key optional
+    (deep-merged over the file); `version` is accepted and ignored."""
+    full = Policy.model_json_schema(by_alias=True)
+    schema: dict[str, Any] = _partial(_inline(full, full.get("$defs", {})))
+    schema["properties"]["version"] = {"type": "string", "description": "ignored"}
+    return schema
+
+
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in override.items():
@@ -117,14 +145,28 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def effective_policy(defaults: dict[str, Any], override: dict[str, Any] | None) -> Policy:
+def _integral(value: Any) -> Any:
+    """3.0 is the JSON integer 3 (a float field takes an int as well)."""
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    return value
+
+
+def effective_policy(
+    defaults: dict[str, Any], override: dict[str, Any] | None, *, strict: bool = False
+) -> Policy:
     """Defaults from the file, deep-merged with a tenant override, versioned by content.
 
     The version is the file's version plus a digest of the override, so every fact and
-    audit event can say exactly which rules applied.
+    audit event can say exactly which rules applied. `strict` (a new override from the
+    API): JSON types exactly as the schema says, no "5" for 5 or true for 1.
     """
-    merged = deep_merge(defaults, override or {})
-    policy = Policy.model_validate(merged)
+    merged = deep_merge(defaults, _integral(override) if strict else override or {})
+    policy = Policy.model_validate(merged, strict=strict)
     if override:
         digest = hashlib.sha256(
             json.dumps(override, sort_keys=True, ensure_ascii=False).encode()

