@@ -15,12 +15,8 @@ from typing import Any
 import asyncpg
 
 from app.memory.normalize import tombstone_hashes
+from app.store import idempotency
 from app.store.facts import FACT_COLUMNS
-
-
-def _like_literal(text: str) -> str:
-    """`text` for a LIKE pattern, its wildcards escaped (user ids may contain '_')."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 async def all_facts(
@@ -159,14 +155,9 @@ async def forget(
         tenant_id,
         user_id,
     ))
-    # Idempotency records replay responses, and responses quote facts.
-    counts["idempotency"] = _count(await conn.execute(
-        """DELETE FROM idempotency WHERE tenant_id = $1
-               AND (path LIKE $2 ESCAPE '\\' OR response::text LIKE $3 ESCAPE '\\')""",
-        tenant_id,
-        f"/v1/users/{_like_literal(user_id)}/%",
-        f'%"user_id": "{_like_literal(user_id)}"%',
-    ))
+    # Idempotency records replay responses, and responses quote facts: each record of a
+    # request about the user carries the user's id (app/api/idempotency.py).
+    counts["idempotency"] = await idempotency.forget_user(conn, tenant_id, user_id)
     # The trail of what happened stays; what it said about the user does not.
     counts["audit_redacted"] = _count(await conn.execute(
         """UPDATE audit_events SET detail = '{"erased": true}'::jsonb
