@@ -68,7 +68,8 @@ async def state(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str
 ) -> asyncpg.Record | None:
     return await conn.fetchrow(
-        """SELECT last_interaction_at, last_session_id, last_session_hint, updated_at
+        """SELECT last_interaction_at, last_session_id, last_session_hint, last_session_scope,
+                  updated_at
            FROM user_state WHERE tenant_id = $1 AND user_id = $2""",
         tenant_id,
         user_id,
@@ -82,20 +83,6 @@ async def recalls(
         await conn.fetch(
             """SELECT trace_id, scope, fact_ids, tokens, tier, created_at FROM recall_log
                WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at, id LIMIT $3""",
-            tenant_id,
-            user_id,
-            limit,
-        )
-    )
-
-
-async def audit_events(
-    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, limit: int = 10_000
-) -> list[asyncpg.Record]:
-    return list(
-        await conn.fetch(
-            """SELECT * FROM audit_events WHERE tenant_id = $1 AND user_id = $2
-               ORDER BY id LIMIT $3""",
             tenant_id,
             user_id,
             limit,
