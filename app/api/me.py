@@ -332,20 +332,24 @@ async def forget_me(request: Request, who: Principal = me) -> dict[str, Any]:
     ctx = get_ctx(request)
     user_id = _uid(who)
     now = clock.now()
-    # Sessions first: a session closing concurrently must not write a summary afterwards
-    # into a user that was just forgotten (its close would find no session).
-    sessions = await SessionStore(ctx.redis).forget_user(who.tenant_id, user_id)
     if ctx.recall_log is not None:
         await ctx.recall_log.flush()  # recalls still buffered would re-add log rows after us
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        # The fence (app/store/users.py): this waits for the user's writes in flight, and
+        # any write that began before `now` and comes after is refused.
+        await users_store.lock_user(conn, who.tenant_id, user_id)
         counts = await users_store.forget(conn, who.tenant_id, user_id, now)
         counts["tokens_revoked"] = await keys_store.revoke_user_tokens(
             conn, who.tenant_id, user_id
         )
-        counts["sessions"] = sessions
         await audit.record(
             conn, who.tenant_id, "forget_me", actor=who.key_id, actor_role=who.role.value,
             user_id=user_id, detail={"erased": True, "counts": counts}, at=now,
         )
+    # Redis and the user's state last: a session or state written by a request that got
+    # past the fence before the erasure committed is gone too.
+    counts["sessions"] = await SessionStore(ctx.redis).forget_user(who.tenant_id, user_id)
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        await users_store.forget_state(conn, who.tenant_id, user_id)
     _drop_cached_tokens(ctx, who.tenant_id, user_id)
     return {"user_id": user_id, "status": "forgotten", "deleted": counts}

@@ -27,7 +27,7 @@ from app.queue import OBSERVE, enqueue
 from app.store import candidates as cand_store
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
-from app.writer import promote, reject_candidate
+from app.writer import guard_user, promote, reject_candidate
 
 router = APIRouter(prefix="/v1", tags=["observations"])
 
@@ -104,6 +104,7 @@ async def post_observations(
     now = clock.now()
     payload = observe_payload(body, who, user_id, now)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        await guard_user(conn, who.tenant_id, user_id, now)
         job_id = await jobs_store.insert(
             conn, who.tenant_id, OBSERVE, payload, now, user_id=user_id
         )

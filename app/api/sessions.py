@@ -28,7 +28,7 @@ from app.session.store import SessionStore
 from app.store import audit
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
-from app.writer import record_interaction
+from app.writer import guard_user, record_interaction
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
@@ -115,22 +115,30 @@ async def post_turn(
         "at": now.isoformat(),
         "trace_id": body.trace_id,
     }
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        policy = await ctx.policies.get(conn, who.tenant_id)
-        count = await store.append_turn(
-            who.tenant_id, sid, opened.user_id, turn, now, policy.session.max_turns
-        )
-        job_id = None
-        if body.role == "user":
-            job_id = await _hand_to_extraction(conn, who, opened.user_id, opened.scope, sid,
-                                               turn, body.trace_id, now)
-            await record_interaction(conn, who.tenant_id, opened.user_id, now)
-        if opened.created:
-            await audit.record(
-                conn, who.tenant_id, "session_open", actor=who.key_id,
-                actor_role=who.role.value, user_id=opened.user_id, trace_id=body.trace_id,
-                detail={"session_id": sid, "scope": opened.scope}, at=now,
+    try:
+        async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+            await guard_user(conn, who.tenant_id, opened.user_id, now)
+            policy = await ctx.policies.get(conn, who.tenant_id)
+            count = await store.append_turn(
+                who.tenant_id, sid, opened.user_id, turn, now, policy.session.max_turns
             )
+            job_id = None
+            if body.role == "user":
+                job_id = await _hand_to_extraction(conn, who, opened.user_id, opened.scope,
+                                                   sid, turn, body.trace_id, now)
+                await record_interaction(conn, who.tenant_id, opened.user_id, now)
+            if opened.created:
+                await audit.record(
+                    conn, who.tenant_id, "session_open", actor=who.key_id,
+                    actor_role=who.role.value, user_id=opened.user_id, trace_id=body.trace_id,
+                    detail={"session_id": sid, "scope": opened.scope}, at=now,
+                )
+    except Conflict as exc:
+        if exc.details.get("reason") == "user_forgotten":
+            # the user was forgotten while this turn was on its way: what it put in
+            # Redis goes too
+            await store.forget_user(who.tenant_id, opened.user_id)
+        raise
     out: dict[str, Any] = {
         "session_id": sid,
         "user_id": opened.user_id,

@@ -20,7 +20,7 @@ from app.session.store import Session, SessionStore
 from app.session.summary import SessionSummary, summarize
 from app.store import audit
 from app.store.db import tenant_tx
-from app.writer import WriteOutcome, record_interaction, write
+from app.writer import WriteOutcome, guard_user, record_interaction, write
 
 log = logging.getLogger("memgate.sessions")
 
@@ -154,6 +154,9 @@ async def _summarize_and_store(
         summary = await _llm_summary(ctx, s, summary)
     outcome: WriteOutcome | None = None
     async with tenant_tx(ctx.pool, tenant_id) as conn:
+        # A session opened before its user was forgotten belongs to what was forgotten,
+        # whenever it closes: fenced by its opening time, not by now.
+        await guard_user(conn, tenant_id, s.user_id, min(now, s.created_at))
         policy = await ctx.policies.get(conn, tenant_id)
         if summary is not None:
             outcome = await write(

@@ -94,6 +94,48 @@ def _count(status: str) -> int:
     return int(status.split()[-1])
 
 
+def _user_lock_key(tenant_id: uuid.UUID, user_id: str) -> str:
+    return f"{tenant_id}|{user_id}|user"
+
+
+async def fence_user(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, started_at: datetime
+) -> bool:
+    """Every write about a user calls this first in its transaction: it holds the user's
+    lock in shared mode until commit (forget-me takes it exclusively, so it waits for
+    writes in flight and they wait for it), then tells whether the user was forgotten
+    at or after `started_at`, the time the write's request (or job) began. A write that
+    began before a forget-me must not survive it: the caller refuses it."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))",
+        _user_lock_key(tenant_id, user_id),
+    )
+    return bool(
+        await conn.fetchval(
+            """SELECT EXISTS (SELECT 1 FROM audit_events
+                              WHERE tenant_id = $1 AND action = 'forget_me'
+                                AND user_id = $2 AND created_at >= $3)""",
+            tenant_id,
+            user_id,
+            started_at,
+        )
+    )
+
+
+async def lock_user(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> None:
+    """Forget-me's side of the fence: the user's lock, exclusively, until commit."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        _user_lock_key(tenant_id, user_id),
+    )
+
+
+async def forget_state(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> int:
+    return _count(await conn.execute(
+        "DELETE FROM user_state WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
+    ))
+
+
 async def forget(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, now: datetime
 ) -> dict[str, int]:
