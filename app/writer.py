@@ -111,16 +111,24 @@ async def guard_user(
 
 
 async def lock_version(
-    conn: asyncpg.Connection, tenant_id: uuid.UUID, row: asyncpg.Record, now: datetime
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    row: asyncpg.Record,
+    now: datetime,
+    *,
+    correcting: bool = False,
 ) -> asyncpg.Record:
     """Serialize a correction or delete on the fact's lineage (the lock its writes take),
-    then read the version again, locked: the caller acts on what is current now."""
+    then read the version again, locked: the caller acts on what is current now. A
+    correction names the version it corrects: one that is superseded (another correction
+    won, now or earlier) is 409 with the current version; a deleted one is 404."""
     await guard_user(conn, tenant_id, row["user_id"], now)
     await facts_store.lock_subject(conn, tenant_id, row["user_id"], row["scope"], _lineage_key(row))
     fresh = await facts_store.get_fact(conn, tenant_id, row["user_id"], row["id"], lock=True)
     if fresh is None:
         raise NotFound("fact not found")
-    if row["status"] == "active" and fresh["status"] != "active":
+    lost = row["status"] == "active" and fresh["status"] != "active"
+    if correcting and (lost or fresh["status"] == "superseded"):
         current = await facts_store.active_successor(conn, tenant_id, row["user_id"], row["id"])
         raise Conflict(
             "this version was corrected or deleted by another request; correct the current one",
@@ -425,7 +433,7 @@ async def correct(
     Concurrent corrections of one version serialise on its lineage: the first wins, the
     others answer 409 `conflict` naming the current version (they corrected a version
     that is no longer current)."""
-    old = await lock_version(conn, tenant_id, old, now)
+    old = await lock_version(conn, tenant_id, old, now, correcting=True)
     source_kind = changes.get("source_kind") or SourceKind.EXPLICIT_INSTRUCTION
     c = Candidate(
         user_id=old["user_id"],
