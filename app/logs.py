@@ -9,6 +9,7 @@ handler, and a last processor redacts any secret that still reaches a line.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import traceback
 from collections.abc import MutableMapping
@@ -21,6 +22,7 @@ from structlog.types import EventDict
 from app.memory.detectors import contains_secret, redact
 
 _FRAMES = 6
+_SEP = os.sep
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -31,9 +33,13 @@ def describe_exception(exc: BaseException) -> str:
     current: BaseException | None = exc
     while current is not None and id(current) not in seen and len(parts) < 4:
         seen.add(id(current))
-        frames = traceback.extract_tb(current.__traceback__)[-_FRAMES:]
+        # memgate's own frames (where in our code), then the innermost one (what raised)
+        stack = traceback.extract_tb(current.__traceback__)
+        ours = [f for f in stack[:-1] if f"{_SEP}app{_SEP}" in f.filename
+                or f"{_SEP}workers{_SEP}" in f.filename][-(_FRAMES - 1):]
         where = " < ".join(
-            f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in reversed(frames)
+            f"{Path(f.filename).name}:{f.lineno} in {f.name}"
+            for f in reversed([*ours, *stack[-1:]])
         )
         kind = type(current)
         parts.append(f"{kind.__module__}.{kind.__qualname__}" + (f" at {where}" if where else ""))

@@ -69,7 +69,8 @@ def _secrets() -> dict[str, Planted]:
 
     def pem() -> tuple[str, str]:
         body = _random(ALNUM, 40)
-        return f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----", body
+        pem = "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----"
+        return pem.format(body), body
 
     def conn() -> tuple[str, str]:
         pw = _random(ALNUM, 16)
