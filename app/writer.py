@@ -20,6 +20,7 @@ from app.context import AppContext
 from app.memory import gate
 from app.memory.detectors import redact
 from app.memory.model import (
+    SENSITIVITY_RANK,
     Candidate,
     Decision,
     FactType,
@@ -28,6 +29,7 @@ from app.memory.model import (
     Origin,
     Reason,
     Role,
+    Sensitivity,
     SourceKind,
     Status,
     authority,
@@ -92,6 +94,16 @@ def _expires_at(c: Candidate, policy: Policy, start: datetime) -> datetime | Non
     return start + timedelta(days=days) if days else None
 
 
+def _audit_sensitivity(c: Candidate, outcome: WriteOutcome) -> str | None:
+    """How sensitive the event's statement is, for who may read the audit trail (a stored
+    fact's own level is read from the fact): sensitive content the gate held back counts
+    as personal at least."""
+    if outcome.reason is Reason.SENSITIVE_NEEDS_CONSENT:
+        level = c.sensitivity or Sensitivity.PERSONAL
+        return max(level, Sensitivity.PERSONAL, key=lambda s: SENSITIVITY_RANK[s]).value
+    return c.sensitivity.value if c.sensitivity else None
+
+
 async def _audit_decision(
     conn: asyncpg.Connection,
     tenant_id: uuid.UUID,
@@ -122,6 +134,8 @@ async def _audit_decision(
         source_kind=c.source_kind.value if c.source_kind else None,
         trace_id=c.trace_id,
         policy_version=policy.version,
+        scope=c.scope,
+        sensitivity=_audit_sensitivity(c, outcome),
         detail={
             "origin": c.origin.value,
             "scope": c.scope,

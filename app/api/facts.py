@@ -127,15 +127,19 @@ def readable_scopes(who: Principal) -> list[str] | None:
     return None if who.scopes is None else ["global", *who.scopes]
 
 
+def row_visible(who: Principal, row: Any) -> bool:
+    """May this key (or user token) see a row with `scope` and `sensitivity` columns: a
+    fact, a candidate, a session. The one check every route applies (else 404)."""
+    scopes = readable_scopes(who)
+    if scopes is not None and row["scope"] not in scopes:
+        return False
+    return sensitivity_allowed(row.get("sensitivity") or "normal", who.max_sensitivity)
+
+
 async def load_visible(conn: Any, who: Principal, user_id: str, fact_id: uuid.UUID) -> Any:
     """The fact if it exists, is not deleted, and this key may see it; else 404."""
     row = await facts_store.get_fact(conn, who.tenant_id, user_id, fact_id)
-    if row is None:
-        raise NotFound("fact not found")
-    scopes = readable_scopes(who)
-    if scopes is not None and row["scope"] not in scopes:
-        raise NotFound("fact not found")
-    if not sensitivity_allowed(row["sensitivity"], who.max_sensitivity):
+    if row is None or not row_visible(who, row):
         raise NotFound("fact not found")
     return row
 
@@ -356,5 +360,8 @@ async def user_audit(
     if after is not None and not isinstance(after, int):
         raise InvalidRequest("invalid cursor")
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
-        rows = await audit.list_for_user(conn, who.tenant_id, user_id, after, limit + 1)
+        rows = await audit.list_for_user(
+            conn, who.tenant_id, user_id, after, limit + 1,
+            scopes=readable_scopes(who), sensitivities=visible_sensitivities(who.max_sensitivity),
+        )
     return page(rows, limit, lambda r: r["id"], audit.audit_json)

@@ -73,6 +73,7 @@ async def _visible_session(request: Request, who: Principal, sid: str) -> Any:
     # A scope-limited key sees only sessions of scopes it may use (like facts: 404).
     if not who.rights.may_write_scope(s.scope):
         raise NotFound("session not found")
+    request.state.subject_user = s.user_id  # an idempotency record of it is the user's
     return s
 
 
@@ -92,6 +93,7 @@ async def post_turn(
     opened = await store.open(who.tenant_id, sid, body.user_id, scope, now)
     if opened.user_id != body.user_id:
         raise Conflict("this session belongs to another user", {"session_id": sid})
+    request.state.subject_user = opened.user_id
     if body.scope is not None and body.scope != opened.scope:
         raise Conflict(
             "the session's scope was fixed by its first turn",

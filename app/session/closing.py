@@ -175,16 +175,18 @@ async def _summarize_and_store(
         # an idle sweep must not make a stale user look fresh.
         await conn.execute(
             """INSERT INTO user_state (tenant_id, user_id, last_session_id, last_session_hint,
-                                       updated_at)
-               VALUES ($1, $2, $3, $4, $5)
+                                       last_session_scope, updated_at)
+               VALUES ($1, $2, $3, $4, $5, $6)
                ON CONFLICT (tenant_id, user_id) DO UPDATE
                SET last_session_id = EXCLUDED.last_session_id,
                    last_session_hint = EXCLUDED.last_session_hint,
+                   last_session_scope = EXCLUDED.last_session_scope,
                    updated_at = EXCLUDED.updated_at""",
             tenant_id,
             s.user_id,
             s.id,
             s.hint,
+            s.scope,  # the hint is shown only to recalls that may read this scope
             now,
         )
         if s.last_user_turn_at is not None:

@@ -12,14 +12,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import secrets
-import socket
 import string
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +27,7 @@ from redis.asyncio import Redis
 from app.embedded import pg_bin_dir
 from app.errors import install_error_handlers
 from app.logs import configure_logging
-from tests.conftest import Stack, Tenant
+from tests.conftest import Live, Stack, Tenant
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -106,52 +101,6 @@ def _secrets() -> dict[str, Planted]:
         value, needle = make()
         out[name] = Planted(name, value, needle)
     return out
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def live_server(migrated: Stack, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """uvicorn as `make run` starts it, logging at INFO to a file we read afterwards."""
-    port = _free_port()
-    log_file = tmp_path / "server.log"
-    env = {
-        **os.environ,
-        "DATABASE_URL": migrated.database_url,
-        "REDIS_URL": migrated.redis_url,
-        "MEMGATE_ENV": "test",
-        "MEMGATE_LOG_LEVEL": "INFO",
-    }
-    with log_file.open("wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
-             "--host", "127.0.0.1", "--port", str(port), "--no-access-log"],
-            cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT,
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                assert proc.poll() is None, log_file.read_text(errors="replace")[-3000:]
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, "the live server never became healthy"
-                time.sleep(0.2)
-            yield base, log_file
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
 
 def _refused(r: httpx.Response, what: str) -> None:
@@ -294,18 +243,17 @@ async def _redis_text(redis_url: str) -> str:
 
 
 async def test_no_planted_secret_rests_in_postgres_redis_or_logs(
-    migrated: Stack, tenant: Tenant, live_server: tuple[str, Path]
+    migrated: Stack, tenant: Tenant, live: Live
 ) -> None:
-    base, log_file = live_server
     planted = _secrets()
-    async with httpx.AsyncClient(base_url=base, timeout=60) as c:
+    async with live.client() as c:
         await _plant_everywhere(c, tenant, planted)
         await asyncio.sleep(1.5)  # the recall log is flushed in the background
     dump = _pg_dump(migrated.database_url)
     assert "CREATE TABLE" in dump and "recall_log" in dump  # a real, complete dump
     redis_text = await _redis_text(migrated.redis_url)
     assert "s-ok" in redis_text  # the session that was accepted is there
-    logs = log_file.read_text(encoding="utf-8", errors="replace")
+    logs = live.log_text()
     assert "POST /v1/users/{user_id}/facts" in logs  # the server did log its requests
     found = {
         where: sorted(p.field for p in planted.values() if p.needle in text)
