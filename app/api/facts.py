@@ -60,7 +60,7 @@ class FactIn(BaseModel):
     predicate: str | None = Field(None, pattern=PREDICATE)
     value: Any = None
     statement: str = Field(min_length=1)
-    scope: str = Field("global", pattern=SCOPE)
+    scope: ScreenedId = Field("global", pattern=SCOPE)
     source: SourceIn | None = None
     confidence: float | None = Field(None, ge=0, le=1)
     sensitivity: Sensitivity | None = None

@@ -48,7 +48,7 @@ class ObservationsIn(BaseModel):
     # Size limits answer 413 (SPEC §12), so the count is checked by hand, not by pydantic.
     messages: list[MessageIn] = Field(min_length=1)
     trace_id: ScreenedId | None = Field(None, max_length=200)
-    scope: str = Field("global", pattern=SCOPE)
+    scope: ScreenedId = Field("global", pattern=SCOPE)
     session_id: ScreenedId | None = Field(None, max_length=200)
     # Where the turns come from; anything below a user's own words caps what they can
     # become (external_content never becomes memory).

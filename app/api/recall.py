@@ -36,7 +36,7 @@ class RecallRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=2000)
-    scope: str | None = Field(None, pattern=SCOPE)
+    scope: ScreenedId | None = Field(None, pattern=SCOPE)
     session_id: ScreenedId | None = Field(None, max_length=200)
     k: int | None = Field(None, ge=1, le=50, description="default: policy recall.k (8)")
     budget_tokens: int | None = Field(

@@ -47,7 +47,7 @@ class TurnIn(BaseModel):
     content: str
     turn_id: ScreenedId | None = Field(None, min_length=1, max_length=200)
     trace_id: ScreenedId | None = Field(None, max_length=200)
-    scope: str | None = Field(None, pattern=SCOPE)
+    scope: ScreenedId | None = Field(None, pattern=SCOPE)
 
 
 def _redact_value(value: Any) -> Any:

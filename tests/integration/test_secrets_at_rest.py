@@ -78,6 +78,7 @@ def _secrets() -> dict[str, Planted]:
     makers = {
         "fact.source.trace_id": aws,
         "fact.source.turn_id": password,
+        "fact.scope": aws,
         "observation.trace_id": ghp,
         "observation.turn_id": aws,
         "observation.session_id": password,
@@ -124,6 +125,9 @@ async def _plant_everywhere(c: httpx.AsyncClient, t: Tenant, p: dict[str, Plante
              "source.turn_id")
     _refused(await c.post(f"/v1/users/{p['user_id'].value}/facts", json=fact(), headers=h),
              "user_id")
+    _refused(await c.post(f"/v1/users/{user}/facts",
+                          json={**fact(), "scope": f"project:{p['fact.scope'].value}"}, headers=h),
+             "scope")
     ok = await c.post(f"/v1/users/{user}/facts", json=fact(trace_id="t-1"), headers=h)
     assert ok.status_code == 201, ok.text
     fact_id = ok.json()["fact"]["id"]
