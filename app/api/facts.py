@@ -42,6 +42,9 @@ MAX_STATEMENT = 500
 MAX_VALUE_BYTES = 4096
 
 UserId = Annotated[str, Path(pattern=USER_ID), AfterValidator(refuse_secret_identifier)]
+# Body fields: the same checks as the path (an id or scope holding a secret is refused).
+UserIdField = Annotated[str, Field(pattern=USER_ID), AfterValidator(refuse_secret_identifier)]
+Scope = Annotated[str, Field(pattern=SCOPE), AfterValidator(refuse_secret_identifier)]
 
 
 class SourceIn(BaseModel):
@@ -60,7 +63,7 @@ class FactIn(BaseModel):
     predicate: str | None = Field(None, pattern=PREDICATE)
     value: Any = None
     statement: str = Field(min_length=1)
-    scope: ScreenedId = Field("global", pattern=SCOPE)
+    scope: Scope = "global"
     source: SourceIn | None = None
     confidence: float | None = Field(None, ge=0, le=1)
     sensitivity: Sensitivity | None = None

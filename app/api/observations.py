@@ -18,7 +18,7 @@ from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import agent, get_ctx
-from app.api.facts import SCOPE, UserId, readable_scopes, row_visible, visible_sensitivities
+from app.api.facts import Scope, UserId, readable_scopes, row_visible, visible_sensitivities
 from app.api.pagination import DEFAULT_LIMIT, Limit, decode_time_id_cursor, page
 from app.api.screened import ScreenedId
 from app.auth import Principal
@@ -48,7 +48,7 @@ class ObservationsIn(BaseModel):
     # Size limits answer 413 (SPEC §12), so the count is checked by hand, not by pydantic.
     messages: list[MessageIn] = Field(min_length=1)
     trace_id: ScreenedId | None = Field(None, max_length=200)
-    scope: ScreenedId = Field("global", pattern=SCOPE)
+    scope: Scope = "global"
     session_id: ScreenedId | None = Field(None, max_length=200)
     # Where the turns come from; anything below a user's own words caps what they can
     # become (external_content never becomes memory).

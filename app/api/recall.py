@@ -13,7 +13,7 @@ from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import admin, agent, check_scope_read, get_ctx
-from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
+from app.api.facts import Scope, UserId, readable_scopes, visible_sensitivities
 from app.api.screened import ScreenedId
 from app.auth import Principal
 from app.errors import InvalidRequest, NotFound
@@ -36,7 +36,7 @@ class RecallRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=2000)
-    scope: ScreenedId | None = Field(None, pattern=SCOPE)
+    scope: Scope | None = None
     session_id: ScreenedId | None = Field(None, max_length=200)
     k: int | None = Field(None, ge=1, le=50, description="default: policy recall.k (8)")
     budget_tokens: int | None = Field(

@@ -17,7 +17,7 @@ from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import agent, get_ctx
-from app.api.facts import SCOPE, USER_ID
+from app.api.facts import Scope, UserIdField
 from app.api.observations import MessageIn, ObservationsIn, observe_payload
 from app.api.screened import ScreenedId, refuse_secret_identifier, refuse_secret_keys
 from app.auth import Principal
@@ -42,12 +42,12 @@ SessionId = Annotated[str, Path(pattern=SESSION_ID), AfterValidator(refuse_secre
 
 class TurnIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    user_id: ScreenedId = Field(pattern=USER_ID)
+    user_id: UserIdField
     role: Literal["user", "assistant", "system", "tool"]
     content: str
     turn_id: ScreenedId | None = Field(None, min_length=1, max_length=200)
     trace_id: ScreenedId | None = Field(None, max_length=200)
-    scope: ScreenedId | None = Field(None, pattern=SCOPE)
+    scope: Scope | None = None
 
 
 def _redact_value(value: Any) -> Any:
