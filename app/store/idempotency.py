@@ -35,6 +35,7 @@ class Existing:
 
 
 _WHERE = "tenant_id = $1 AND principal_id = $2 AND key = $3 AND method = $4 AND path = $5"
+_WHERE_I = "i." + _WHERE.replace(" AND ", " AND i.")
 
 
 def _args(k: RecordKey) -> tuple[uuid.UUID, uuid.UUID, str, str, str]:
@@ -114,7 +115,19 @@ async def settle(
 ) -> None:
     """Store the answer (`response` is the exact text sent, kept as a JSON string so a
     replay is byte-identical; a jsonb object would reorder keys). Only an unsettled claim
-    is updated: if forget-me removed it while the request ran, nothing comes back."""
+    is updated: if forget-me removed it while the request ran, nothing comes back; if the
+    user was forgotten after the claim was made (its user known only now), it is dropped."""
+    forgotten = user_id is not None and await conn.fetchval(
+        f"""SELECT EXISTS (
+                SELECT 1 FROM audit_events a, idempotency i
+                WHERE a.tenant_id = $1 AND a.action = 'forget_me' AND a.user_id = $6
+                  AND {_WHERE_I} AND a.created_at >= i.created_at)""",
+        *_args(k),
+        user_id,
+    )
+    if forgotten:
+        await release(conn, k)
+        return
     await conn.execute(
         f"""UPDATE idempotency
                SET status_code = $6, response = $7,
