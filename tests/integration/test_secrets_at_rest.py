@@ -96,6 +96,7 @@ def _secrets() -> dict[str, Planted]:
         "session.slot_nested_key": password,
         "fact_500.statement": password,
         "user_id": aws,
+        "header.idempotency_key": ghp,
     }
     out = {}
     for name, make in makers.items():
@@ -128,8 +129,9 @@ async def _plant_everywhere(c: httpx.AsyncClient, t: Tenant, p: dict[str, Plante
     _refused(await c.post(f"/v1/users/{user}/facts",
                           json={**fact(), "scope": f"project:{p['fact.scope'].value}"}, headers=h),
              "scope")
-    ok = await c.post(f"/v1/users/{user}/facts", json=fact(trace_id="t-1"), headers=h)
-    assert ok.status_code == 201, ok.text
+    ok = await c.post(f"/v1/users/{user}/facts", json=fact(trace_id="t-1"),
+                      headers={**h, "Idempotency-Key": p["header.idempotency_key"].value})
+    assert ok.status_code == 201, ok.text  # the key is kept only as a hash
     fact_id = ok.json()["fact"]["id"]
     # PATCH takes a source too
     _refused(await c.patch(f"/v1/users/{user}/facts/{fact_id}",
