@@ -12,10 +12,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.api.deps import admin, get_ctx
 from app.api.pagination import DEFAULT_LIMIT, Limit, decode_cursor, page
+from app.api.screened import RedactedText
 from app.auth import Principal, new_api_key
-from app.errors import Forbidden, InvalidRequest, NotFound
+from app.errors import Forbidden, InvalidRequest, NotFound, SecretInIdentifier
 from app.memory.model import sensitivity_allowed
 from app.memory.policy import effective_policy
+from app.memory.screening import identifier_holds_secret
 from app.store import audit
 from app.store import keys as keys_store
 from app.store.db import tenant_tx
@@ -27,7 +29,7 @@ SCOPE_PATTERN = r"^(global|[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:@/-]{1,95})$"
 
 class KeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(None, max_length=200)
+    name: RedactedText | None = Field(None, max_length=200)
     role: Literal["agent", "ops", "admin"]
     scopes: list[str] | None = Field(None, max_length=100)
     max_sensitivity: Literal["normal", "personal", "confidential", "restricted"] = "personal"
@@ -61,6 +63,10 @@ async def create_key(request: Request, body: KeyCreate, who: Principal = admin) 
         if not re.match(SCOPE_PATTERN, scope):
             raise InvalidRequest(
                 "invalid scope", {"fields": [{"loc": ["body", "scopes"], "msg": scope}]}
+            )
+        if identifier_holds_secret(scope):
+            raise SecretInIdentifier(
+                "a scope holds a secret", {"fields": [{"loc": ["body", "scopes"]}]}
             )
     if not within_rights(who, body.scopes, body.max_sensitivity):
         raise Forbidden(

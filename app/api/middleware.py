@@ -16,7 +16,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import clock
 from app.api.idempotency import header, send_json
-from app.errors import error_body
+from app.errors import SecretInIdentifier, error_body
+from app.memory.screening import identifier_holds_secret
 from app.metrics import REQUEST_LATENCY
 
 log = logging.getLogger("memgate.http")
@@ -38,7 +39,11 @@ class MemgateMiddleware:
         # One trace id per request: the caller's X-Trace-Id, else a new one. It is bound to
         # every log line of the request and echoed in the response.
         given = header(scope, b"x-trace-id")
-        trace_id = given if given and _TRACE_ID.fullmatch(given) else uuid.uuid4().hex
+        # One that holds a secret is refused below, and never bound or echoed.
+        refused = bool(given) and identifier_holds_secret(given or "")
+        trace_id = (
+            given if given and not refused and _TRACE_ID.fullmatch(given) else uuid.uuid4().hex
+        )
         scope.setdefault("state", {})["trace_id"] = trace_id
         structlog.contextvars.bind_contextvars(trace_id=trace_id)
 
@@ -57,6 +62,11 @@ class MemgateMiddleware:
             except ValueError:
                 token = None
         try:
+            if refused:
+                await send_json(send_wrapper, SecretInIdentifier.status, error_body(
+                    SecretInIdentifier.code, "the X-Trace-Id header holds a secret",
+                    {"fields": [{"loc": ["header", "x-trace-id"]}]}), [])
+                return
             length = header(scope, b"content-length")
             if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
                 await send_json(

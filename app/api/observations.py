@@ -18,8 +18,9 @@ from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import agent, get_ctx
-from app.api.facts import SCOPE, UserId, readable_scopes, row_visible, visible_sensitivities
+from app.api.facts import Scope, UserId, readable_scopes, row_visible, visible_sensitivities
 from app.api.pagination import DEFAULT_LIMIT, Limit, decode_time_id_cursor, page
+from app.api.screened import ScreenedId
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
@@ -39,16 +40,16 @@ class MessageIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Literal["user", "assistant", "system", "tool"]
     content: str
-    turn_id: str | None = Field(None, min_length=1, max_length=200)
+    turn_id: ScreenedId | None = Field(None, min_length=1, max_length=200)
 
 
 class ObservationsIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     # Size limits answer 413 (SPEC §12), so the count is checked by hand, not by pydantic.
     messages: list[MessageIn] = Field(min_length=1)
-    trace_id: str | None = Field(None, max_length=200)
-    scope: str = Field("global", pattern=SCOPE)
-    session_id: str | None = Field(None, max_length=200)
+    trace_id: ScreenedId | None = Field(None, max_length=200)
+    scope: Scope = "global"
+    session_id: ScreenedId | None = Field(None, max_length=200)
     # Where the turns come from; anything below a user's own words caps what they can
     # become (external_content never becomes memory).
     source_kind: (

@@ -16,7 +16,7 @@ from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import check_scope_read, get_ctx, ops
-from app.api.facts import SCOPE, USER_ID, readable_scopes, visible_sensitivities
+from app.api.facts import Scope, UserIdField, readable_scopes, visible_sensitivities
 from app.auth import Principal
 from app.cleanup import job_payload, run_cleanup
 from app.memory.model import FactType, SourceKind
@@ -41,8 +41,8 @@ class CleanupFilterIn(BaseModel):
     created_before: AwareDatetime | None = None
     created_after: AwareDatetime | None = None
     max_confidence: float | None = Field(None, ge=0, le=1)
-    user_id: str | None = Field(None, pattern=USER_ID)
-    scope: str | None = Field(None, pattern=SCOPE)
+    user_id: UserIdField | None = None
+    scope: Scope | None = None
     candidate: bool = False
 
 

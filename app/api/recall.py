@@ -13,7 +13,8 @@ from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import admin, agent, check_scope_read, get_ctx
-from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
+from app.api.facts import Scope, UserId, readable_scopes, visible_sensitivities
+from app.api.screened import ScreenedId
 from app.auth import Principal
 from app.errors import InvalidRequest, NotFound
 from app.memory.model import FactType
@@ -35,8 +36,8 @@ class RecallRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=2000)
-    scope: str | None = Field(None, pattern=SCOPE)
-    session_id: str | None = Field(None, max_length=200)
+    scope: Scope | None = None
+    session_id: ScreenedId | None = Field(None, max_length=200)
     k: int | None = Field(None, ge=1, le=50, description="default: policy recall.k (8)")
     budget_tokens: int | None = Field(
         None, ge=1, le=4000, description="default: policy recall.budget_tokens (400)"
@@ -44,7 +45,7 @@ class RecallRequest(BaseModel):
     types: list[FactType] | None = Field(None, max_length=4)
     min_score: float | None = Field(None, ge=0, le=1, description="default: policy (0.25)")
     lang: Literal["zh", "en"] | None = Field(None, description="default: the query's language")
-    trace_id: str | None = Field(None, min_length=1, max_length=200)
+    trace_id: ScreenedId | None = Field(None, min_length=1, max_length=200)
 
 
 class ReembedRequest(BaseModel):

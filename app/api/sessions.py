@@ -12,13 +12,14 @@ from typing import Annotated, Any, Literal
 import orjson
 from fastapi import APIRouter, Body, Path, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import agent, get_ctx
-from app.api.facts import SCOPE, USER_ID
+from app.api.facts import Scope, UserIdField
 from app.api.observations import MessageIn, ObservationsIn, observe_payload
+from app.api.screened import ScreenedId, refuse_secret_identifier, refuse_secret_keys
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
@@ -36,17 +37,17 @@ SESSION_ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
 MAX_CONTENT_BYTES = 16 * 1024
 MAX_SLOTS_BYTES = 16 * 1024
 
-SessionId = Annotated[str, Path(pattern=SESSION_ID)]
+SessionId = Annotated[str, Path(pattern=SESSION_ID), AfterValidator(refuse_secret_identifier)]
 
 
 class TurnIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    user_id: str = Field(pattern=USER_ID)
+    user_id: UserIdField
     role: Literal["user", "assistant", "system", "tool"]
     content: str
-    turn_id: str | None = Field(None, min_length=1, max_length=200)
-    trace_id: str | None = Field(None, max_length=200)
-    scope: str | None = Field(None, pattern=SCOPE)
+    turn_id: ScreenedId | None = Field(None, min_length=1, max_length=200)
+    trace_id: ScreenedId | None = Field(None, max_length=200)
+    scope: Scope | None = None
 
 
 def _redact_value(value: Any) -> Any:
@@ -184,6 +185,7 @@ async def put_slots(
     patch = body.get("slots", body) if set(body) <= {"slots"} else body
     if not isinstance(patch, dict):
         raise InvalidRequest("slots must be a JSON object")
+    refuse_secret_keys(patch, "slots")  # slot names rest in Redis and audit, unredacted
     if len(orjson.dumps(patch)) > MAX_SLOTS_BYTES:
         raise PayloadTooLarge(f"slots over {MAX_SLOTS_BYTES} bytes")
     ctx = get_ctx(request)

@@ -130,7 +130,9 @@ async def _llm_summary(ctx: AppContext, s: Session, extractive: SessionSummary) 
         async with asyncio.timeout(ctx.settings.llm_timeout_s):
             out = await ctx.summarizer.summarize(s.turns, dict(s.slots))
     except (ExtractorError, TimeoutError) as exc:
-        log.warning("llm session summary failed (%s); using the extractive one", exc)
+        # the type only: an extractor error may quote the model's reply, i.e. user text
+        log.warning("llm session summary failed (%s); using the extractive one",
+                    type(exc).__name__)
         return extractive
     return SessionSummary(out.summary, out.resume_hint, extractive.lang, extractive.user_turns)
 
