@@ -13,7 +13,8 @@ from redis.asyncio import Redis
 from app.api import admin, facts, health, me, observations, recall, sessions
 from app.api import ops as ops_api
 from app.api.guard import InputGuard
-from app.api.middleware import MemgateMiddleware
+from app.api.idempotency import IdempotencyMiddleware
+from app.api.middleware import MAX_BODY_BYTES, MemgateMiddleware
 from app.api.responses import ERROR_RESPONSES, method_not_allowed
 from app.auth import load_secret
 from app.config import Settings, get_settings
@@ -116,6 +117,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    # Starlette runs the last added outermost: the input guard, limits, trace and clock,
+    # then idempotency.
+    app.add_middleware(IdempotencyMiddleware, max_body=MAX_BODY_BYTES)
     app.add_middleware(MemgateMiddleware)
     app.add_middleware(InputGuard)  # added last = outermost: bad input never reaches the rest
     app.add_exception_handler(405, method_not_allowed)

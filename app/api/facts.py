@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from app import clock
 from app.api.deps import agent, check_scope_read, get_ctx, ops
@@ -21,7 +21,18 @@ from app.api.pagination import (
     page,
 )
 from app.api.responses import WRITE_OUTCOMES
-from app.api.validation import ID, JSON_INT, MAX_ID, DateTime, Evidence, Label, Note, Statement
+from app.api.screened import RedactedText, refuse_secret_identifier
+from app.api.validation import (
+    ID,
+    JSON_INT,
+    MAX_ID,
+    NO_NUL,
+    DateTime,
+    Evidence,
+    Label,
+    RequiredLabel,
+    Statement,
+)
 from app.auth import Principal
 from app.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from app.memory.model import (
@@ -48,14 +59,21 @@ PREDICATE = r"^[a-z][a-z0-9_]{0,63}$"
 MAX_STATEMENT = 500
 MAX_VALUE_BYTES = 4096
 
-UserId = Annotated[str, Path(min_length=1, max_length=MAX_ID, pattern=USER_ID)]
+_Screened = AfterValidator(refuse_secret_identifier)
+UserId = Annotated[str, Path(min_length=1, max_length=MAX_ID, pattern=USER_ID), _Screened]
+# Body fields: the same checks as the path (an id or scope holding a secret is refused).
+UserIdField = Annotated[str, Field(min_length=1, max_length=MAX_ID, pattern=USER_ID), _Screened]
+Scope = Annotated[str, Field(pattern=SCOPE), _Screened]
+# A caller's label (trace id, turn id): free text with a cap, refused if it holds a secret.
+ScreenedLabel = Annotated[Label, _Screened]
+RequiredScreenedLabel = Annotated[RequiredLabel, _Screened]
 
 
 class SourceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: SourceKind
-    trace_id: Label | None = None
-    turn_id: Label | None = None
+    trace_id: ScreenedLabel | None = None
+    turn_id: ScreenedLabel | None = None
     evidence: Evidence | None = None
 
 
@@ -67,7 +85,7 @@ class FactIn(BaseModel):
     predicate: str | None = Field(None, pattern=PREDICATE)
     value: Any = None
     statement: Statement
-    scope: str = Field("global", pattern=SCOPE)
+    scope: Scope = "global"
     source: SourceIn | None = None
     confidence: float | None = Field(None, ge=0, le=1, strict=True)
     sensitivity: Sensitivity | None = None
@@ -120,7 +138,7 @@ class FactPatch(BaseModel):
 class FeedbackIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     useful: bool = Field(strict=True)
-    note: Note | None = None
+    note: RedactedText | None = Field(None, max_length=1000, pattern=NO_NUL)
 
 
 def check_sizes(statement: str | None, value: Any, has_value: bool) -> None:
@@ -148,15 +166,19 @@ def readable_scopes(who: Principal) -> list[str] | None:
     return None if who.scopes is None else ["global", *who.scopes]
 
 
+def row_visible(who: Principal, row: Any) -> bool:
+    """May this key (or user token) see a row with `scope` and `sensitivity` columns: a
+    fact, a candidate, a session. The one check every route applies (else 404)."""
+    scopes = readable_scopes(who)
+    if scopes is not None and row["scope"] not in scopes:
+        return False
+    return sensitivity_allowed(row.get("sensitivity") or "normal", who.max_sensitivity)
+
+
 async def load_visible(conn: Any, who: Principal, user_id: str, fact_id: uuid.UUID) -> Any:
     """The fact if it exists, is not deleted, and this key may see it; else 404."""
     row = await facts_store.get_fact(conn, who.tenant_id, user_id, fact_id)
-    if row is None:
-        raise NotFound("fact not found")
-    scopes = readable_scopes(who)
-    if scopes is not None and row["scope"] not in scopes:
-        raise NotFound("fact not found")
-    if not sensitivity_allowed(row["sensitivity"], who.max_sensitivity):
+    if row is None or not row_visible(who, row):
         raise NotFound("fact not found")
     return row
 
@@ -369,5 +391,8 @@ async def user_audit(
 ) -> dict[str, Any]:
     after = decode_int_cursor(cursor)
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
-        rows = await audit.list_for_user(conn, who.tenant_id, user_id, after, limit + 1)
+        rows = await audit.list_for_user(
+            conn, who.tenant_id, user_id, after, limit + 1,
+            scopes=readable_scopes(who), sensitivities=visible_sensitivities(who.max_sensitivity),
+        )
     return page(rows, limit, lambda r: r["id"], audit.audit_json)

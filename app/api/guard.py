@@ -23,12 +23,12 @@ from urllib.parse import parse_qsl, unquote_to_bytes
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.middleware import MAX_BODY_BYTES
 from app.api.validation import InputError, parse_json, text_problem
 from app.errors import error_body
 
 log = logging.getLogger("memgate.guard")
 
-MAX_BODY_BYTES = 1_000_000
 MAX_QUERY_BYTES = 8192
 MAX_HEADER_VALUE = 8192
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
 from app import clock
-from app.api.deps import get_ctx, ops
-from app.api.facts import SCOPE
-from app.api.validation import DateTime, Id
+from app.api.deps import check_scope_read, get_ctx, ops
+from app.api.facts import Scope, UserIdField, readable_scopes, visible_sensitivities
+from app.api.validation import DateTime
 from app.auth import Principal
 from app.cleanup import job_payload, run_cleanup
 from app.memory.model import FactType, SourceKind
@@ -42,8 +42,8 @@ class CleanupFilterIn(BaseModel):
     created_before: DateTime | None = None
     created_after: DateTime | None = None
     max_confidence: float | None = Field(None, ge=0, le=1, strict=True)
-    user_id: Id | None = None
-    scope: str | None = Field(None, pattern=SCOPE)
+    user_id: UserIdField | None = None
+    scope: Scope | None = None
     candidate: bool = Field(False, strict=True)
 
 
@@ -54,7 +54,10 @@ class CleanupIn(BaseModel):
     dry_run: bool = Field(True, strict=True)
 
 
-def _filter(body: CleanupFilterIn) -> ops_store.CleanupFilter:
+def _filter(body: CleanupFilterIn, who: Principal) -> ops_store.CleanupFilter:
+    """The operator's filter, narrowed to what this key may see (its scopes and ceiling):
+    a cleanup never touches a fact its key could not read."""
+    check_scope_read(who, body.scope)
     return ops_store.CleanupFilter(
         source_kind=body.source_kind.value if body.source_kind else None,
         status=body.status,
@@ -65,6 +68,8 @@ def _filter(body: CleanupFilterIn) -> ops_store.CleanupFilter:
         user_id=body.user_id,
         scope=body.scope,
         candidate=body.candidate,
+        allowed_scopes=readable_scopes(who),
+        sensitivities=visible_sensitivities(who.max_sensitivity),
     )
 
 
@@ -72,7 +77,7 @@ def _filter(body: CleanupFilterIn) -> ops_store.CleanupFilter:
 async def cleanup(request: Request, body: CleanupIn, who: Principal = ops) -> JSONResponse:
     ctx = get_ctx(request)
     now = clock.now()
-    flt = _filter(body.filter)
+    flt = _filter(body.filter, who)
     archive = body.action == "archive"
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         policy = await ctx.policies.get(conn, who.tenant_id)

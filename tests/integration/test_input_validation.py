@@ -1,5 +1,5 @@
 """Bad input is a 4xx with the error envelope and writes nothing (issue 21 §3), over real
-HTTP against a live uvicorn (`live_url`), except where the test needs the app's objects."""
+HTTP against the live uvicorn (`http`), except where the test needs the app's objects."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import base64
 import json
 import socket
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,13 +15,7 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.conftest import Tenant
-
-
-@pytest.fixture
-async def live(live_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=live_url, timeout=30) as c:
-        yield c
+from tests.conftest import Live, Tenant
 
 
 def fact(statement: str = "I prefer tables for output", **extra: Any) -> dict[str, Any]:
@@ -76,30 +69,30 @@ def _deep(levels: int, leaf: Any) -> Any:
     ids=["statement", "value", "value-deep", "value-key", "evidence", "trace_id", "scope"],
 )
 async def test_nul_in_a_fact_is_refused_and_nothing_is_written(
-    live: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, body: dict[str, Any]
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, body: dict[str, Any]
 ) -> None:
     before = await written(owner_db, tenant)
-    res = await live.post("/v1/users/u-nul/facts", json=body, headers=tenant.h())
+    res = await http.post("/v1/users/u-nul/facts", json=body, headers=tenant.h())
     assert_refused(res)
     assert await written(owner_db, tenant) == before
 
 
 async def test_nul_in_a_session_turn_is_refused_before_redis(
-    live: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
 ) -> None:
     sid = f"s-{uuid.uuid4().hex[:8]}"
     turn = {"user_id": "u-nul", "role": "user", "content": "hello\x00world", "turn_id": "t1"}
     before = await written(owner_db, tenant)
-    res = await live.post(f"/v1/sessions/{sid}/turns", json=turn, headers=tenant.h())
+    res = await http.post(f"/v1/sessions/{sid}/turns", json=turn, headers=tenant.h())
     assert_refused(res)
     # nothing kept: the session does not exist, so a retry cannot duplicate the turn
-    assert (await live.get(f"/v1/sessions/{sid}", headers=tenant.h())).status_code == 404
+    assert (await http.get(f"/v1/sessions/{sid}", headers=tenant.h())).status_code == 404
     assert await written(owner_db, tenant) == before
-    ok = await live.post(
+    ok = await http.post(
         f"/v1/sessions/{sid}/turns", json={**turn, "content": "hello world"}, headers=tenant.h()
     )
     assert ok.status_code == 201, ok.text
-    got = (await live.get(f"/v1/sessions/{sid}", headers=tenant.h())).json()
+    got = (await http.get(f"/v1/sessions/{sid}", headers=tenant.h())).json()
     assert [t["content"] for t in got["turns"]] == ["hello world"]
 
 
@@ -115,26 +108,26 @@ async def test_nul_in_a_session_turn_is_refused_before_redis(
     ],
 )
 async def test_nul_or_bad_utf8_in_path_and_query_is_refused(
-    live: httpx.AsyncClient, tenant: Tenant, path: str
+    http: httpx.AsyncClient, tenant: Tenant, path: str
 ) -> None:
-    assert_refused(await live.get(path, headers=tenant.h()))
+    assert_refused(await http.get(path, headers=tenant.h()))
 
 
 async def test_bad_headers_are_refused(
-    live: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, live_url: str
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, live: Live
 ) -> None:
     before = await written(owner_db, tenant)
-    res = await live.post(
+    res = await http.post(
         "/v1/users/u1/facts", json=fact(), headers=tenant.h(**{"Idempotency-Key": "k" * 300})
     )
     assert_refused(res)
-    res = await live.post(
+    res = await http.post(
         "/v1/users/u1/facts", json=fact(), headers=tenant.h(**{"Idempotency-Key": "a key"})
     )
     assert_refused(res)
     assert await written(owner_db, tenant) == before
     # a NUL in a header (httpx will not send one: a raw request)
-    host, port = live_url.removeprefix("http://").split(":")
+    host, port = live.url.removeprefix("http://").split(":")
     reader, writer = await asyncio.open_connection(host, int(port))
     writer.write(
         b"GET /v1/users/u1/facts HTTP/1.1\r\nHost: x\r\n"
@@ -162,13 +155,13 @@ async def test_bad_headers_are_refused(
     ],
 )
 async def test_dates_outside_the_documented_range_are_refused(
-    live: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, when: str
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, when: str
 ) -> None:
     before = await written(owner_db, tenant)
-    res = await live.post("/v1/users/u-date/facts", json=fact(valid_from=when),
+    res = await http.post("/v1/users/u-date/facts", json=fact(valid_from=when),
                           headers=tenant.h())
     assert_refused(res)
-    res = await live.post(
+    res = await http.post(
         "/v1/ops/cleanup", json={"action": "archive", "filter": {"created_before": when}},
         headers=tenant.h("ops"),
     )
@@ -178,19 +171,19 @@ async def test_dates_outside_the_documented_range_are_refused(
 
 @pytest.mark.parametrize("as_of", ["0.5", "1700000000", "2024-01-01", "0001-01-01T00:00:00+14:00"])
 async def test_as_of_needs_an_iso_date_time_with_zone(
-    live: httpx.AsyncClient, tenant: Tenant, as_of: str
+    http: httpx.AsyncClient, tenant: Tenant, as_of: str
 ) -> None:
-    assert_refused(await live.get("/v1/users/u1/facts", params={"as_of": as_of},
+    assert_refused(await http.get("/v1/users/u1/facts", params={"as_of": as_of},
                                   headers=tenant.h()))
 
 
 async def test_dates_at_the_edges_of_the_range_are_kept(
-    live: httpx.AsyncClient, tenant: Tenant
+    http: httpx.AsyncClient, tenant: Tenant
 ) -> None:
-    res = await live.post("/v1/users/u-date/facts",
+    res = await http.post("/v1/users/u-date/facts",
                           json=fact(valid_from="1900-01-01T00:00:00+14:00"), headers=tenant.h())
     assert res.status_code == 201, res.text
-    res = await live.get("/v1/users/u-date/facts", params={"as_of": "8999-12-31T23:59:59-14:00"},
+    res = await http.get("/v1/users/u-date/facts", params={"as_of": "8999-12-31T23:59:59-14:00"},
                          headers=tenant.h())
     assert res.status_code == 200, res.text
 
@@ -212,36 +205,36 @@ async def test_dates_at_the_edges_of_the_range_are_kept(
     ids=["nan", "inf", "-inf", "1e400", "nan-confidence", "2^64", "-2^63-1"],
 )
 async def test_non_json_numbers_and_huge_ints_are_refused(
-    live: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, text: str
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, text: str
 ) -> None:
     before = await written(owner_db, tenant)
-    res = await live.post("/v1/users/u-num/facts", **raw(text, tenant.h()))
+    res = await http.post("/v1/users/u-num/facts", **raw(text, tenant.h()))
     assert_refused(res)
     assert await written(owner_db, tenant) == before
 
 
 async def test_ints_of_64_bits_are_stored_exactly(
-    live: httpx.AsyncClient, tenant: Tenant
+    http: httpx.AsyncClient, tenant: Tenant
 ) -> None:
     value = {"max": 2**63 - 1, "min": -(2**63)}
-    res = await live.post("/v1/users/u-num/facts",
+    res = await http.post("/v1/users/u-num/facts",
                           json=fact("my two big numbers", value=value), headers=tenant.h())
     assert res.status_code == 201, res.text
-    got = await live.get(f"/v1/users/u-num/facts/{res.json()['fact']['id']}", headers=tenant.h())
+    got = await http.get(f"/v1/users/u-num/facts/{res.json()['fact']['id']}", headers=tenant.h())
     assert got.json()["value"] == value
 
 
 async def test_deep_json_is_refused_before_parsing(
-    live: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
 ) -> None:
     before = await written(owner_db, tenant)
     for levels in (40, 300, 100_000):
         text = '{"type":"semantic","statement":"I like tea","value":' + "[" * levels
         text += "]" * levels + "}"
-        res = await live.post("/v1/users/u-deep/facts", **raw(text, tenant.h()))
+        res = await http.post("/v1/users/u-deep/facts", **raw(text, tenant.h()))
         assert_refused(res)
     assert await written(owner_db, tenant) == before
-    ok = await live.post("/v1/users/u-deep/facts", json=fact(value=_deep(10, 1)),
+    ok = await http.post("/v1/users/u-deep/facts", json=fact(value=_deep(10, 1)),
                          headers=tenant.h())
     assert ok.status_code == 201, ok.text
 
@@ -251,12 +244,12 @@ async def test_deep_json_is_refused_before_parsing(
 
 @pytest.mark.parametrize("uid", ["%2E", "%2E%2E", "...", ".%2E"])
 async def test_dot_user_ids_are_refused(
-    live: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, uid: str
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, uid: str
 ) -> None:
     before = await written(owner_db, tenant)
-    assert_refused(await live.post(f"/v1/users/{uid}/facts", json=fact(), headers=tenant.h()))
-    assert_refused(await live.get(f"/v1/users/{uid}/facts", headers=tenant.h()))
-    assert_refused(await live.post(f"/v1/sessions/{uid}/turns",
+    assert_refused(await http.post(f"/v1/users/{uid}/facts", json=fact(), headers=tenant.h()))
+    assert_refused(await http.get(f"/v1/users/{uid}/facts", headers=tenant.h()))
+    assert_refused(await http.post(f"/v1/sessions/{uid}/turns",
                                    json={"user_id": "u1", "role": "user", "content": "hi"},
                                    headers=tenant.h()))
     assert await written(owner_db, tenant) == before
@@ -264,14 +257,14 @@ async def test_dot_user_ids_are_refused(
 
 @pytest.mark.parametrize("uid", [".", ".."])
 async def test_dot_user_ids_in_bodies_are_refused(
-    live: httpx.AsyncClient, tenant: Tenant, uid: str
+    http: httpx.AsyncClient, tenant: Tenant, uid: str
 ) -> None:
     sid = f"s-{uuid.uuid4().hex[:8]}"
-    res = await live.post(f"/v1/sessions/{sid}/turns",
+    res = await http.post(f"/v1/sessions/{sid}/turns",
                           json={"user_id": uid, "role": "user", "content": "hi"},
                           headers=tenant.h())
     assert_refused(res)
-    assert (await live.get(f"/v1/sessions/{sid}", headers=tenant.h())).status_code == 404
+    assert (await http.get(f"/v1/sessions/{sid}", headers=tenant.h())).status_code == 404
 
 
 def _b64(value: Any) -> str:
@@ -295,9 +288,9 @@ BAD_CURSORS = [
 
 
 async def test_malformed_cursors_on_every_list_route_are_422(
-    live: httpx.AsyncClient, tenant: Tenant
+    http: httpx.AsyncClient, tenant: Tenant
 ) -> None:
-    token = (await live.post("/v1/users/u-cur/tokens", json={}, headers=tenant.h())).json()
+    token = (await http.post("/v1/users/u-cur/tokens", json={}, headers=tenant.h())).json()
     me = {"Authorization": f"Bearer {token['token']}"}
     routes = [
         ("/v1/users/u-cur/facts", tenant.h()),
@@ -309,7 +302,7 @@ async def test_malformed_cursors_on_every_list_route_are_422(
     ]
     for path, headers in routes:
         for cursor in BAD_CURSORS:
-            res = await live.get(path, params={"cursor": cursor}, headers=headers)
+            res = await http.get(path, params={"cursor": cursor}, headers=headers)
             assert res.status_code == 422, (path, cursor, res.text)
             assert res.json()["error"]["code"] == "invalid_request"
 
@@ -318,44 +311,44 @@ async def test_malformed_cursors_on_every_list_route_are_422(
 
 
 async def test_slots_over_the_session_limit_are_refused_before_the_write(
-    live: httpx.AsyncClient, tenant: Tenant
+    http: httpx.AsyncClient, tenant: Tenant
 ) -> None:
     sid = f"s-{uuid.uuid4().hex[:8]}"
-    opened = await live.post(f"/v1/sessions/{sid}/turns",
+    opened = await http.post(f"/v1/sessions/{sid}/turns",
                              json={"user_id": "u-slots", "role": "user", "content": "hi"},
                              headers=tenant.h())
     assert opened.status_code == 201
     chunk = "x" * 15_000
     for i in range(4):  # 4 x 15 KB fit under the session's 64 KB
-        res = await live.put(f"/v1/sessions/{sid}/slots", json={"slots": {f"s{i}": chunk}},
+        res = await http.put(f"/v1/sessions/{sid}/slots", json={"slots": {f"s{i}": chunk}},
                              headers=tenant.h())
         assert res.status_code == 200, res.text
-    res = await live.put(f"/v1/sessions/{sid}/slots", json={"slots": {"s4": chunk}},
+    res = await http.put(f"/v1/sessions/{sid}/slots", json={"slots": {"s4": chunk}},
                          headers=tenant.h())
     assert_refused(res, 413, "payload_too_large")
-    got = (await live.get(f"/v1/sessions/{sid}", headers=tenant.h())).json()
+    got = (await http.get(f"/v1/sessions/{sid}", headers=tenant.h())).json()
     assert sorted(got["slots"]) == ["s0", "s1", "s2", "s3"]  # the refused slot is not kept
     # replacing a slot by a smaller one still works at the limit
-    res = await live.put(f"/v1/sessions/{sid}/slots", json={"slots": {"s0": None, "s4": "y"}},
+    res = await http.put(f"/v1/sessions/{sid}/slots", json={"slots": {"s0": None, "s4": "y"}},
                          headers=tenant.h())
     assert res.status_code == 200 and sorted(res.json()["slots"]) == ["s1", "s2", "s3", "s4"]
 
 
 async def test_concurrent_slot_merges_never_exceed_the_limit(
-    live: httpx.AsyncClient, tenant: Tenant
+    http: httpx.AsyncClient, tenant: Tenant
 ) -> None:
     sid = f"s-{uuid.uuid4().hex[:8]}"
-    await live.post(f"/v1/sessions/{sid}/turns",
+    await http.post(f"/v1/sessions/{sid}/turns",
                     json={"user_id": "u-slots", "role": "user", "content": "hi"},
                     headers=tenant.h())
     chunk = "z" * 15_000
     results = await asyncio.gather(*[
-        live.put(f"/v1/sessions/{sid}/slots", json={"slots": {f"c{i}": chunk}},
+        http.put(f"/v1/sessions/{sid}/slots", json={"slots": {f"c{i}": chunk}},
                  headers=tenant.h())
         for i in range(8)
     ])
     assert sorted(r.status_code for r in results) == [200] * 4 + [413] * 4
-    got = (await live.get(f"/v1/sessions/{sid}", headers=tenant.h())).json()
+    got = (await http.get(f"/v1/sessions/{sid}", headers=tenant.h())).json()
     assert len(got["slots"]) == 4
 
 

@@ -15,10 +15,9 @@ import time
 from pathlib import Path
 
 import asyncpg
-import httpx
 import pytest
 
-from tests.conftest import make_tenant
+from tests.conftest import Live, make_tenant
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "openapi" / "openapi.json"
@@ -28,11 +27,11 @@ CREDENTIALS = ["agent", "ops", "admin", "scoped", "user"]
 
 
 @pytest.fixture(scope="module")
-async def credentials(owner_db: asyncpg.Pool, live_url: str) -> dict[str, str]:
+async def credentials(owner_db: asyncpg.Pool, live: Live) -> dict[str, str]:
     tenant = await make_tenant(
         owner_db, scoped={"role": "agent", "scopes": ["project:alpha"]}
     )
-    async with httpx.AsyncClient(base_url=live_url) as c:
+    async with live.client() as c:
         minted = await c.post("/v1/users/u1/tokens", json={}, headers=tenant.h())
         assert minted.status_code == 201, minted.text
     return {**tenant.keys, "user": minted.json()["token"]}
@@ -40,7 +39,7 @@ async def credentials(owner_db: asyncpg.Pool, live_url: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("kind", CREDENTIALS)
 def test_schemathesis_all_checks(
-    kind: str, credentials: dict[str, str], live_url: str, tmp_path: Path
+    kind: str, credentials: dict[str, str], live: Live, tmp_path: Path
 ) -> None:
     binary = Path(sys.executable).parent / "schemathesis"
     report = tmp_path / "report.json"
@@ -48,7 +47,7 @@ def test_schemathesis_all_checks(
     proc = subprocess.run(
         [
             str(binary), "--config-file", str(CONFIG), "run", str(SCHEMA),
-            "--url", live_url,
+            "--url", live.url,
             "--checks", "all",
             "--header", f"Authorization: Bearer {credentials[kind]}",
             "--max-examples", str(MAX_EXAMPLES),
