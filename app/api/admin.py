@@ -8,17 +8,16 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from app.api.deps import admin, get_ctx
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_uuid_cursor, page
-from app.api.screened import RedactedText
 from app.api.validation import NO_NUL
 from app.auth import Principal, new_api_key
 from app.errors import Forbidden, InvalidRequest, NotFound, SecretInIdentifier
 from app.memory.model import sensitivity_allowed
 from app.memory.policy import effective_policy, override_json_schema
-from app.memory.screening import identifier_holds_secret
+from app.memory.screening import identifier_holds_secret, redact_free_text
 from app.store import audit
 from app.store import keys as keys_store
 from app.store.db import tenant_tx
@@ -27,10 +26,13 @@ router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
 SCOPE_PATTERN = r"^(global|[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:@/-]{1,95})$"
 
+# stored with its secrets redacted
+KeyName = Annotated[str, Field(max_length=200, pattern=NO_NUL), AfterValidator(redact_free_text)]
+
 
 class KeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: RedactedText | None = Field(None, max_length=200, pattern=NO_NUL)
+    name: KeyName | None = None
     role: Literal["agent", "ops", "admin"]
     scopes: list[Annotated[str, Field(pattern=SCOPE_PATTERN, max_length=128)]] | None = Field(
         None, max_length=100

@@ -21,7 +21,7 @@ from app.api.pagination import (
     page,
 )
 from app.api.responses import WRITE_OUTCOMES
-from app.api.screened import RedactedText, refuse_secret_identifier
+from app.api.screened import refuse_secret_identifier
 from app.api.validation import (
     ID,
     JSON_INT,
@@ -46,6 +46,7 @@ from app.memory.model import (
     SourceKind,
     sensitivity_allowed,
 )
+from app.memory.screening import redact_free_text
 from app.store import audit
 from app.store import facts as facts_store
 from app.store.db import tenant_tx
@@ -67,6 +68,11 @@ Scope = Annotated[str, Field(pattern=SCOPE), _Screened]
 # A caller's label (trace id, turn id): free text with a cap, refused if it holds a secret.
 ScreenedLabel = Annotated[Label, _Screened]
 RequiredScreenedLabel = Annotated[RequiredLabel, _Screened]
+SessionIdField = Annotated[str, Field(min_length=1, max_length=MAX_ID, pattern=ID), _Screened]
+# Free text stored with its secrets redacted (app.api.screened)
+RedactedNote = Annotated[
+    str, Field(max_length=1000, pattern=NO_NUL), AfterValidator(redact_free_text)
+]
 
 
 class SourceIn(BaseModel):
@@ -138,7 +144,7 @@ class FactPatch(BaseModel):
 class FeedbackIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     useful: bool = Field(strict=True)
-    note: RedactedText | None = Field(None, max_length=1000, pattern=NO_NUL)
+    note: RedactedNote | None = None
 
 
 def check_sizes(statement: str | None, value: Any, has_value: bool) -> None:

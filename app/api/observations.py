@@ -22,6 +22,7 @@ from app.api.facts import (
     RequiredScreenedLabel,
     Scope,
     ScreenedLabel,
+    SessionIdField,
     UserId,
     readable_scopes,
     row_visible,
@@ -29,8 +30,7 @@ from app.api.facts import (
 )
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_time_id_cursor, page
 from app.api.responses import WRITE_OUTCOMES
-from app.api.screened import ScreenedId
-from app.api.validation import ID, MAX_ID, Content
+from app.api.validation import Content
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
@@ -61,7 +61,7 @@ class ObservationsIn(BaseModel):
     )
     trace_id: ScreenedLabel | None = None
     scope: Scope = "global"
-    session_id: ScreenedId | None = Field(None, min_length=1, max_length=MAX_ID, pattern=ID)
+    session_id: SessionIdField | None = None
     # Where the turns come from; anything below a user's own words caps what they can
     # become (external_content never becomes memory).
     source_kind: (

@@ -16,12 +16,12 @@ from app.api.deps import admin, agent, check_scope_read, get_ctx
 from app.api.facts import (
     RequiredScreenedLabel,
     Scope,
+    SessionIdField,
     UserId,
     readable_scopes,
     visible_sensitivities,
 )
-from app.api.screened import ScreenedId
-from app.api.validation import ID, JSON_INT, MAX_ID, Label, QueryText
+from app.api.validation import JSON_INT, Label, QueryText
 from app.auth import Principal
 from app.errors import Conflict, InvalidRequest, NotFound
 from app.memory.model import FactType
@@ -44,7 +44,7 @@ class RecallRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: QueryText
     scope: Scope | None = None
-    session_id: ScreenedId | None = Field(None, min_length=1, max_length=MAX_ID, pattern=ID)
+    session_id: SessionIdField | None = None
     k: Annotated[int, Field(ge=1, le=50), JSON_INT] | None = Field(
         None, description="default: policy recall.k (8)"
     )

@@ -1,8 +1,9 @@
 """schemathesis hooks: positive cases that break a rule JSON Schema cannot state.
 
 The OpenAPI document says everything a field accepts; a few rules tie fields together
-(documented in the models' descriptions and SPEC §3) or need a value only the server
-hands out. A generated "valid" case that breaks one is not valid, so it is not sent as a
+(documented in the models' descriptions and SPEC §3), need a value only the server
+hands out (a cursor), or depend on the secret detectors (an identifier holding a
+secret is refused). A generated "valid" case that breaks one is not valid, so it is not sent as a
 positive case; negative cases are untouched.
 """
 
@@ -11,6 +12,46 @@ from __future__ import annotations
 from typing import Any
 
 import schemathesis
+
+from app.api.validation import INT_MAX, INT_MIN, MAX_JSON_DEPTH
+from app.memory.screening import identifier_holds_secret, secret_keys
+
+# Fields screened as identifiers: one holding a secret is refused, 422 secret_in_identifier
+# (README "Security model"); random strings often look like one.
+_IDENTIFIERS = frozenset({"scope", "scopes", "user_id", "session_id", "trace_id", "turn_id"})
+
+
+def _holds_secret(value: Any, key: str | None = None) -> bool:
+    if isinstance(value, dict):
+        return any(_holds_secret(v, k) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_secret(v, key) for v in value)
+    return isinstance(value, str) and key in _IDENTIFIERS and identifier_holds_secret(value)
+
+
+def _outside_json_limits(value: Any, depth: int = 1) -> bool:
+    """Free-form JSON (a fact's value, slots, policy maps) has no schema to carry the body
+    limits: 64-bit integers, nesting depth (README "Input limits")."""
+    if depth > MAX_JSON_DEPTH:
+        return True
+    if isinstance(value, dict):
+        return any(_outside_json_limits(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return any(_outside_json_limits(v, depth + 1) for v in value)
+    return isinstance(value, int) and not isinstance(value, bool) and not (
+        INT_MIN <= value <= INT_MAX
+    )
+
+
+def _refused_as_secret(case: Any) -> bool:
+    params = case.path_parameters or {}
+    if any(isinstance(v, str) and identifier_holds_secret(v) for v in params.values()):
+        return True
+    if _holds_secret(case.query or {}) or _holds_secret(case.body):
+        return True
+    return case.path.endswith("/slots") and isinstance(case.body, dict) and bool(
+        secret_keys(case.body)
+    )
 
 
 def _breaks_a_cross_field_rule(path: str, method: str, body: Any) -> bool:
@@ -41,4 +82,6 @@ def filter_case(context: Any, case: Any) -> bool:
         return True
     if isinstance(case.query, dict) and case.query.get("cursor"):
         return False  # a cursor is opaque: only next_cursor of a previous page is valid
+    if _refused_as_secret(case) or _outside_json_limits(case.body):
+        return False
     return not _breaks_a_cross_field_rule(case.path, case.method.upper(), case.body)
