@@ -68,7 +68,6 @@ Scope = Annotated[str, Field(pattern=SCOPE), _Screened]
 # A caller's label (trace id, turn id): free text with a cap, refused if it holds a secret.
 ScreenedLabel = Annotated[Label, _Screened]
 RequiredScreenedLabel = Annotated[RequiredLabel, _Screened]
-SessionIdField = Annotated[str, Field(min_length=1, max_length=MAX_ID, pattern=ID), _Screened]
 # Free text stored with its secrets redacted (app.api.screened)
 RedactedNote = Annotated[
     str, Field(max_length=1000, pattern=NO_NUL), AfterValidator(redact_free_text)

@@ -128,7 +128,7 @@ class InputGuard:
             check_target(scope)
             check_headers(scope)
             if scope["method"] in _BODY_METHODS and _is_json(scope):
-                receive = await self._checked_body(receive)
+                receive = await self._checked_body(scope, receive)
         except _Refused as refused:
             details = {"fields": [{"loc": refused.loc, "msg": refused.message}]}
             await _answer(send, refused.status, error_body(refused.code, refused.message, details))
@@ -149,7 +149,12 @@ class InputGuard:
             elif not state["complete"]:
                 raise  # a half-sent answer: only closing the connection ends it
 
-    async def _checked_body(self, receive: Receive) -> Receive:
+    async def _checked_body(self, scope: Scope, receive: Receive) -> Receive:
+        for key, value in scope.get("headers", []):
+            if key == b"content-length" and value.isdigit() and int(value) > MAX_BODY_BYTES:
+                raise _Refused(
+                    413, "payload_too_large", f"body over {MAX_BODY_BYTES} bytes", ["body"]
+                )
         chunks: list[bytes] = []
         size = 0
         more = True

@@ -22,7 +22,6 @@ from app.api.facts import (
     RequiredScreenedLabel,
     Scope,
     ScreenedLabel,
-    SessionIdField,
     UserId,
     readable_scopes,
     row_visible,
@@ -61,7 +60,7 @@ class ObservationsIn(BaseModel):
     )
     trace_id: ScreenedLabel | None = None
     scope: Scope = "global"
-    session_id: SessionIdField | None = None
+    session_id: ScreenedLabel | None = None
     # Where the turns come from; anything below a user's own words caps what they can
     # become (external_content never becomes memory).
     source_kind: (

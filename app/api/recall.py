@@ -16,7 +16,7 @@ from app.api.deps import admin, agent, check_scope_read, get_ctx
 from app.api.facts import (
     RequiredScreenedLabel,
     Scope,
-    SessionIdField,
+    ScreenedLabel,
     UserId,
     readable_scopes,
     visible_sensitivities,
@@ -44,7 +44,7 @@ class RecallRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: QueryText
     scope: Scope | None = None
-    session_id: SessionIdField | None = None
+    session_id: ScreenedLabel | None = None
     k: Annotated[int, Field(ge=1, le=50), JSON_INT] | None = Field(
         None, description="default: policy recall.k (8)"
     )

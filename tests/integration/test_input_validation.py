@@ -433,3 +433,41 @@ async def test_one_bad_recall_log_entry_does_not_drop_the_batch(
             "SELECT trace_id FROM recall_log WHERE tenant_id = $1", tenant.id
         )
     assert sorted(r["trace_id"] for r in kept) == sorted(good)
+
+
+# ------------------------------------------------------ bodies that break the schema
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/users/u1/recall", {"query": "tea", "min_score": False}),
+        ("/v1/users/u1/recall", {"query": "tea", "k": "5"}),
+        ("/v1/users/u1/recall", {"query": "tea", "k": True}),
+        ("/v1/users/u1/recall", {"query": "tea", "k": 2.5}),
+        ("/v1/users/u1/facts", {**fact(), "consent": "yes"}),
+        ("/v1/users/u1/facts", {**fact(), "confidence": "0.5"}),
+        ("/v1/users/u1/facts", {**fact(), "ttl_days": True}),
+        ("/v1/users/u1/facts", fact("   ")),
+        ("/v1/users/u1/tokens", {"ttl_seconds": "60"}),
+    ],
+)
+async def test_bodies_that_break_the_schema_are_refused(
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, path: str,
+    body: dict[str, Any],
+) -> None:
+    before = await written(owner_db, tenant)
+    assert_refused(await http.post(path, json=body, headers=tenant.h()))
+    assert await written(owner_db, tenant) == before
+
+
+async def test_a_patch_that_changes_nothing_is_refused(
+    http: httpx.AsyncClient, tenant: Tenant
+) -> None:
+    made = await http.post("/v1/users/u1/facts", json=fact("I use vim"), headers=tenant.h())
+    fid = made.json()["fact"]["id"]
+    for body in ({}, {"statement": None}, {"consent": True}, {"confidence": None}):
+        res = await http.patch(f"/v1/users/u1/facts/{fid}", json=body, headers=tenant.h())
+        assert_refused(res)
+    history = await http.get(f"/v1/users/u1/facts/{fid}/history", headers=tenant.h())
+    assert len(history.json()["items"]) == 1
