@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import re
-import traceback
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
@@ -26,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api.middleware import MAX_BODY_BYTES
 from app.api.validation import InputError, parse_json, text_problem
 from app.errors import error_body
+from app.logs import describe_exception
 
 log = logging.getLogger("memgate.guard")
 
@@ -137,12 +137,9 @@ class InputGuard:
             await self.app(scope, receive, tracked_send)
         except Exception as exc:
             route = getattr(scope.get("route"), "path", None) or "unmatched"
+            # where and what kind, never the message or the body: both may quote user text
             log.error(
-                "unhandled %s in %s %s\n%s",
-                type(exc).__name__,
-                scope["method"],
-                route,
-                "".join(traceback.format_tb(exc.__traceback__)),
+                "unhandled error in %s %s: %s", scope["method"], route, describe_exception(exc)
             )
             if not state["started"]:
                 await _answer(send, 500, error_body("internal", "internal error"))
