@@ -17,6 +17,7 @@ from app.auth import load_secret
 from app.config import Settings, get_settings
 from app.context import AppContext, PolicyCache
 from app.errors import install_error_handlers
+from app.faults import install_outage_handling
 from app.logs import configure_logging
 from app.providers.embedders import Embedder, build_embedder
 from app.providers.extract_llm import LLMExtractor, LLMSummarizer
@@ -115,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(MemgateMiddleware)
+    install_outage_handling(app)  # after the middleware: its guard is the outermost layer
     for router in ROUTERS:
         app.include_router(router)
     return app

@@ -121,7 +121,7 @@ async def test_redis_down_while_posting_loses_nothing(
         async with running_worker(ctx):
             if lose_data:
                 # Redis came back empty: the relay hands over again what it had enqueued
-                # before, once that is older than REENQUEUE_AFTER_S (time shifted here).
+                # before, once its last check is older than RECHECK_AFTER_S (time shifted here).
                 token = clock.set_request_now(clock.now() + timedelta(minutes=5))
                 try:
                     assert await Relay(ctx).run_once() >= 3
