@@ -3,8 +3,9 @@
 - Redis stops while observations are posted: every post still answers 202; once Redis is
   back every job completes, none is lost, none runs twice — also when Redis comes back
   empty (the relay re-enqueues what it lost).
-- A worker process is SIGKILLed in the middle of a job: arq runs it again after its
-  (short) job timeout and the result is written exactly once.
+- A worker process is SIGKILLed in the middle of a job: another worker runs it again
+  once the job's lease lapses (seconds, whatever the longest function timeout is), within
+  30 s of the kill, and the result is written exactly once.
 """
 
 from __future__ import annotations
@@ -177,7 +178,9 @@ async def test_worker_killed_mid_job_retries_and_writes_once(
             "DATABASE_URL": stack.database_url,
             "REDIS_URL": stack.redis_url,
             "MEMGATE_ENV": "test",
-            "MEMGATE_JOB_TIMEOUT": "3",
+            # the default job timeout (60 s): before leases, arq held the dead worker's
+            # job for the longest function timeout + 10 s (cron sweeps: 600 s)
+            "MEMGATE_JOB_LEASE": "4",
             "MEMGATE_CRON": "false",
             "MEMGATE_EXTRACTOR": "llm",
             "MEMGATE_LLM_BASE_URL": fake.base_url,
@@ -197,6 +200,7 @@ async def test_worker_killed_mid_job_retries_and_writes_once(
                 await asyncio.sleep(0.05)
             first.send_signal(signal.SIGKILL)
             first.wait(5)
+            killed_at = time.monotonic()
             async with owner_db.acquire() as conn:
                 row = await conn.fetchrow(
                     "SELECT state, attempts FROM jobs WHERE id = $1", uuid.UUID(job)
@@ -209,7 +213,7 @@ async def test_worker_killed_mid_job_retries_and_writes_once(
                     == 0
                 )
             second = _worker_process(env)
-            body = await wait_job(client, tenant, job, within=40)
+            body = await wait_job(client, tenant, job, within=30 - (time.monotonic() - killed_at))
         finally:
             for proc in (first, second):
                 if proc is not None and proc.poll() is None:
