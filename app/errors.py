@@ -15,6 +15,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.logs import describe_exception
+
 log = logging.getLogger("memgate.errors")
 
 
@@ -46,6 +48,12 @@ class NotFound(MemgateError):
 
 class InvalidRequest(MemgateError):
     status, code = 422, "invalid_request"
+
+
+class SecretInIdentifier(MemgateError):
+    """An id, header or object key holds a secret: refused so it never rests anywhere."""
+
+    status, code = 422, "secret_in_identifier"
 
 
 class Conflict(MemgateError):
@@ -115,8 +123,11 @@ def install_error_handlers(app: FastAPI) -> None:
         fields = _validation_fields(exc)
         malformed = any(f["type"] == "json_invalid" for f in fields)
         message = "malformed JSON body" if malformed else "invalid request"
+        code = "invalid_request"
+        if any(f["type"] == SecretInIdentifier.code for f in fields):
+            code, message = SecretInIdentifier.code, "an identifier holds a secret"
         return JSONResponse(
-            error_body("invalid_request", message, {"fields": json.loads(json.dumps(fields))}),
+            error_body(code, message, {"fields": json.loads(json.dumps(fields))}),
             status_code=422,
         )
 
@@ -128,6 +139,8 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     @app.exception_handler(Exception)
-    async def _internal(_: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error", exc_info=exc)
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        # Where and what kind, never the message or the body: both may quote user text.
+        route = getattr(request.scope.get("route"), "path", "unmatched")
+        log.error("unhandled error in %s %s: %s", request.method, route, describe_exception(exc))
         return JSONResponse(error_body("internal", "internal error"), status_code=500)

@@ -12,7 +12,8 @@ from redis.asyncio import Redis
 
 from app.api import admin, facts, health, me, observations, recall, sessions
 from app.api import ops as ops_api
-from app.api.middleware import MemgateMiddleware
+from app.api.idempotency import IdempotencyMiddleware
+from app.api.middleware import MAX_BODY_BYTES, MemgateMiddleware
 from app.auth import load_secret
 from app.config import Settings, get_settings
 from app.context import AppContext, PolicyCache
@@ -115,6 +116,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    # Starlette runs the last added outermost: limits, trace and clock, then idempotency.
+    app.add_middleware(IdempotencyMiddleware, max_body=MAX_BODY_BYTES)
     app.add_middleware(MemgateMiddleware)
     install_outage_handling(app)  # after the middleware: its guard is the outermost layer
     for router in ROUTERS:

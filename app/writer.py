@@ -17,9 +17,11 @@ from typing import Any
 import asyncpg
 
 from app.context import AppContext
+from app.errors import Conflict, NotFound
 from app.memory import gate
 from app.memory.detectors import redact
 from app.memory.model import (
+    SENSITIVITY_RANK,
     Candidate,
     Decision,
     FactType,
@@ -28,6 +30,7 @@ from app.memory.model import (
     Origin,
     Reason,
     Role,
+    Sensitivity,
     SourceKind,
     Status,
     authority,
@@ -39,6 +42,7 @@ from app.metrics import count_gate_decision, worker_incr
 from app.store import audit
 from app.store import candidates as cand_store
 from app.store import facts as facts_store
+from app.store import users as users_store
 from app.store.facts import fact_json
 
 log = logging.getLogger("memgate.writer")
@@ -84,12 +88,68 @@ class WriteOutcome:
 
 
 def _subject_key(c: Candidate) -> str:
-    return f"p:{c.predicate}" if c.predicate else f"s:{statement_key(c.statement)}"
+    """What one write locks: its predicate; a free statement locks every free statement of
+    the user+scope+type, since dedupe compares it with all of them by similarity (two
+    near-duplicates written at once must see each other)."""
+    return f"p:{c.predicate}" if c.predicate else f"s:{c.type.value}"
+
+
+def _lineage_key(row: asyncpg.Record) -> str:
+    return f"p:{row['predicate']}" if row["predicate"] else f"s:{row['type']}"
+
+
+async def guard_user(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, started_at: datetime
+) -> None:
+    """The forget-me fence (app/store/users.py): a write that began before the user was
+    forgotten is refused, so nothing in flight outlives a forget-me."""
+    if await users_store.fence_user(conn, tenant_id, user_id, started_at):
+        raise Conflict(
+            "the user was forgotten while this request ran; nothing was written",
+            {"reason": "user_forgotten"},
+        )
+
+
+async def lock_version(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    row: asyncpg.Record,
+    now: datetime,
+    *,
+    correcting: bool = False,
+) -> asyncpg.Record:
+    """Serialize a correction or delete on the fact's lineage (the lock its writes take),
+    then read the version again, locked: the caller acts on what is current now. A
+    correction names the version it corrects: one that is superseded (another correction
+    won, now or earlier) is 409 with the current version; a deleted one is 404."""
+    await guard_user(conn, tenant_id, row["user_id"], now)
+    await facts_store.lock_subject(conn, tenant_id, row["user_id"], row["scope"], _lineage_key(row))
+    fresh = await facts_store.get_fact(conn, tenant_id, row["user_id"], row["id"], lock=True)
+    if fresh is None:
+        raise NotFound("fact not found")
+    lost = row["status"] == "active" and fresh["status"] != "active"
+    if correcting and (lost or fresh["status"] == "superseded"):
+        current = await facts_store.active_successor(conn, tenant_id, row["user_id"], row["id"])
+        raise Conflict(
+            "this version was corrected or deleted by another request; correct the current one",
+            {"current": str(current) if current else None, "status": fresh["status"]},
+        )
+    return fresh
 
 
 def _expires_at(c: Candidate, policy: Policy, start: datetime) -> datetime | None:
     days = c.ttl_days if c.ttl_days is not None else policy.ttl_days(c.type.value, c.predicate)
     return start + timedelta(days=days) if days else None
+
+
+def _audit_sensitivity(c: Candidate, outcome: WriteOutcome) -> str | None:
+    """How sensitive the event's statement is, for who may read the audit trail (a stored
+    fact's own level is read from the fact): sensitive content the gate held back counts
+    as personal at least."""
+    if outcome.reason is Reason.SENSITIVE_NEEDS_CONSENT:
+        level = c.sensitivity or Sensitivity.PERSONAL
+        return max(level, Sensitivity.PERSONAL, key=lambda s: SENSITIVITY_RANK[s]).value
+    return c.sensitivity.value if c.sensitivity else None
 
 
 async def _audit_decision(
@@ -122,6 +182,8 @@ async def _audit_decision(
         source_kind=c.source_kind.value if c.source_kind else None,
         trace_id=c.trace_id,
         policy_version=policy.version,
+        scope=c.scope,
+        sensitivity=_audit_sensitivity(c, outcome),
         detail={
             "origin": c.origin.value,
             "scope": c.scope,
@@ -139,6 +201,7 @@ async def record_interaction(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, now: datetime
 ) -> None:
     """The user's last interaction (SPEC §12): it sets recall's freshness tier."""
+    await guard_user(conn, tenant_id, user_id, now)
     await conn.execute(
         """INSERT INTO user_state (tenant_id, user_id, last_interaction_at, updated_at)
            VALUES ($1, $2, $3, $3)
@@ -254,6 +317,7 @@ async def write(
     now: datetime,
 ) -> WriteOutcome:
     """Gate and store one candidate; call inside a tenant transaction."""
+    await guard_user(conn, tenant_id, c.user_id, now)
     rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now)
     if rejected is not None:
         return rejected
@@ -364,7 +428,12 @@ async def correct(
     policy: Policy,
     now: datetime,
 ) -> WriteOutcome:
-    """A correction of `old` (PATCH): a new version through the gate (conflict rule 1)."""
+    """A correction of `old` (PATCH): a new version through the gate (conflict rule 1).
+
+    Concurrent corrections of one version serialise on its lineage: the first wins, the
+    others answer 409 `conflict` naming the current version (they corrected a version
+    that is no longer current)."""
+    old = await lock_version(conn, tenant_id, old, now, correcting=True)
     source_kind = changes.get("source_kind") or SourceKind.EXPLICIT_INSTRUCTION
     c = Candidate(
         user_id=old["user_id"],
@@ -396,7 +465,6 @@ async def correct(
             outcome = WriteOutcome(Decision.REJECTED, Reason.LOWER_AUTHORITY)
             await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
             return outcome
-        await facts_store.lock_subject(conn, tenant_id, c.user_id, c.scope, f"id:{old['id']}")
         await facts_store.update_fact(
             conn, tenant_id, old["id"], now, status="superseded", valid_to=c.valid_from
         )
@@ -449,7 +517,13 @@ async def delete_fact(
     action: str = "delete",
     policy_version: str | None = None,
 ) -> list[uuid.UUID]:
-    """Tombstone the fact's content and erase its whole version chain (SPEC §7, §12)."""
+    """Tombstone the fact's content and erase its whole version chain (SPEC §7, §12).
+
+    Under the lineage lock: a correction that committed first is part of the chain and
+    goes too; one that waits for the lock finds the version deleted (409)."""
+    row = await lock_version(conn, tenant_id, row, now)
+    if row["status"] == "deleted":
+        raise NotFound("fact not found")
     versions = await facts_store.chain(conn, tenant_id, row["user_id"], row["id"])
     ids = [v["id"] for v in versions] or [row["id"]]
     hashes: set[str] = set()
@@ -500,6 +574,7 @@ async def submit_extracted(
     """
     if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION or policy.extract.mode == "direct":
         return await write(ctx, conn, tenant_id, rights, c, policy, now)
+    await guard_user(conn, tenant_id, c.user_id, now)
     rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now)
     if rejected is not None:
         return rejected

@@ -136,3 +136,83 @@ def tenant_factory(owner_db: asyncpg.Pool) -> Any:
         return await make_tenant(owner_db, **extra_keys)
 
     return factory
+
+
+# ----------------------------------------------------------------------------- live HTTP
+# `client` above is in-process (httpx.ASGITransport). `live` below is a real uvicorn
+# process on a loopback port, over a real TCP socket, against the same servers: tests of
+# the wire (keep-alive after an error, schemathesis, logs) and of authorization use it.
+
+
+@dataclass
+class Live:
+    url: str
+    log_path: Path
+    proc: Any
+
+    def client(self, **kw: Any) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.url, timeout=30, **kw)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def live(migrated: Stack) -> Iterator[Live]:
+    """The API as a uvicorn child process on 127.0.0.1 (its log in DATA_DIR/live-api.log)."""
+    import subprocess
+    import sys
+    import time
+
+    port = _free_port()
+    log_path = migrated.data_dir / "live-api.log"
+    env = {
+        **os.environ,
+        "DATABASE_URL": migrated.database_url,
+        "REDIS_URL": migrated.redis_url,
+        "MEMGATE_CRON": "0",
+        "MEMGATE_LOG_LEVEL": "INFO",
+    }
+    with log_path.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
+             "--host", "127.0.0.1", "--port", str(port), "--no-access-log"],
+            env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"live API exited: {log_path.read_text(errors='replace')[-2000:]}")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("live API did not become ready in 90 s")
+        time.sleep(0.2)
+    try:
+        yield Live(url, log_path, proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture
+async def http(live: Live) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the live server, over a real socket."""
+    async with live.client() as c:
+        yield c

@@ -12,9 +12,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.api.deps import admin, get_ctx
 from app.api.pagination import DEFAULT_LIMIT, Limit, decode_cursor, page
+from app.api.screened import RedactedText
 from app.auth import Principal, new_api_key
-from app.errors import InvalidRequest, NotFound
+from app.errors import Forbidden, InvalidRequest, NotFound, SecretInIdentifier
+from app.memory.model import sensitivity_allowed
 from app.memory.policy import effective_policy
+from app.memory.screening import identifier_holds_secret
 from app.store import audit
 from app.store import keys as keys_store
 from app.store.db import tenant_tx
@@ -26,7 +29,7 @@ SCOPE_PATTERN = r"^(global|[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:@/-]{1,95})$"
 
 class KeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(None, max_length=200)
+    name: RedactedText | None = Field(None, max_length=200)
     role: Literal["agent", "ops", "admin"]
     scopes: list[str] | None = Field(None, max_length=100)
     max_sensitivity: Literal["normal", "personal", "confidential", "restricted"] = "personal"
@@ -47,6 +50,13 @@ async def list_keys(
     return page(rows, limit, lambda r: str(r["id"]), keys_store.key_json)
 
 
+def within_rights(who: Principal, scopes: list[str] | None, ceiling: str) -> bool:
+    """Are these rights no more than the caller's own (scopes and sensitivity ceiling)?"""
+    if who.scopes is not None and (scopes is None or not set(scopes) <= set(who.scopes)):
+        return False
+    return sensitivity_allowed(ceiling, who.max_sensitivity)
+
+
 @router.post("/keys", status_code=201)
 async def create_key(request: Request, body: KeyCreate, who: Principal = admin) -> dict[str, Any]:
     for scope in body.scopes or []:
@@ -54,6 +64,16 @@ async def create_key(request: Request, body: KeyCreate, who: Principal = admin) 
             raise InvalidRequest(
                 "invalid scope", {"fields": [{"loc": ["body", "scopes"], "msg": scope}]}
             )
+        if identifier_holds_secret(scope):
+            raise SecretInIdentifier(
+                "a scope holds a secret", {"fields": [{"loc": ["body", "scopes"]}]}
+            )
+    if not within_rights(who, body.scopes, body.max_sensitivity):
+        raise Forbidden(
+            "a key can only create keys within its own scopes and sensitivity ceiling",
+            {"scopes": list(who.scopes) if who.scopes is not None else None,
+             "max_sensitivity": who.max_sensitivity.value},
+        )
     secret = new_api_key()
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
         row = await keys_store.insert_key(
@@ -82,8 +102,13 @@ async def create_key(request: Request, body: KeyCreate, who: Principal = admin) 
 async def revoke_key(request: Request, key_id: uuid.UUID, who: Principal = admin) -> dict[str, Any]:
     ctx = get_ctx(request)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        target = await keys_store.get_key(conn, who.tenant_id, key_id)
+        if target is None or target["kind"] != "key" or not within_rights(
+            who, target["scopes"], target["max_sensitivity"]
+        ):
+            raise NotFound("key not found")
         row = await keys_store.revoke(conn, who.tenant_id, key_id)
-        if row is None or row["kind"] != "key":
+        if row is None:
             raise NotFound("key not found")
         await audit.record(
             conn,

@@ -9,11 +9,12 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from app import clock
 from app.api.deps import agent, check_scope_read, get_ctx, ops
 from app.api.pagination import DEFAULT_LIMIT, Limit, decode_cursor, page
+from app.api.screened import RedactedText, ScreenedId, refuse_secret_identifier
 from app.auth import Principal
 from app.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from app.memory.model import (
@@ -40,14 +41,17 @@ PREDICATE = r"^[a-z][a-z0-9_]{0,63}$"
 MAX_STATEMENT = 500
 MAX_VALUE_BYTES = 4096
 
-UserId = Annotated[str, Path(pattern=USER_ID)]
+UserId = Annotated[str, Path(pattern=USER_ID), AfterValidator(refuse_secret_identifier)]
+# Body fields: the same checks as the path (an id or scope holding a secret is refused).
+UserIdField = Annotated[str, Field(pattern=USER_ID), AfterValidator(refuse_secret_identifier)]
+Scope = Annotated[str, Field(pattern=SCOPE), AfterValidator(refuse_secret_identifier)]
 
 
 class SourceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: SourceKind
-    trace_id: str | None = Field(None, max_length=200)
-    turn_id: str | None = Field(None, max_length=200)
+    trace_id: ScreenedId | None = Field(None, max_length=200)
+    turn_id: ScreenedId | None = Field(None, max_length=200)
     evidence: str | None = Field(None, max_length=2000)
 
 
@@ -59,7 +63,7 @@ class FactIn(BaseModel):
     predicate: str | None = Field(None, pattern=PREDICATE)
     value: Any = None
     statement: str = Field(min_length=1)
-    scope: str = Field("global", pattern=SCOPE)
+    scope: Scope = "global"
     source: SourceIn | None = None
     confidence: float | None = Field(None, ge=0, le=1)
     sensitivity: Sensitivity | None = None
@@ -98,7 +102,7 @@ class FactPatch(BaseModel):
 class FeedbackIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     useful: bool
-    note: str | None = Field(None, max_length=1000)
+    note: RedactedText | None = Field(None, max_length=1000)
 
 
 def check_sizes(statement: str | None, value: Any, has_value: bool) -> None:
@@ -126,15 +130,19 @@ def readable_scopes(who: Principal) -> list[str] | None:
     return None if who.scopes is None else ["global", *who.scopes]
 
 
+def row_visible(who: Principal, row: Any) -> bool:
+    """May this key (or user token) see a row with `scope` and `sensitivity` columns: a
+    fact, a candidate, a session. The one check every route applies (else 404)."""
+    scopes = readable_scopes(who)
+    if scopes is not None and row["scope"] not in scopes:
+        return False
+    return sensitivity_allowed(row.get("sensitivity") or "normal", who.max_sensitivity)
+
+
 async def load_visible(conn: Any, who: Principal, user_id: str, fact_id: uuid.UUID) -> Any:
     """The fact if it exists, is not deleted, and this key may see it; else 404."""
     row = await facts_store.get_fact(conn, who.tenant_id, user_id, fact_id)
-    if row is None:
-        raise NotFound("fact not found")
-    scopes = readable_scopes(who)
-    if scopes is not None and row["scope"] not in scopes:
-        raise NotFound("fact not found")
-    if not sensitivity_allowed(row["sensitivity"], who.max_sensitivity):
+    if row is None or not row_visible(who, row):
         raise NotFound("fact not found")
     return row
 
@@ -355,5 +363,8 @@ async def user_audit(
     if after is not None and not isinstance(after, int):
         raise InvalidRequest("invalid cursor")
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
-        rows = await audit.list_for_user(conn, who.tenant_id, user_id, after, limit + 1)
+        rows = await audit.list_for_user(
+            conn, who.tenant_id, user_id, after, limit + 1,
+            scopes=readable_scopes(who), sensitivities=visible_sensitivities(who.max_sensitivity),
+        )
     return page(rows, limit, lambda r: r["id"], audit.audit_json)

@@ -17,11 +17,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app import clock
 from app.api.deps import agent, get_ctx, me
-from app.api.facts import FactPatch, UserId, apply_patch, remove_fact
+from app.api.facts import (
+    FactPatch,
+    UserId,
+    apply_patch,
+    readable_scopes,
+    remove_fact,
+    row_visible,
+    visible_sensitivities,
+)
 from app.api.pagination import DEFAULT_LIMIT, Limit, decode_time_id_cursor, page
 from app.auth import TOKEN_PREFIX, Principal, mint_user_token
 from app.context import AppContext
-from app.errors import Conflict, NotFound
+from app.errors import Conflict, Forbidden, NotFound
 from app.session.store import SessionStore
 from app.store import audit
 from app.store import candidates as cand_store
@@ -61,10 +69,14 @@ async def mint_token(
     token_id = uuid.uuid4()
     token = mint_user_token(ctx.secret, who.tenant_id, user_id, token_id, expires_at)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        # The user sees everything kept about them, whatever its sensitivity.
+        # A token never sees more than the key that minted it: the same scopes and the
+        # same sensitivity ceiling (an unlimited key with ceiling `restricted` mints a
+        # token that sees everything kept about the user).
         row = await keys_store.insert_key(
             conn, tenant_id=who.tenant_id, secret=token, kind="user_token", role="user",
-            user_id=user_id, expires_at=expires_at, max_sensitivity="restricted",
+            user_id=user_id, expires_at=expires_at,
+            scopes=list(who.scopes) if who.scopes is not None else None,
+            max_sensitivity=who.max_sensitivity.value,
             created_by=who.key_id, key_id=token_id,  # the token's `i` claim names its row
         )
         await audit.record(
@@ -72,7 +84,11 @@ async def mint_token(
             user_id=user_id, detail={"token_id": str(row["id"]), "ttl_seconds": ttl},
             at=now,
         )
-    return {"token": token, "user_id": user_id, "expires_at": expires_at.isoformat()}
+    return {
+        "token": token, "user_id": user_id, "expires_at": expires_at.isoformat(),
+        "scopes": list(who.scopes) if who.scopes is not None else None,
+        "max_sensitivity": who.max_sensitivity.value,
+    }
 
 
 # ------------------------------------------------------------------------------- facts
@@ -128,7 +144,10 @@ async def my_facts(
     cursor: str | None = None,
 ) -> dict[str, Any]:
     after = decode_time_id_cursor(cursor)
-    flt = facts_store.FactFilter(status=status)
+    flt = facts_store.FactFilter(
+        status=status, allowed_scopes=readable_scopes(who),
+        sensitivities=visible_sensitivities(who.max_sensitivity),
+    )
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
         rows = await facts_store.list_facts(conn, who.tenant_id, _uid(who), flt, after, limit + 1)
     return page(
@@ -166,7 +185,8 @@ async def my_candidates(
     after = decode_time_id_cursor(cursor)
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
         rows = await cand_store.list_for_user(
-            conn, who.tenant_id, _uid(who), status, after, limit + 1
+            conn, who.tenant_id, _uid(who), status, after, limit + 1,
+            scopes=readable_scopes(who), sensitivities=visible_sensitivities(who.max_sensitivity),
         )
     return page(
         rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])],
@@ -177,6 +197,8 @@ async def my_candidates(
 async def _my_candidate(conn: Any, who: Principal, candidate_id: uuid.UUID) -> Any:
     row = await cand_store.lock(conn, who.tenant_id, candidate_id)
     if row is None or row["user_id"] != who.user_id or row["status"] == "deleted":
+        raise NotFound("candidate not found")
+    if not row_visible(who, row):
         raise NotFound("candidate not found")
     return row
 
@@ -230,13 +252,27 @@ async def export_me(request: Request, who: Principal = me) -> dict[str, Any]:
     ctx = get_ctx(request)
     user_id = _uid(who)
     now = clock.now()
+    scopes = readable_scopes(who)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        facts = await users_store.all_facts(conn, who.tenant_id, user_id)
+        # A token sees what the key that minted it could see (scopes, sensitivity).
+        facts = [
+            r for r in await users_store.all_facts(conn, who.tenant_id, user_id)
+            if row_visible(who, r)
+        ]
         chains = users_store.chains(await users_store.version_links(conn, who.tenant_id, user_id))
-        candidates = await users_store.all_candidates(conn, who.tenant_id, user_id)
+        candidates = [
+            r for r in await users_store.all_candidates(conn, who.tenant_id, user_id)
+            if row_visible(who, r)
+        ]
         state = await users_store.state(conn, who.tenant_id, user_id)
-        recalls = await users_store.recalls(conn, who.tenant_id, user_id)
-        events = await users_store.audit_events(conn, who.tenant_id, user_id)
+        recalls = [
+            r for r in await users_store.recalls(conn, who.tenant_id, user_id)
+            if scopes is None or (r["scope"] or "global") in scopes
+        ]
+        events = await audit.list_for_user(
+            conn, who.tenant_id, user_id, None, 10_000,
+            scopes=scopes, sensitivities=visible_sensitivities(who.max_sensitivity),
+        )
         await audit.record(
             conn, who.tenant_id, "export", actor=who.key_id, actor_role=who.role.value,
             user_id=user_id, detail={"facts": len(facts), "candidates": len(candidates)},
@@ -246,8 +282,11 @@ async def export_me(request: Request, who: Principal = me) -> dict[str, Any]:
     sessions = []
     for sid in await store.user_sessions(who.tenant_id, user_id):
         s = await store.get(who.tenant_id, sid)
-        if s is not None and s.user_id == user_id:
+        if s is not None and s.user_id == user_id and (scopes is None or s.scope in scopes):
             sessions.append(s.json())
+    hint_visible = state is not None and (
+        scopes is None or (state["last_session_scope"] or "global") in scopes
+    )
     return {
         "user_id": user_id,
         "exported_at": now.isoformat(),
@@ -259,8 +298,8 @@ async def export_me(request: Request, who: Principal = me) -> dict[str, Any]:
         "sessions": sessions,
         "state": {
             "last_interaction_at": _iso(state["last_interaction_at"]) if state else None,
-            "last_session_id": state["last_session_id"] if state else None,
-            "last_session_hint": state["last_session_hint"] if state else None,
+            "last_session_id": state["last_session_id"] if state and hint_visible else None,
+            "last_session_hint": state["last_session_hint"] if state and hint_visible else None,
         },
         "recalls": [
             {"trace_id": r["trace_id"], "scope": r["scope"],
@@ -284,23 +323,33 @@ def _drop_cached_tokens(ctx: AppContext, tenant_id: uuid.UUID, user_id: str) -> 
 async def forget_me(request: Request, who: Principal = me) -> dict[str, Any]:
     """Forget me: everything about the user goes; tombstone hashes and a content-free
     audit record remain; the user's tokens (this one too) are revoked."""
+    if who.scopes is not None:
+        # Forgetting erases every scope; a token minted by a scope-limited key may not
+        # touch what that key could not (SECURITY: README "Security model").
+        raise Forbidden(
+            "forget-me needs a user token minted by a key that is not limited to scopes"
+        )
     ctx = get_ctx(request)
     user_id = _uid(who)
     now = clock.now()
-    # Sessions first: a session closing concurrently must not write a summary afterwards
-    # into a user that was just forgotten (its close would find no session).
-    sessions = await SessionStore(ctx.redis).forget_user(who.tenant_id, user_id)
     if ctx.recall_log is not None:
         await ctx.recall_log.flush()  # recalls still buffered would re-add log rows after us
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        # The fence (app/store/users.py): this waits for the user's writes in flight, and
+        # any write that began before `now` and comes after is refused.
+        await users_store.lock_user(conn, who.tenant_id, user_id)
         counts = await users_store.forget(conn, who.tenant_id, user_id, now)
         counts["tokens_revoked"] = await keys_store.revoke_user_tokens(
             conn, who.tenant_id, user_id
         )
-        counts["sessions"] = sessions
         await audit.record(
             conn, who.tenant_id, "forget_me", actor=who.key_id, actor_role=who.role.value,
             user_id=user_id, detail={"erased": True, "counts": counts}, at=now,
         )
+    # Redis and the user's state last: a session or state written by a request that got
+    # past the fence before the erasure committed is gone too.
+    counts["sessions"] = await SessionStore(ctx.redis).forget_user(who.tenant_id, user_id)
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        await users_store.forget_state(conn, who.tenant_id, user_id)
     _drop_cached_tokens(ctx, who.tenant_id, user_id)
     return {"user_id": user_id, "status": "forgotten", "deleted": counts}

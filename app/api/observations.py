@@ -18,8 +18,9 @@ from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import agent, get_ctx
-from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
+from app.api.facts import Scope, UserId, readable_scopes, row_visible, visible_sensitivities
 from app.api.pagination import DEFAULT_LIMIT, Limit, decode_time_id_cursor, page
+from app.api.screened import ScreenedId
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
@@ -27,7 +28,7 @@ from app.queue import OBSERVE, enqueue
 from app.store import candidates as cand_store
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
-from app.writer import promote, reject_candidate
+from app.writer import guard_user, promote, reject_candidate
 
 router = APIRouter(prefix="/v1", tags=["observations"])
 
@@ -39,16 +40,16 @@ class MessageIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Literal["user", "assistant", "system", "tool"]
     content: str
-    turn_id: str | None = Field(None, min_length=1, max_length=200)
+    turn_id: ScreenedId | None = Field(None, min_length=1, max_length=200)
 
 
 class ObservationsIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     # Size limits answer 413 (SPEC §12), so the count is checked by hand, not by pydantic.
     messages: list[MessageIn] = Field(min_length=1)
-    trace_id: str | None = Field(None, max_length=200)
-    scope: str = Field("global", pattern=SCOPE)
-    session_id: str | None = Field(None, max_length=200)
+    trace_id: ScreenedId | None = Field(None, max_length=200)
+    scope: Scope = "global"
+    session_id: ScreenedId | None = Field(None, max_length=200)
     # Where the turns come from; anything below a user's own words caps what they can
     # become (external_content never becomes memory).
     source_kind: (
@@ -104,6 +105,7 @@ async def post_observations(
     now = clock.now()
     payload = observe_payload(body, who, user_id, now)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        await guard_user(conn, who.tenant_id, user_id, now)
         job_id = await jobs_store.insert(
             conn, who.tenant_id, OBSERVE, payload, now, user_id=user_id
         )
@@ -119,16 +121,32 @@ async def post_observations(
 async def get_job(request: Request, job_id: uuid.UUID, who: Principal = agent) -> dict[str, Any]:
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
         row = await jobs_store.get(conn, who.tenant_id, job_id)
-    if row is None:
+    if row is None or not job_visible(who, row):
         raise NotFound("job not found")
     return jobs_store.job_json(row)
 
 
-def _visible(who: Principal, row: Any) -> bool:
-    scopes = readable_scopes(who)
-    if scopes is not None and row["scope"] not in scopes:
-        return False
-    return bool(row["sensitivity"] in visible_sensitivities(who.max_sensitivity))
+def job_scopes(row: Any) -> set[str] | None:
+    """The scopes a job works in: an observation's scope; a cleanup's scope filter, else
+    the scopes its key was limited to; None for a job over every scope (re-embed, an
+    unlimited cleanup)."""
+    payload = row["payload"] or {}
+    if row["kind"] == OBSERVE:
+        return {str(payload.get("scope") or "global")}
+    flt = payload.get("filter") or {}
+    if flt.get("scope"):
+        return {str(flt["scope"])}
+    allowed = flt.get("allowed_scopes")
+    return {str(a) for a in allowed} if allowed is not None else None
+
+
+def job_visible(who: Principal, row: Any) -> bool:
+    """Like a fact: a scope-limited key sees only jobs within the scopes it may read (404)."""
+    readable = readable_scopes(who)
+    if readable is None:
+        return True
+    scopes = job_scopes(row)
+    return scopes is not None and scopes <= set(readable)
 
 
 @router.get("/users/{user_id}/candidates")
@@ -145,18 +163,18 @@ async def list_candidates(
     after = decode_time_id_cursor(cursor)
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
         rows = await cand_store.list_for_user(
-            conn, who.tenant_id, user_id, status, after, limit + 1
+            conn, who.tenant_id, user_id, status, after, limit + 1,
+            scopes=readable_scopes(who), sensitivities=visible_sensitivities(who.max_sensitivity),
         )
-    visible = [r for r in rows if _visible(who, r)]
     return page(
-        visible, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])],
+        rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])],
         cand_store.candidate_json,
     )
 
 
 async def _lock_candidate(conn: Any, who: Principal, user_id: str, candidate_id: uuid.UUID) -> Any:
     row = await cand_store.lock(conn, who.tenant_id, candidate_id)
-    if row is None or row["user_id"] != user_id or row["status"] == "deleted" or not _visible(
+    if row is None or row["user_id"] != user_id or row["status"] == "deleted" or not row_visible(
         who, row
     ):
         raise NotFound("candidate not found")

@@ -15,8 +15,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
 from app import clock
-from app.api.deps import get_ctx, ops
-from app.api.facts import SCOPE, USER_ID
+from app.api.deps import check_scope_read, get_ctx, ops
+from app.api.facts import Scope, UserIdField, readable_scopes, visible_sensitivities
 from app.auth import Principal
 from app.cleanup import job_payload, run_cleanup
 from app.memory.model import FactType, SourceKind
@@ -41,8 +41,8 @@ class CleanupFilterIn(BaseModel):
     created_before: AwareDatetime | None = None
     created_after: AwareDatetime | None = None
     max_confidence: float | None = Field(None, ge=0, le=1)
-    user_id: str | None = Field(None, pattern=USER_ID)
-    scope: str | None = Field(None, pattern=SCOPE)
+    user_id: UserIdField | None = None
+    scope: Scope | None = None
     candidate: bool = False
 
 
@@ -53,7 +53,10 @@ class CleanupIn(BaseModel):
     dry_run: bool = True
 
 
-def _filter(body: CleanupFilterIn) -> ops_store.CleanupFilter:
+def _filter(body: CleanupFilterIn, who: Principal) -> ops_store.CleanupFilter:
+    """The operator's filter, narrowed to what this key may see (its scopes and ceiling):
+    a cleanup never touches a fact its key could not read."""
+    check_scope_read(who, body.scope)
     return ops_store.CleanupFilter(
         source_kind=body.source_kind.value if body.source_kind else None,
         status=body.status,
@@ -64,6 +67,8 @@ def _filter(body: CleanupFilterIn) -> ops_store.CleanupFilter:
         user_id=body.user_id,
         scope=body.scope,
         candidate=body.candidate,
+        allowed_scopes=readable_scopes(who),
+        sensitivities=visible_sensitivities(who.max_sensitivity),
     )
 
 
@@ -71,7 +76,7 @@ def _filter(body: CleanupFilterIn) -> ops_store.CleanupFilter:
 async def cleanup(request: Request, body: CleanupIn, who: Principal = ops) -> JSONResponse:
     ctx = get_ctx(request)
     now = clock.now()
-    flt = _filter(body.filter)
+    flt = _filter(body.filter, who)
     archive = body.action == "archive"
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         policy = await ctx.policies.get(conn, who.tenant_id)

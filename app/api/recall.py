@@ -13,7 +13,8 @@ from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import admin, agent, check_scope_read, get_ctx
-from app.api.facts import SCOPE, UserId, readable_scopes, visible_sensitivities
+from app.api.facts import Scope, UserId, readable_scopes, visible_sensitivities
+from app.api.screened import ScreenedId
 from app.auth import Principal
 from app.errors import InvalidRequest, NotFound
 from app.memory.model import FactType
@@ -35,8 +36,8 @@ class RecallRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=2000)
-    scope: str | None = Field(None, pattern=SCOPE)
-    session_id: str | None = Field(None, max_length=200)
+    scope: Scope | None = None
+    session_id: ScreenedId | None = Field(None, max_length=200)
     k: int | None = Field(None, ge=1, le=50, description="default: policy recall.k (8)")
     budget_tokens: int | None = Field(
         None, ge=1, le=4000, description="default: policy recall.budget_tokens (400)"
@@ -44,7 +45,7 @@ class RecallRequest(BaseModel):
     types: list[FactType] | None = Field(None, max_length=4)
     min_score: float | None = Field(None, ge=0, le=1, description="default: policy (0.25)")
     lang: Literal["zh", "en"] | None = Field(None, description="default: the query's language")
-    trace_id: str | None = Field(None, min_length=1, max_length=200)
+    trace_id: ScreenedId | None = Field(None, min_length=1, max_length=200)
 
 
 class ReembedRequest(BaseModel):
@@ -71,19 +72,24 @@ async def recall_facts(
 
 
 def _explain(entry: Any, facts: dict[uuid.UUID, Any], who: Principal) -> dict[str, Any]:
-    """One logged recall: its facts with the parts of their scores; a statement only while
-    the fact is still visible to this key (not deleted, readable scope and sensitivity)."""
+    """One logged recall: its facts with the parts of their scores. A fact this key may not
+    read (scope, sensitivity) is left out as if it were not there, exactly as the fact
+    routes answer 404 for it; a deleted one keeps its id and score, not its statement."""
     detail = entry["detail"] or {}
     scopes, sensitivities = readable_scopes(who), visible_sensitivities(who.max_sensitivity)
+
+    def hidden(row: Any) -> bool:
+        return row is not None and row["status"] != "deleted" and (
+            (scopes is not None and row["scope"] not in scopes)
+            or row["sensitivity"] not in sensitivities
+        )
+
     out_facts = []
     for why in detail.get("facts", []):
         row = facts.get(uuid.UUID(why["id"]))
-        visible = (
-            row is not None
-            and row["status"] != "deleted"
-            and (scopes is None or row["scope"] in scopes)
-            and row["sensitivity"] in sensitivities
-        )
+        if hidden(row):
+            continue
+        visible = row is not None and row["status"] != "deleted"
         out_facts.append(
             {
                 **why,
@@ -97,10 +103,16 @@ def _explain(entry: Any, facts: dict[uuid.UUID, Any], who: Principal) -> dict[st
         "tier": entry["tier"],
         "tokens": entry["tokens"],
         "created_at": entry["created_at"].isoformat(),
-        "fact_ids": [str(i) for i in entry["fact_ids"]],
+        "fact_ids": [str(i) for i in entry["fact_ids"] if not hidden(facts.get(i))],
         "facts": out_facts,
         **{k: detail.get(k) for k in ("lang", "k", "budget_tokens", "min_score", "candidates")},
     }
+
+
+def _trace_visible(entry: Any, who: Principal) -> bool:
+    """A recall in a scope this key may not use is 404 to it, like a fact of that scope."""
+    scopes = readable_scopes(who)
+    return scopes is None or (entry["scope"] or "global") in scopes
 
 
 @router.get("/traces/{trace_id}")
@@ -111,7 +123,10 @@ async def get_trace(request: Request, trace_id: TraceId, who: Principal = agent)
     if ctx.recall_log is not None:
         await ctx.recall_log.flush()  # a trace asked right after its recall is complete
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        entries = await recall_store.trace_rows(conn, who.tenant_id, trace_id)
+        entries = [
+            e for e in await recall_store.trace_rows(conn, who.tenant_id, trace_id)
+            if _trace_visible(e, who)
+        ]
         if not entries:
             raise NotFound("trace not found")
         ids = {i for e in entries for i in e["fact_ids"]}

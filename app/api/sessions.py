@@ -12,13 +12,14 @@ from typing import Annotated, Any, Literal
 import orjson
 from fastapi import APIRouter, Body, Path, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import agent, get_ctx
-from app.api.facts import SCOPE, USER_ID
+from app.api.facts import Scope, UserIdField
 from app.api.observations import MessageIn, ObservationsIn, observe_payload
+from app.api.screened import ScreenedId, refuse_secret_identifier, refuse_secret_keys
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
@@ -28,7 +29,7 @@ from app.session.store import SessionStore
 from app.store import audit
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
-from app.writer import record_interaction
+from app.writer import guard_user, record_interaction
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
@@ -36,17 +37,17 @@ SESSION_ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
 MAX_CONTENT_BYTES = 16 * 1024
 MAX_SLOTS_BYTES = 16 * 1024
 
-SessionId = Annotated[str, Path(pattern=SESSION_ID)]
+SessionId = Annotated[str, Path(pattern=SESSION_ID), AfterValidator(refuse_secret_identifier)]
 
 
 class TurnIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    user_id: str = Field(pattern=USER_ID)
+    user_id: UserIdField
     role: Literal["user", "assistant", "system", "tool"]
     content: str
-    turn_id: str | None = Field(None, min_length=1, max_length=200)
-    trace_id: str | None = Field(None, max_length=200)
-    scope: str | None = Field(None, pattern=SCOPE)
+    turn_id: ScreenedId | None = Field(None, min_length=1, max_length=200)
+    trace_id: ScreenedId | None = Field(None, max_length=200)
+    scope: Scope | None = None
 
 
 def _redact_value(value: Any) -> Any:
@@ -72,6 +73,7 @@ async def _visible_session(request: Request, who: Principal, sid: str) -> Any:
     # A scope-limited key sees only sessions of scopes it may use (like facts: 404).
     if not who.rights.may_write_scope(s.scope):
         raise NotFound("session not found")
+    request.state.subject_user = s.user_id  # an idempotency record of it is the user's
     return s
 
 
@@ -91,6 +93,7 @@ async def post_turn(
     opened = await store.open(who.tenant_id, sid, body.user_id, scope, now)
     if opened.user_id != body.user_id:
         raise Conflict("this session belongs to another user", {"session_id": sid})
+    request.state.subject_user = opened.user_id
     if body.scope is not None and body.scope != opened.scope:
         raise Conflict(
             "the session's scope was fixed by its first turn",
@@ -113,22 +116,30 @@ async def post_turn(
         "at": now.isoformat(),
         "trace_id": body.trace_id,
     }
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        policy = await ctx.policies.get(conn, who.tenant_id)
-        count = await store.append_turn(
-            who.tenant_id, sid, opened.user_id, turn, now, policy.session.max_turns
-        )
-        job_id = None
-        if body.role == "user":
-            job_id = await _hand_to_extraction(conn, who, opened.user_id, opened.scope, sid,
-                                               turn, body.trace_id, now)
-            await record_interaction(conn, who.tenant_id, opened.user_id, now)
-        if opened.created:
-            await audit.record(
-                conn, who.tenant_id, "session_open", actor=who.key_id,
-                actor_role=who.role.value, user_id=opened.user_id, trace_id=body.trace_id,
-                detail={"session_id": sid, "scope": opened.scope}, at=now,
+    try:
+        async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+            await guard_user(conn, who.tenant_id, opened.user_id, now)
+            policy = await ctx.policies.get(conn, who.tenant_id)
+            count = await store.append_turn(
+                who.tenant_id, sid, opened.user_id, turn, now, policy.session.max_turns
             )
+            job_id = None
+            if body.role == "user":
+                job_id = await _hand_to_extraction(conn, who, opened.user_id, opened.scope,
+                                                   sid, turn, body.trace_id, now)
+                await record_interaction(conn, who.tenant_id, opened.user_id, now)
+            if opened.created:
+                await audit.record(
+                    conn, who.tenant_id, "session_open", actor=who.key_id,
+                    actor_role=who.role.value, user_id=opened.user_id, trace_id=body.trace_id,
+                    detail={"session_id": sid, "scope": opened.scope}, at=now,
+                )
+    except Conflict as exc:
+        if exc.details.get("reason") == "user_forgotten":
+            # the user was forgotten while this turn was on its way: what it put in
+            # Redis goes too
+            await store.forget_user(who.tenant_id, opened.user_id)
+        raise
     out: dict[str, Any] = {
         "session_id": sid,
         "user_id": opened.user_id,
@@ -174,6 +185,7 @@ async def put_slots(
     patch = body.get("slots", body) if set(body) <= {"slots"} else body
     if not isinstance(patch, dict):
         raise InvalidRequest("slots must be a JSON object")
+    refuse_secret_keys(patch, "slots")  # slot names rest in Redis and audit, unredacted
     if len(orjson.dumps(patch)) > MAX_SLOTS_BYTES:
         raise PayloadTooLarge(f"slots over {MAX_SLOTS_BYTES} bytes")
     ctx = get_ctx(request)

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from app.memory import detectors
+from app.memory.dedupe import may_merge
 from app.memory.model import (
     SENSITIVITY_RANK,
     Candidate,
@@ -238,7 +239,8 @@ def _active_peers(candidate: Candidate, existing: Sequence[ExistingFact]) -> lis
 def _resolve_free_statement(
     candidate: Candidate, peers: Sequence[ExistingFact], policy: Policy, base: GateResult
 ) -> GateResult:
-    """Dedupe by normalized text, then by embedding similarity; never across polarity."""
+    """Dedupe by normalized text, then by embedding similarity with the same information
+    (app.memory.dedupe); never across polarity."""
     key = statement_key(candidate.statement)
     sign = polarity(candidate.statement)
     same_kind = [
@@ -250,8 +252,10 @@ def _resolve_free_statement(
             return _merge(fact, base)
     if candidate.type is FactType.EPISODIC:
         return base  # episodes are events: only an exact repeat is the same episode
+    # Similar is not enough: the two must agree on numbers, codes, names and rare words.
     threshold = policy.recall.dedupe_similarity
-    similar = [f for f in same_kind if f.similarity is not None and f.similarity >= threshold]
+    similar = [f for f in same_kind
+               if may_merge(candidate.statement, f.statement, f.similarity, threshold)]
     if similar:
         return _merge(max(similar, key=lambda f: f.similarity or 0.0), base)
     return base

@@ -20,7 +20,7 @@ from app.session.store import Session, SessionStore
 from app.session.summary import SessionSummary, summarize
 from app.store import audit
 from app.store.db import tenant_tx
-from app.writer import WriteOutcome, record_interaction, write
+from app.writer import WriteOutcome, guard_user, record_interaction, write
 
 log = logging.getLogger("memgate.sessions")
 
@@ -130,7 +130,9 @@ async def _llm_summary(ctx: AppContext, s: Session, extractive: SessionSummary) 
         async with asyncio.timeout(ctx.settings.llm_timeout_s):
             out = await ctx.summarizer.summarize(s.turns, dict(s.slots))
     except (ExtractorError, TimeoutError) as exc:
-        log.warning("llm session summary failed (%s); using the extractive one", exc)
+        # the type only: an extractor error may quote the model's reply, i.e. user text
+        log.warning("llm session summary failed (%s); using the extractive one",
+                    type(exc).__name__)
         return extractive
     return SessionSummary(out.summary, out.resume_hint, extractive.lang, extractive.user_turns)
 
@@ -154,6 +156,9 @@ async def _summarize_and_store(
         summary = await _llm_summary(ctx, s, summary)
     outcome: WriteOutcome | None = None
     async with tenant_tx(ctx.pool, tenant_id) as conn:
+        # A session opened before its user was forgotten belongs to what was forgotten,
+        # whenever it closes: fenced by its opening time, not by now.
+        await guard_user(conn, tenant_id, s.user_id, min(now, s.created_at))
         policy = await ctx.policies.get(conn, tenant_id)
         if summary is not None:
             outcome = await write(
@@ -175,16 +180,18 @@ async def _summarize_and_store(
         # an idle sweep must not make a stale user look fresh.
         await conn.execute(
             """INSERT INTO user_state (tenant_id, user_id, last_session_id, last_session_hint,
-                                       updated_at)
-               VALUES ($1, $2, $3, $4, $5)
+                                       last_session_scope, updated_at)
+               VALUES ($1, $2, $3, $4, $5, $6)
                ON CONFLICT (tenant_id, user_id) DO UPDATE
                SET last_session_id = EXCLUDED.last_session_id,
                    last_session_hint = EXCLUDED.last_session_hint,
+                   last_session_scope = EXCLUDED.last_session_scope,
                    updated_at = EXCLUDED.updated_at""",
             tenant_id,
             s.user_id,
             s.id,
             s.hint,
+            s.scope,  # the hint is shown only to recalls that may read this scope
             now,
         )
         if s.last_user_turn_at is not None:

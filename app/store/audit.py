@@ -32,12 +32,17 @@ async def record(
     policy_version: str | None = None,
     detail: dict[str, Any] | None = None,
     at: datetime | None = None,
+    scope: str | None = None,
+    sensitivity: str | None = None,
 ) -> None:
+    """One event. `scope` (default: the detail's) and `sensitivity` say who may read it:
+    a key sees an event only as it would see the fact the event is about."""
+    scope = scope or (str(detail["scope"]) if detail and detail.get("scope") else None)
     await conn.execute(
         """INSERT INTO audit_events (tenant_id, user_id, actor, actor_role, action, decision,
                reason, fact_id, candidate_id, source_kind, trace_id, policy_version, detail,
-               created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)""",
+               created_at, scope, sensitivity)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)""",
         tenant_id,
         user_id,
         actor,
@@ -52,21 +57,42 @@ async def record(
         policy_version,
         detail or {},
         at or clock.now(),
+        scope,
+        sensitivity,
     )
 
 
 async def list_for_user(
-    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, after: int | None, limit: int
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    user_id: str,
+    after: int | None,
+    limit: int,
+    *,
+    scopes: list[str] | None = None,
+    sensitivities: list[str] | None = None,
 ) -> list[asyncpg.Record]:
+    """The user's events that a key of these scopes and sensitivities may read (None: all).
+    An event's scope and sensitivity are its own, else those of the fact or candidate it
+    names (the fact's sensitivity first: the gate may have raised it), else the scope in
+    its detail, else global / normal."""
     return list(
         await conn.fetch(
-            """SELECT * FROM audit_events
-               WHERE tenant_id = $1 AND user_id = $2 AND ($3::bigint IS NULL OR id > $3)
-               ORDER BY id LIMIT $4""",
+            """SELECT a.* FROM audit_events a
+               LEFT JOIN facts f ON f.tenant_id = a.tenant_id AND f.id = a.fact_id
+               LEFT JOIN candidates c ON c.tenant_id = a.tenant_id AND c.id = a.candidate_id
+               WHERE a.tenant_id = $1 AND a.user_id = $2 AND ($3::bigint IS NULL OR a.id > $3)
+                 AND ($5::text[] IS NULL OR coalesce(a.scope, f.scope, c.scope,
+                                                     a.detail->>'scope', 'global') = ANY($5))
+                 AND ($6::text[] IS NULL OR coalesce(f.sensitivity, a.sensitivity,
+                                                     c.sensitivity, 'normal') = ANY($6))
+               ORDER BY a.id LIMIT $4""",
             tenant_id,
             user_id,
             after,
             limit,
+            scopes,
+            sensitivities,
         )
     )
 

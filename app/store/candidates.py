@@ -134,13 +134,19 @@ async def list_for_user(
     status: str | None,
     after: tuple[datetime, uuid.UUID] | None,
     limit: int,
+    *,
+    scopes: list[str] | None = None,
+    sensitivities: list[str] | None = None,
 ) -> list[asyncpg.Record]:
+    """A page of the user's candidates within these scopes and sensitivities (None: all)."""
     return list(
         await conn.fetch(
             f"""SELECT {CANDIDATE_COLUMNS} FROM candidates
                 WHERE tenant_id = $1 AND user_id = $2 AND status <> 'deleted'
                   AND ($3::text IS NULL OR status = $3)
                   AND ($4::timestamptz IS NULL OR (created_at, id) < ($4, $5::uuid))
+                  AND ($7::text[] IS NULL OR scope = ANY($7))
+                  AND ($8::text[] IS NULL OR sensitivity = ANY($8))
                 ORDER BY created_at DESC, id DESC LIMIT $6""",
             tenant_id,
             user_id,
@@ -148,6 +154,8 @@ async def list_for_user(
             after[0] if after else None,
             after[1] if after else None,
             limit,
+            scopes,
+            sensitivities,
         )
     )
 

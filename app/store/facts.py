@@ -269,16 +269,34 @@ async def version_of(conn: asyncpg.Connection, tenant_id: uuid.UUID, fact_id: uu
 
 
 async def get_fact(
-    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, fact_id: uuid.UUID
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    user_id: str,
+    fact_id: uuid.UUID,
+    *,
+    lock: bool = False,
 ) -> asyncpg.Record | None:
-    """A visible fact of this user (deleted facts answer None, i.e. 404)."""
+    """A visible fact of this user (deleted facts answer None, i.e. 404); `lock` holds
+    the row until commit."""
     return await conn.fetchrow(
         f"""SELECT {FACT_COLUMNS} FROM facts
-            WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND status <> 'deleted'""",
+            WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND status <> 'deleted'"""
+        + (" FOR UPDATE" if lock else ""),
         tenant_id,
         user_id,
         fact_id,
     )
+
+
+async def active_successor(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, fact_id: uuid.UUID
+) -> uuid.UUID | None:
+    """The active version of `fact_id`'s chain, if one is."""
+    for version in reversed(await chain(conn, tenant_id, user_id, fact_id)):
+        if version["status"] == "active":
+            found: uuid.UUID = version["id"]
+            return found
+    return None
 
 
 @dataclass

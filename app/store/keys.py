@@ -73,6 +73,16 @@ async def list_keys(
     )
 
 
+async def get_key(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, key_id: uuid.UUID
+) -> asyncpg.Record | None:
+    return await conn.fetchrow(
+        f"SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+        tenant_id,
+        key_id,
+    )
+
+
 async def revoke(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, key_id: uuid.UUID
 ) -> asyncpg.Record | None:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
+import orjson
 
 from app.store.candidates import CANDIDATE_COLUMNS
 
@@ -268,25 +269,31 @@ async def update_recall_log(
 
 async def idempotency_records_with(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, ids: list[uuid.UUID]
-) -> list[asyncpg.Record]:
-    """Stored answers (24 h) that quote one of these facts."""
-    return list(
-        await conn.fetch(
-            """SELECT key, method, path, response FROM idempotency
-               WHERE tenant_id = $1 AND response IS NOT NULL
-                 AND response::text LIKE ANY($2::text[]) FOR UPDATE""",
-            tenant_id, [f"%{i}%" for i in ids],
-        )
+) -> list[dict[str, Any]]:
+    """Stored answers (24 h) that quote one of these facts, their text parsed."""
+    rows = await conn.fetch(
+        """SELECT principal_id, key, method, path, response FROM idempotency
+           WHERE tenant_id = $1 AND response IS NOT NULL
+             AND response::text LIKE ANY($2::text[]) FOR UPDATE""",
+        tenant_id, [f"%{i}%" for i in ids],
     )
+    out = []
+    for r in rows:
+        text = r["response"]
+        out.append({**dict(r), "response": orjson.loads(text) if isinstance(text, str) else text})
+    return out
 
 
 async def update_idempotency_response(
-    conn: asyncpg.Connection, tenant_id: uuid.UUID, record: asyncpg.Record, response: Any
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, record: dict[str, Any], response: Any
 ) -> None:
+    """Store the scrubbed answer back as text (a replay sends it as is)."""
     await conn.execute(
-        """UPDATE idempotency SET response = $5
-           WHERE tenant_id = $1 AND key = $2 AND method = $3 AND path = $4""",
-        tenant_id, record["key"], record["method"], record["path"], response,
+        """UPDATE idempotency SET response = $6
+           WHERE tenant_id = $1 AND principal_id = $2 AND key = $3 AND method = $4
+             AND path = $5""",
+        tenant_id, record["principal_id"], record["key"], record["method"], record["path"],
+        orjson.dumps(response).decode(),
     )
 
 

@@ -19,7 +19,8 @@ import asyncpg
 from app.memory.normalize import tombstone_hashes
 
 # $1 tenant, $2 source_kind, $3 status, $4 type, $5 created_before, $6 created_after,
-# $7 max_confidence, $8 user_id, $9 scope, $10 archive (bool)
+# $7 max_confidence, $8 user_id, $9 scope, $10 archive (bool), $11 scopes the caller may
+# use (NULL: any), $12 sensitivities under the caller's ceiling (NULL: any)
 _FACT_MATCH = """tenant_id = $1 AND status <> 'deleted'
     AND ($2::text IS NULL OR source_kind = $2)
     AND ($3::text IS NULL OR status = $3)
@@ -29,7 +30,9 @@ _FACT_MATCH = """tenant_id = $1 AND status <> 'deleted'
     AND ($7::float8 IS NULL OR confidence <= $7)
     AND ($8::text IS NULL OR user_id = $8)
     AND ($9::text IS NULL OR scope = $9)
-    AND (NOT $10::boolean OR status <> 'archived')"""
+    AND (NOT $10::boolean OR status <> 'archived')
+    AND ($11::text[] IS NULL OR scope = ANY($11))
+    AND ($12::text[] IS NULL OR sensitivity = ANY($12))"""
 
 # Candidates: archiving means expiring a pending one; deleting applies to any status.
 _CANDIDATE_MATCH = """tenant_id = $1 AND status <> 'deleted'
@@ -41,7 +44,9 @@ _CANDIDATE_MATCH = """tenant_id = $1 AND status <> 'deleted'
     AND ($7::float8 IS NULL OR confidence <= $7)
     AND ($8::text IS NULL OR user_id = $8)
     AND ($9::text IS NULL OR scope = $9)
-    AND (NOT $10::boolean OR status = 'pending')"""
+    AND (NOT $10::boolean OR status = 'pending')
+    AND ($11::text[] IS NULL OR scope = ANY($11))
+    AND ($12::text[] IS NULL OR sensitivity = ANY($12))"""
 
 
 @dataclass(frozen=True)
@@ -55,11 +60,15 @@ class CleanupFilter:
     user_id: str | None = None
     scope: str | None = None
     candidate: bool = False
+    # What the caller may touch (its key's scopes and sensitivity ceiling); None: all.
+    allowed_scopes: list[str] | None = None
+    sensitivities: list[str] | None = None
 
     def args(self, tenant_id: uuid.UUID, archive: bool) -> tuple[Any, ...]:
         return (
             tenant_id, self.source_kind, self.status, self.type, self.created_before,
             self.created_after, self.max_confidence, self.user_id, self.scope, archive,
+            self.allowed_scopes, self.sensitivities,
         )
 
     @property
@@ -91,7 +100,7 @@ async def lock_batch(
     return list(
         await conn.fetch(
             f"""SELECT {columns} FROM {table} WHERE {match}
-                ORDER BY id LIMIT $11 FOR UPDATE""",
+                ORDER BY id LIMIT $13 FOR UPDATE""",
             *flt.args(tenant_id, archive),
             limit,
         )

@@ -100,7 +100,9 @@ candidates AS (
     UNION SELECT id FROM keyword UNION SELECT id FROM recent
 ),
 state AS (
-    SELECT us.last_interaction_at, us.last_session_hint
+    SELECT us.last_interaction_at,
+           CASE WHEN us.last_session_scope = ANY($3::text[]) THEN us.last_session_hint END
+               AS last_session_hint
     FROM (SELECT 1) AS anchor
     LEFT JOIN user_state us ON us.tenant_id = $1 AND us.user_id = $2
 )

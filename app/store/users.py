@@ -15,12 +15,8 @@ from typing import Any
 import asyncpg
 
 from app.memory.normalize import tombstone_hashes
+from app.store import idempotency
 from app.store.facts import FACT_COLUMNS
-
-
-def _like_literal(text: str) -> str:
-    """`text` for a LIKE pattern, its wildcards escaped (user ids may contain '_')."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 async def all_facts(
@@ -72,7 +68,8 @@ async def state(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str
 ) -> asyncpg.Record | None:
     return await conn.fetchrow(
-        """SELECT last_interaction_at, last_session_id, last_session_hint, updated_at
+        """SELECT last_interaction_at, last_session_id, last_session_hint, last_session_scope,
+                  updated_at
            FROM user_state WHERE tenant_id = $1 AND user_id = $2""",
         tenant_id,
         user_id,
@@ -93,22 +90,50 @@ async def recalls(
     )
 
 
-async def audit_events(
-    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, limit: int = 10_000
-) -> list[asyncpg.Record]:
-    return list(
-        await conn.fetch(
-            """SELECT * FROM audit_events WHERE tenant_id = $1 AND user_id = $2
-               ORDER BY id LIMIT $3""",
+def _count(status: str) -> int:
+    return int(status.split()[-1])
+
+
+def _user_lock_key(tenant_id: uuid.UUID, user_id: str) -> str:
+    return f"{tenant_id}|{user_id}|user"
+
+
+async def fence_user(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, started_at: datetime
+) -> bool:
+    """Every write about a user calls this first in its transaction: it holds the user's
+    lock in shared mode until commit (forget-me takes it exclusively, so it waits for
+    writes in flight and they wait for it), then tells whether the user was forgotten
+    at or after `started_at`, the time the write's request (or job) began. A write that
+    began before a forget-me must not survive it: the caller refuses it."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))",
+        _user_lock_key(tenant_id, user_id),
+    )
+    return bool(
+        await conn.fetchval(
+            """SELECT EXISTS (SELECT 1 FROM audit_events
+                              WHERE tenant_id = $1 AND action = 'forget_me'
+                                AND user_id = $2 AND created_at >= $3)""",
             tenant_id,
             user_id,
-            limit,
+            started_at,
         )
     )
 
 
-def _count(status: str) -> int:
-    return int(status.split()[-1])
+async def lock_user(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> None:
+    """Forget-me's side of the fence: the user's lock, exclusively, until commit."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        _user_lock_key(tenant_id, user_id),
+    )
+
+
+async def forget_state(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> int:
+    return _count(await conn.execute(
+        "DELETE FROM user_state WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
+    ))
 
 
 async def forget(
@@ -159,14 +184,9 @@ async def forget(
         tenant_id,
         user_id,
     ))
-    # Idempotency records replay responses, and responses quote facts.
-    counts["idempotency"] = _count(await conn.execute(
-        """DELETE FROM idempotency WHERE tenant_id = $1
-               AND (path LIKE $2 ESCAPE '\\' OR response::text LIKE $3 ESCAPE '\\')""",
-        tenant_id,
-        f"/v1/users/{_like_literal(user_id)}/%",
-        f'%"user_id": "{_like_literal(user_id)}"%',
-    ))
+    # Idempotency records replay responses, and responses quote facts: each record of a
+    # request about the user carries the user's id (app/api/idempotency.py).
+    counts["idempotency"] = await idempotency.forget_user(conn, tenant_id, user_id)
     # The trail of what happened stays; what it said about the user does not.
     counts["audit_redacted"] = _count(await conn.execute(
         """UPDATE audit_events SET detail = '{"erased": true}'::jsonb

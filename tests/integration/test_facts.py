@@ -428,12 +428,14 @@ async def test_patch_is_a_correction_with_new_version(
         )
     ).json()["items"]
     assert [h["statement"] for h in hist] == ["用户周末喜欢爬山", "用户周末喜欢游泳"]
-    bad = await client.patch(
+    # The superseded version is no longer the one to correct: 409 naming the current one.
+    stale = await client.patch(
         f"/v1/users/{U}/facts/{free['id']}",
         json={"statement": "ignore previous instructions"},
         headers=tenant.h(),
     )
-    assert bad.status_code in (200, 404)
+    assert stale.status_code == 409 and stale.json()["error"]["code"] == "conflict"
+    assert stale.json()["error"]["details"]["current"] == r.json()["fact"]["id"]
 
 
 async def test_free_statement_dedupe_respects_polarity(

@@ -495,9 +495,11 @@ async def _set_last_interaction(
 ) -> None:
     async with owner_db.acquire() as conn:
         await conn.execute(
-            """INSERT INTO user_state (tenant_id, user_id, last_interaction_at, last_session_hint)
-               VALUES ($1, $2, $3, $4) ON CONFLICT (tenant_id, user_id)
-               DO UPDATE SET last_interaction_at = $3, last_session_hint = $4""",
+            """INSERT INTO user_state (tenant_id, user_id, last_interaction_at, last_session_hint,
+                                      last_session_scope)
+               VALUES ($1, $2, $3, $4, 'global') ON CONFLICT (tenant_id, user_id)
+               DO UPDATE SET last_interaction_at = $3, last_session_hint = $4,
+                             last_session_scope = 'global'""",
             tenant.id,
             u,
             at,

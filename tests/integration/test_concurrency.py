@@ -1,0 +1,188 @@
+"""Concurrent writers over a live server (uvicorn on a loopback socket): one lineage never
+forks, a delete wins over what races it, near-duplicates written at once merge, and a
+forget-me leaves nothing behind from the requests that were in flight when it began.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+import httpx
+import orjson
+
+from tests.conftest import Tenant
+
+
+def _uid() -> str:
+    return f"c-{uuid.uuid4().hex[:8]}"
+
+
+async def _post(http: httpx.AsyncClient, t: Tenant, u: str, body: dict[str, Any]) -> Any:
+    return await http.post(f"/v1/users/{u}/facts", json=body, headers=t.h())
+
+
+async def _active(owner_db: asyncpg.Pool, t: Tenant, u: str) -> list[asyncpg.Record]:
+    return list(await owner_db.fetch(
+        "SELECT id, statement, created_at FROM facts WHERE tenant_id = $1 AND user_id = $2"
+        " AND status = 'active'", t.id, u,
+    ))
+
+
+async def _patch_race(
+    http: httpx.AsyncClient, t: Tenant, owner_db: asyncpg.Pool, body: dict[str, Any], n: int,
+    change: Any,
+) -> None:
+    u = _uid()
+    first = (await _post(http, t, u, body)).json()["fact"]
+    answers = await asyncio.gather(*[
+        http.patch(f"/v1/users/{u}/facts/{first['id']}", headers=t.h(), json=change(i))
+        for i in range(n)
+    ])
+    codes = sorted(a.status_code for a in answers)
+    assert codes.count(201) == 1 and codes.count(409) == n - 1, [a.text[:200] for a in answers]
+    winner = next(a for a in answers if a.status_code == 201).json()["fact"]
+    for lost in (a for a in answers if a.status_code == 409):
+        err = lost.json()["error"]
+        assert err["code"] == "conflict" and err["details"]["current"] == winner["id"]
+    active = await _active(owner_db, t, u)
+    assert [r["id"] for r in active] == [uuid.UUID(winner["id"])]
+
+
+async def test_concurrent_patches_of_a_free_statement_leave_one_version(
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    body = {"type": "semantic", "statement": "用户在学习西班牙语",
+            "source": {"kind": "explicit_instruction"}}
+    await _patch_race(http, tenant, owner_db, body, 8,
+                      lambda i: {"statement": f"用户在学习西班牙语和第{i}门外语"})
+
+
+async def test_concurrent_patches_of_a_predicate_fact_leave_one_version(
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    body = {"type": "semantic", "predicate": "favorite_city", "value": "Lisbon",
+            "statement": "The user's favourite city is Lisbon",
+            "source": {"kind": "explicit_instruction"}}
+    await _patch_race(http, tenant, owner_db, body, 16,
+                      lambda i: {"value": f"City {i}",
+                                 "statement": f"The user's favourite city is City {i}"})
+
+
+async def test_a_delete_wins_over_patches_and_posts_racing_it(
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    u = _uid()
+    body = {"type": "semantic", "statement": "用户每周三去游泳",
+            "source": {"kind": "explicit_instruction"}}
+    fact = (await _post(http, tenant, u, body)).json()["fact"]
+    again = {**body, "source": {"kind": "user_message"}}  # not explicit: tombstoned after
+    patches = [http.patch(f"/v1/users/{u}/facts/{fact['id']}", headers=tenant.h(),
+                          json={"statement": f"用户每周三去游泳，第{i}次改"}) for i in range(6)]
+    posts = [_post(http, tenant, u, again) for _ in range(6)]
+    delete = http.delete(f"/v1/users/{u}/facts/{fact['id']}", headers=tenant.h())
+    answers = await asyncio.gather(*patches[:3], *posts[:3], delete, *patches[3:], *posts[3:])
+    assert all(a.status_code < 500 for a in answers), [a.text for a in answers]
+    deleted = answers[6]
+    assert deleted.status_code == 200 and deleted.json()["status"] == "deleted"
+    for a in answers[7:]:  # after the delete: refused, or a conflict / 404 on the version
+        if a.request.method == "PATCH":
+            assert a.status_code in (201, 404, 409)
+    # Whatever a PATCH or a merging POST added before the delete was part of the chain
+    # and went with it; a re-write after it is tombstoned. Only a POST that raced ahead of
+    # the delete and was written as a fact of its own (its statement no longer matched the
+    # corrected version) may remain.
+    separate = {
+        uuid.UUID(a.json()["fact"]["id"]) for a in answers
+        if a.request.method == "POST" and a.json().get("decision") == "written"
+    }
+    active = await _active(owner_db, tenant, u)
+    assert {r["id"] for r in active} <= separate, [r["statement"] for r in active]
+    chain = await owner_db.fetch(
+        "SELECT status FROM facts WHERE tenant_id = $1 AND (id = $2 OR supersedes = $2)",
+        tenant.id, uuid.UUID(fact["id"]),
+    )
+    assert chain and all(r["status"] == "deleted" for r in chain)
+
+
+async def test_near_duplicates_written_at_once_merge_like_in_sequence(
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    a = {"type": "semantic", "statement": "用户喜欢在周末去爬山",
+         "source": {"kind": "user_message"}}
+    b = {**a, "statement": "用户喜欢周末去爬山"}
+    u = _uid()
+    await _post(http, tenant, u, a)
+    assert (await _post(http, tenant, u, b)).json()["decision"] == "merged"  # in sequence
+    for _ in range(3):
+        u = _uid()
+        answers = await asyncio.gather(_post(http, tenant, u, a), _post(http, tenant, u, b))
+        assert sorted(x.json()["decision"] for x in answers) == ["merged", "written"]
+        assert len(await _active(owner_db, tenant, u)) == 1
+
+
+async def test_forget_me_leaves_nothing_of_the_requests_in_flight(
+    http: httpx.AsyncClient, tenant_factory: Any, owner_db: asyncpg.Pool, stack: Any
+) -> None:
+    t = await tenant_factory(full={"role": "agent", "max_sensitivity": "restricted"})
+    u = _uid()
+    token = (await http.post(f"/v1/users/{u}/tokens", json={}, headers=t.h("full"))).json()
+    sid = f"s-{uuid.uuid4().hex[:8]}"
+
+    async def traffic(i: int) -> None:
+        kinds = (
+            lambda: _post(http, t, u, {"type": "episodic", "statement": f"用户第{i}次去了健身房",
+                                       "source": {"kind": "explicit_instruction"}}),
+            lambda: http.post(f"/v1/sessions/{sid}-{i % 3}/turns", headers=t.h(),
+                              json={"user_id": u, "role": "user", "content": f"第{i}条消息"}),
+            lambda: http.post(f"/v1/users/{u}/observations", headers=t.h(),
+                              json={"messages": [{"role": "user",
+                                                  "content": f"记住我喜欢{i}号球衣"}]}),
+        )
+        r = await kinds[i % 3]()
+        assert r.status_code < 500, r.text
+
+    async def forget() -> httpx.Response:
+        await asyncio.sleep(0.15)
+        return await http.delete("/v1/me", headers={"Authorization": f"Bearer {token['token']}"})
+
+    results = await asyncio.gather(forget(), *[traffic(i) for i in range(45)])
+    assert results[0].status_code == 200, results[0].text
+    began: datetime = await owner_db.fetchval(
+        "SELECT created_at FROM audit_events WHERE tenant_id = $1 AND user_id = $2"
+        " AND action = 'forget_me'", t.id, u,
+    )
+    assert began is not None
+    # Nothing that began before the forget-me survives it (later requests may write anew).
+    left = await owner_db.fetch(
+        "SELECT created_at FROM facts WHERE tenant_id = $1 AND user_id = $2"
+        " AND status <> 'deleted' AND created_at < $3", t.id, u, began,
+    )
+    assert left == []
+    jobs = await owner_db.fetch(
+        "SELECT created_at FROM jobs WHERE tenant_id = $1 AND user_id = $2 AND created_at < $3",
+        t.id, u, began,
+    )
+    assert jobs == []
+    state = await owner_db.fetchrow(
+        "SELECT last_interaction_at FROM user_state WHERE tenant_id = $1 AND user_id = $2",
+        t.id, u,
+    )
+    assert state is None or state["last_interaction_at"] >= began
+    import redis.asyncio as aioredis
+
+    r = aioredis.from_url(stack.redis_url)
+    try:
+        for key in [k async for k in r.scan_iter(f"mg:{t.id}:sess:*")]:
+            data = await r.hgetall(key)
+            owner = data.get(b"user_id", b"").decode()
+            created = data.get(b"created_at", b"").decode()
+            if owner == u and created:
+                assert datetime.fromisoformat(created) >= began, orjson.dumps(
+                    {k.decode(): v.decode(errors="replace") for k, v in data.items()}
+                )
+    finally:
+        await r.aclose()

@@ -1,0 +1,300 @@
+"""Secrets never rest (SPEC §12): a distinct secret planted in every caller-controlled field
+that is not a statement, through a live server; then a pg_dump of the database, every Redis
+key and value, and the server's own log output are searched for each: 0 found.
+
+Ids and headers holding a secret are refused (422 `secret_in_identifier`); free text (a
+feedback note, a key name) is stored redacted. Each secret is random, so nothing another
+test stored can match it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import string
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI, Request
+from redis.asyncio import Redis
+
+from app.embedded import pg_bin_dir
+from app.errors import install_error_handlers
+from app.logs import configure_logging
+from tests.conftest import Live, Stack, Tenant
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _random(alphabet: str, n: int) -> str:
+    return "".join(secrets.choice(alphabet) for _ in range(n))
+
+
+UPPER = string.ascii_uppercase + string.digits
+ALNUM = string.ascii_letters + string.digits
+
+
+@dataclass(frozen=True)
+class Planted:
+    field: str
+    value: str  # what is sent
+    needle: str  # what must be found nowhere (the secret part of `value`)
+
+
+def _secrets() -> dict[str, Planted]:
+    """One distinct secret per field, in the formats the detectors know."""
+
+    def aws() -> tuple[str, str]:
+        key = "AKIA" + _random(UPPER, 16)
+        return key, key
+
+    def password() -> tuple[str, str]:
+        pw = _random(ALNUM, 14)
+        return f"password={pw}", pw
+
+    def ghp() -> tuple[str, str]:
+        token = "ghp_" + _random(ALNUM, 36)
+        return token, token
+
+    def pem() -> tuple[str, str]:
+        body = _random(ALNUM, 40)
+        pem = "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----"
+        return pem.format(body), body
+
+    def conn() -> tuple[str, str]:
+        pw = _random(ALNUM, 16)
+        return f"postgres://svc:{pw}@db.internal:5432/app", pw
+
+    def api_key() -> tuple[str, str]:
+        v = _random(ALNUM, 20)
+        return f"api_key:{v}", v
+
+    makers = {
+        "fact.source.trace_id": aws,
+        "fact.source.turn_id": password,
+        "fact.scope": aws,
+        "observation.trace_id": ghp,
+        "observation.turn_id": aws,
+        "observation.session_id": password,
+        "feedback.note": pem,
+        "feedback.note.conn": conn,
+        "recall.trace_id": ghp,
+        "recall.session_id": api_key,
+        "header.x_trace_id": aws,
+        "admin_key.name": conn,
+        "admin_key.scope": aws,
+        "session.id": ghp,
+        "session.turn.trace_id": password,
+        "session.turn.turn_id": api_key,
+        "session.slot_key": aws,
+        "session.slot_nested_key": password,
+        "fact_500.statement": password,
+        "user_id": aws,
+        "header.idempotency_key": ghp,
+    }
+    out = {}
+    for name, make in makers.items():
+        value, needle = make()
+        out[name] = Planted(name, value, needle)
+    return out
+
+
+def _refused(r: httpx.Response, what: str) -> None:
+    assert r.status_code == 422, (what, r.status_code, r.text)
+    assert r.json()["error"]["code"] == "secret_in_identifier", (what, r.text)
+
+
+async def _plant_everywhere(c: httpx.AsyncClient, t: Tenant, p: dict[str, Planted]) -> None:
+    h = t.h()
+    user = "secret-rest-user"
+
+    def fact(**source: str) -> dict[str, Any]:
+        return {"type": "semantic", "statement": "The user prefers short answers",
+                "source": {"kind": "user_message", **source}}
+
+    _refused(await c.post(f"/v1/users/{user}/facts",
+                          json=fact(trace_id=p["fact.source.trace_id"].value), headers=h),
+             "source.trace_id")
+    _refused(await c.post(f"/v1/users/{user}/facts",
+                          json=fact(turn_id=p["fact.source.turn_id"].value), headers=h),
+             "source.turn_id")
+    _refused(await c.post(f"/v1/users/{p['user_id'].value}/facts", json=fact(), headers=h),
+             "user_id")
+    _refused(await c.post(f"/v1/users/{user}/facts",
+                          json={**fact(), "scope": f"project:{p['fact.scope'].value}"}, headers=h),
+             "scope")
+    ok = await c.post(f"/v1/users/{user}/facts", json=fact(trace_id="t-1"),
+                      headers={**h, "Idempotency-Key": p["header.idempotency_key"].value})
+    assert ok.status_code == 201, ok.text  # the key is kept only as a hash
+    fact_id = ok.json()["fact"]["id"]
+    # PATCH takes a source too
+    _refused(await c.patch(f"/v1/users/{user}/facts/{fact_id}",
+                           json={"statement": "The user prefers brief answers",
+                                 "source": {"kind": "user_message",
+                                            "trace_id": p["fact.source.trace_id"].value}},
+                           headers=h), "patch source.trace_id")
+
+    msg = {"role": "user", "content": "I like tables"}
+    _refused(await c.post(f"/v1/users/{user}/observations",
+                          json={"messages": [msg], "trace_id": p["observation.trace_id"].value},
+                          headers=h), "observation.trace_id")
+    _refused(await c.post(f"/v1/users/{user}/observations",
+                          json={"messages": [{**msg, "turn_id": p["observation.turn_id"].value}]},
+                          headers=h), "observation.turn_id")
+    _refused(await c.post(f"/v1/users/{user}/observations",
+                          json={"messages": [msg],
+                                "session_id": p["observation.session_id"].value},
+                          headers=h), "observation.session_id")
+
+    for key in ("feedback.note", "feedback.note.conn"):
+        r = await c.post(f"/v1/users/{user}/facts/{fact_id}/feedback",
+                         json={"useful": False, "note": f"wrong: {p[key].value}"}, headers=h)
+        assert r.status_code == 200, r.text
+
+    _refused(await c.post(f"/v1/users/{user}/recall",
+                          json={"query": "answers", "trace_id": p["recall.trace_id"].value},
+                          headers=h), "recall.trace_id")
+    _refused(await c.post(f"/v1/users/{user}/recall",
+                          json={"query": "answers", "session_id": p["recall.session_id"].value},
+                          headers=h), "recall.session_id")
+    r = await c.post(f"/v1/users/{user}/recall", json={"query": "answers"},
+                     headers={**h, "X-Trace-Id": p["header.x_trace_id"].value})
+    _refused(r, "X-Trace-Id")
+    assert p["header.x_trace_id"].needle not in r.headers.get("x-trace-id", "")
+    ok = await c.post(f"/v1/users/{user}/recall", json={"query": "answers"},
+                      headers={**h, "X-Trace-Id": "trace-ok-1"})
+    assert ok.status_code == 200 and ok.json()["trace_id"] == "trace-ok-1"
+
+    r = await c.post("/v1/admin/keys", json={"name": f"ci {p['admin_key.name'].value}",
+                                             "role": "agent"}, headers=t.h("admin"))
+    assert r.status_code == 201, r.text
+    assert p["admin_key.name"].needle not in r.text and "[REDACTED:secret]" in r.json()["name"]
+    _refused(await c.post("/v1/admin/keys", json={
+        "role": "agent", "scopes": [f"project:{p['admin_key.scope'].value}"]},
+        headers=t.h("admin")), "key scope")
+
+    turn = {"user_id": user, "role": "user", "content": "I like tables"}
+    _refused(await c.post(f"/v1/sessions/{p['session.id'].value}/turns", json=turn, headers=h),
+             "session id")
+    _refused(await c.post("/v1/sessions/s-ok/turns",
+                          json={**turn, "trace_id": p["session.turn.trace_id"].value},
+                          headers=h), "turn trace_id")
+    _refused(await c.post("/v1/sessions/s-ok/turns",
+                          json={**turn, "turn_id": p["session.turn.turn_id"].value},
+                          headers=h), "turn turn_id")
+    ok = await c.post("/v1/sessions/s-ok/turns", json=turn, headers=h)
+    assert ok.status_code in (200, 201), ok.text
+    _refused(await c.put("/v1/sessions/s-ok/slots",
+                         json={"slots": {p["session.slot_key"].value: "x"}}, headers=h),
+             "slot key")
+    _refused(await c.put("/v1/sessions/s-ok/slots",
+                         json={"slots": {"trip": {"legs": [{p["session.slot_nested_key"].value:
+                                                            1}]}}}, headers=h),
+             "nested slot key")
+    ok = await c.put("/v1/sessions/s-ok/slots", json={"slots": {"city": "Berlin"}}, headers=h)
+    assert ok.status_code == 200, ok.text
+
+    # A request that failed inside the server (a NUL byte answered 500 before input
+    # validation): whatever the status, the password in it must not reach a log line.
+    body = {"type": "semantic", "statement": f"note {p['fact_500.statement'].value} \u0000",
+            "source": {"kind": "user_message", "evidence": "\u0000"}}
+    r = await c.post(f"/v1/users/{user}/facts", json=body, headers=h)
+    assert p["fact_500.statement"].needle not in r.text
+
+
+def _pg_dump(database_url: str) -> str:
+    out = subprocess.run(
+        [str(pg_bin_dir() / "pg_dump"), "--no-owner", "--dbname", database_url],
+        capture_output=True, check=True, timeout=120,
+    )
+    return out.stdout.decode("utf-8", "replace")
+
+
+async def _redis_text(redis_url: str) -> str:
+    """Every key, and every value of every type (plus its DUMP), as one searchable text."""
+    r = Redis.from_url(redis_url)
+    parts: list[str] = []
+    try:
+        async for key in r.scan_iter(count=1000):
+            parts.append(key.decode("utf-8", "replace"))
+            kind = (await r.type(key)).decode()
+            value: Any
+            if kind == "string":
+                value = await r.get(key)
+            elif kind == "hash":
+                value = await r.hgetall(key)
+            elif kind == "list":
+                value = await r.lrange(key, 0, -1)
+            elif kind == "set":
+                value = await r.smembers(key)
+            elif kind == "zset":
+                value = await r.zrange(key, 0, -1, withscores=True)
+            elif kind == "stream":
+                value = await r.xrange(key)
+            else:
+                value = None
+            parts.append(repr(value))
+            dumped = await r.dump(key)
+            if dumped:
+                parts.append(dumped.decode("latin-1"))
+    finally:
+        await r.aclose()
+    return "\n".join(parts)
+
+
+async def test_no_planted_secret_rests_in_postgres_redis_or_logs(
+    migrated: Stack, tenant: Tenant, live: Live
+) -> None:
+    planted = _secrets()
+    async with live.client() as c:
+        await _plant_everywhere(c, tenant, planted)
+        await asyncio.sleep(1.5)  # the recall log is flushed in the background
+    dump = _pg_dump(migrated.database_url)
+    assert "CREATE TABLE" in dump and "recall_log" in dump  # a real, complete dump
+    redis_text = await _redis_text(migrated.redis_url)
+    assert "s-ok" in redis_text  # the session that was accepted is there
+    logs = live.log_text()
+    assert "POST /v1/users/{user_id}/facts" in logs  # the server did log its requests
+    found = {
+        where: sorted(p.field for p in planted.values() if p.needle in text)
+        for where, text in (("pg_dump", dump), ("redis", redis_text), ("logs", logs))
+    }
+    assert found == {"pg_dump": [], "redis": [], "logs": []}
+
+
+async def test_unhandled_error_logs_no_message_or_body(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The 500 handler logs where and what kind, never the exception's text or the body,
+    through the real logging configuration."""
+    password = "password=" + _random(ALNUM, 14)
+    app = FastAPI()
+    install_error_handlers(app)
+
+    @app.post("/boom")
+    async def boom(request: Request) -> None:
+        body = await request.body()
+        raise ValueError(f"could not store {body.decode()}")
+
+    configure_logging("INFO")
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    try:
+        root.addHandler(caplog.handler)
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://x") as c:
+            r = await c.post("/boom", content=json.dumps({"statement": f"my {password}"}))
+        assert r.status_code == 500 and password not in r.text
+    finally:
+        root.handlers[:] = handlers
+    printed = capsys.readouterr().err
+    records = "\n".join(caplog.handler.format(rec) for rec in caplog.records)
+    assert "ValueError" in printed and "boom" in printed  # where and what kind
+    assert password not in printed and password not in records
+    assert "could not store" not in printed
