@@ -24,8 +24,8 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/readyz")
 async def readyz(request: Request) -> JSONResponse:
-    """200 when PostgreSQL and Redis both answer; else 503 naming the one that does not
-    (`details: {postgres, redis}`, each "ok" or "error: <what failed>")."""
+    # 200 when PostgreSQL and Redis both answer; else 503 naming the one that does not
+    # (`details: {postgres, redis}`, each "ok" or "error: <what failed>").
     ctx = get_ctx(request)
 
     async def pg() -> str:
