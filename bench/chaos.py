@@ -15,9 +15,12 @@ checks every acknowledged write and job and prints one line per scenario:
 - acknowledged: every 2xx write (written/merged/superseded) and every 202 job;
 - lost: acknowledged and absent afterwards (the fact is gone, the job failed or vanished);
 - duplicated: one Idempotency-Key answered with two different ids, or a fact stored twice;
-- stuck_jobs: acknowledged jobs not `done` RECOVERY_LIMIT_S after the fault ended;
+- stuck_jobs: acknowledged jobs not `done` RECOVERY_LIMIT_S after the fault ended
+  (before the worker is killed, BURST observations are posted at once, so that it dies
+  with jobs in flight);
 - recovered_s: from the kill until the stack serves end to end again (/readyz 200, a
-  write acknowledged and an observation posted after the kill done).
+  write acknowledged and an observation posted after the kill done) and every job
+  acknowledged before the kill is done.
 
 A scenario fails when any count is not 0 or recovery took more than RECOVERY_LIMIT_S; the
 exit code is then 1. Bounded everywhere (each wait has a deadline, the whole run
@@ -57,6 +60,7 @@ START_TIMEOUT_S = 180.0
 HARD_TIMEOUT_S = 1200.0
 REQUEST_TIMEOUT_S = 10.0
 ACK_DEADLINE_S = 60.0  # a client stops retrying one request after this long
+BURST = 40  # observations posted at once just before the worker is killed
 PACE_S = 0.3  # between two requests of one client: a load one worker drains as it comes
 
 
@@ -185,6 +189,7 @@ class Ledger:
 
     writes: dict[str, tuple[str, str]] = field(default_factory=dict)  # key → (user, fact id)
     jobs: dict[str, str] = field(default_factory=dict)  # key → job id
+    acked_at: dict[str, float] = field(default_factory=dict)  # job key → when (monotonic)
     answers: dict[str, set[str]] = field(default_factory=dict)  # key → ids answered
     recalls: int = 0
     errors: dict[str, int] = field(default_factory=dict)  # status (or error) → count
@@ -228,6 +233,26 @@ class Load:
             await asyncio.sleep(0.3)
         return None
 
+    async def burst(self, n: int) -> None:
+        """n observations at once: the worker has jobs in flight when it is killed."""
+        async with httpx.AsyncClient(
+            base_url=self.url, headers=self.headers, timeout=REQUEST_TIMEOUT_S
+        ) as client:
+            await asyncio.gather(*(self.observe(client, 99, k, f"chaos-burst-{k % 8}")
+                                   for k in range(n)))
+
+    async def observe(self, client: httpx.AsyncClient, i: int, n: int, user: str) -> None:
+        key = f"{self.scenario}-{i}-{n}-{uuid.uuid4().hex[:8]}"
+        content = f"记住我的储物柜编号是{i}{n:05d}号"
+        turn = {"role": "user", "content": content, "turn_id": f"{key}-t"}
+        body = {"messages": [turn]}
+        res = await self._send(client, f"/v1/users/{user}/observations", body, key, {202})
+        if res is not None:
+            job = str(res.json()["job_id"])
+            self.ledger.jobs[key] = job
+            self.ledger.acked_at[key] = time.monotonic()
+            self.ledger.answered(key, job)
+
     async def client(self, i: int) -> None:
         async with httpx.AsyncClient(
             base_url=self.url, headers=self.headers, timeout=REQUEST_TIMEOUT_S
@@ -256,20 +281,7 @@ class Load:
                             self.ledger.writes[key] = (user, str(fact.get("id")))
                             self.ledger.answered(key, str(fact.get("id")))
                 elif op == 1:
-                    turn = f"{key}-t"
-                    body = {
-                        "messages": [
-                            {"role": "user", "content": f"记住我的储物柜编号是{i}{n:05d}号",
-                             "turn_id": turn}
-                        ]
-                    }
-                    res = await self._send(
-                        client, f"/v1/users/{user}/observations", body, key, {202}
-                    )
-                    if res is not None:
-                        job = str(res.json()["job_id"])
-                        self.ledger.jobs[key] = job
-                        self.ledger.answered(key, job)
+                    await self.observe(client, i, n, user)
                 else:
                     try:
                         res = await client.post(
@@ -324,10 +336,40 @@ async def wait_recovered(url: str, key: str, since: float, limit: float) -> floa
     return None
 
 
+async def wait_running(url: str, key: str, ledger: Ledger, until: float) -> None:
+    """Until some acknowledged job is running (so a killed worker dies in the middle)."""
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=5
+    ) as client:
+        while time.monotonic() < until:
+            for job in list(ledger.jobs.values())[-60:]:
+                with contextlib.suppress(httpx.HTTPError, KeyError, ValueError):
+                    if (await client.get(f"/v1/jobs/{job}")).json()["state"] == "running":
+                        return
+            await asyncio.sleep(0.02)
+
+
+async def wait_jobs_done(url: str, key: str, jobs: list[str], until: float) -> bool:
+    """True once every job in `jobs` is done (before `until`)."""
+    pending = set(jobs)
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=5
+    ) as client:
+        while pending and time.monotonic() < until:
+            for job in list(pending):
+                with contextlib.suppress(httpx.HTTPError, KeyError, ValueError):
+                    res = await client.get(f"/v1/jobs/{job}")
+                    if res.status_code == 200 and res.json()["state"] == "done":
+                        pending.discard(job)
+            if pending:
+                await asyncio.sleep(0.25)
+    return not pending
+
+
 async def verify(url: str, key: str, ledger: Ledger, settle_until: float) -> dict[str, int]:
     """Count lost, duplicated and stuck among what was acknowledged."""
     headers = {"Authorization": f"Bearer {key}"}
-    lost = duplicated = stuck = 0
+    lost = duplicated = stuck = rerun = 0
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=10) as client:
         pending = dict(ledger.jobs)
         while pending and time.monotonic() < settle_until:
@@ -337,6 +379,7 @@ async def verify(url: str, key: str, ledger: Ledger, settle_until: float) -> dic
                     if res.status_code == 200 and res.json()["state"] in ("done", "failed"):
                         if res.json()["state"] == "failed":
                             lost += 1
+                        rerun += res.json()["attempts"] > 1
                         del pending[k]
                     elif res.status_code == 404:
                         lost += 1
@@ -373,6 +416,7 @@ async def verify(url: str, key: str, ledger: Ledger, settle_until: float) -> dic
                 if not cursor:
                     break
             duplicated += sum(n - 1 for n in seen.values() if n > 1)
+    print(f"chaos: jobs run more than once (in flight at a fault): {rerun}", file=sys.stderr)
     return {"lost": lost, "duplicated": duplicated, "stuck_jobs": stuck}
 
 
@@ -381,11 +425,25 @@ async def scenario(stack: Supervised, name: str) -> tuple[str, bool]:
     load = Load(stack.url, stack.admin_key, name)
     clients = [asyncio.create_task(load.client(i)) for i in range(CLIENTS)]
     await asyncio.sleep(WARMUP_S)
+    burst = asyncio.create_task(load.burst(BURST if name == "worker" else 0))
+    if name == "worker":
+        await wait_running(stack.url, stack.admin_key, load.ledger, time.monotonic() + 10)
     killed_at = time.monotonic()
     pid = await asyncio.to_thread(stack.kill, name)
-    print(f"chaos: {name}: killed pid {pid}", file=sys.stderr, flush=True)
+    print(f"chaos: {name}: killed pid {pid} ({len(load.ledger.jobs)} jobs acknowledged)",
+          file=sys.stderr, flush=True)
     recovered = await wait_recovered(stack.url, stack.admin_key, killed_at, RECOVERY_LIMIT_S)
     fault_ended = time.monotonic()
+    # recovered also means: the jobs acknowledged before the kill (those in flight in a
+    # killed worker included) are done
+    await burst
+    before = [j for k, j in load.ledger.jobs.items() if load.ledger.acked_at[k] < killed_at]
+    limit = killed_at + RECOVERY_LIMIT_S + 30
+    if recovered is not None:
+        if await wait_jobs_done(stack.url, stack.admin_key, before, limit):
+            recovered = max(recovered, time.monotonic() - killed_at)
+        else:
+            recovered = None
     await asyncio.sleep(AFTER_RECOVERY_S)
     load.stop.set()
     await asyncio.wait_for(asyncio.gather(*clients), ACK_DEADLINE_S + REQUEST_TIMEOUT_S + 5)
