@@ -132,7 +132,7 @@ async def test_forget_me_leaves_nothing_of_the_requests_in_flight(
     token = (await http.post(f"/v1/users/{u}/tokens", json={}, headers=t.h("full"))).json()
     sid = f"s-{uuid.uuid4().hex[:8]}"
 
-    async def traffic(i: int) -> None:
+    async def one(i: int) -> None:
         kinds = (
             lambda: _post(http, t, u, {"type": "episodic", "statement": f"用户第{i}次去了健身房",
                                        "source": {"kind": "explicit_instruction"}}),
@@ -145,11 +145,20 @@ async def test_forget_me_leaves_nothing_of_the_requests_in_flight(
         r = await kinds[i % 3]()
         assert r.status_code < 500, r.text
 
+    async def traffic(lane: int) -> None:
+        # bounded: each lane sends requests back to back for about a second
+        loop = asyncio.get_running_loop()
+        until = loop.time() + 1.2
+        i = lane
+        while loop.time() < until:
+            await one(i)
+            i += 8
+
     async def forget() -> httpx.Response:
-        await asyncio.sleep(0.15)
+        await asyncio.sleep(0.4)  # in the middle of the traffic
         return await http.delete("/v1/me", headers={"Authorization": f"Bearer {token['token']}"})
 
-    results = await asyncio.gather(forget(), *[traffic(i) for i in range(45)])
+    results = await asyncio.gather(forget(), *[traffic(lane) for lane in range(8)])
     assert results[0].status_code == 200, results[0].text
     began: datetime = await owner_db.fetchval(
         "SELECT created_at FROM audit_events WHERE tenant_id = $1 AND user_id = $2"
@@ -186,3 +195,45 @@ async def test_forget_me_leaves_nothing_of_the_requests_in_flight(
                 )
     finally:
         await r.aclose()
+
+
+async def test_forget_me_waits_for_a_write_in_flight_and_erases_it(
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    """Deterministic in-flight: the test holds the user's state row, so a write that
+    began before the forget-me is still open (blocked at its last statement) when the
+    forget-me arrives."""
+    u = _uid()
+    t = tenant
+    write = {"type": "semantic", "statement": "用户的车牌尾号是 7", "source":
+             {"kind": "explicit_instruction"}}
+    assert (await _post(http, t, u, write)).status_code == 201  # user_state exists now
+    token = (await http.post(f"/v1/users/{u}/tokens", json={}, headers=t.h())).json()["token"]
+    holder = await owner_db.acquire()
+    try:
+        tx = holder.transaction()
+        await tx.start()
+        await holder.execute(
+            "SELECT 1 FROM user_state WHERE tenant_id = $1 AND user_id = $2 FOR UPDATE", t.id, u
+        )
+        in_flight = asyncio.create_task(_post(http, t, u, {**write, "statement": "用户养了两只猫"}))
+        await asyncio.sleep(0.6)
+        assert not in_flight.done()
+        forget = asyncio.create_task(
+            http.delete("/v1/me", headers={"Authorization": f"Bearer {token}"})
+        )
+        await asyncio.sleep(0.6)
+        await tx.commit()
+    finally:
+        await owner_db.release(holder)
+    written, forgotten = await in_flight, await forget
+    assert forgotten.status_code == 200
+    assert written.status_code in (201, 409)
+    left = await owner_db.fetch(
+        "SELECT statement FROM facts WHERE tenant_id = $1 AND user_id = $2"
+        " AND status <> 'deleted'", t.id, u,
+    )
+    assert left == []
+    assert await owner_db.fetchval(
+        "SELECT count(*) FROM user_state WHERE tenant_id = $1 AND user_id = $2", t.id, u
+    ) == 0
