@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import signal
+import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -254,24 +256,61 @@ def test_supervisor_restarts_killed_embedded_servers(stack: Stack) -> None:
         try:
             sup.wait_ready()
             pidfile = Path(tmp) / "pg" / "postmaster.pid"
+            headers = {"Authorization": f"Bearer {sup.admin_key}"}
+            statuses: set[int] = set()
             for name in ("postgres", "redis"):
                 old = sup.kill(name)
                 if name == "postgres":
                     _wait(lambda: not _ready(sup.url), 10, "readyz notices the dead server")
                     assert pidfile.exists()  # the SIGKILLed postmaster's, stale now
-                _wait(
-                    lambda n=name, o=old: sup.pid_of(n) not in (None, o) and _ready(sup.url),
-                    30, f"{name} restarted",
-                )
+
+                def back(n: str = name, o: int = old) -> bool:
+                    with contextlib.suppress(httpx.HTTPError):  # meanwhile: never a 500
+                        statuses.add(httpx.get(f"{sup.url}/v1/users/sup/facts",
+                                               headers=headers, timeout=5).status_code)
+                    return sup.pid_of(n) not in (None, o) and _ready(sup.url)
+
+                _wait(back, 30, f"{name} restarted")
+            assert statuses <= {200, 503}, statuses
             assert pidfile.read_text().split()[0] == str(sup.pid_of("postgres"))
             assert sup.proc is not None and sup.proc.poll() is None
             res = httpx.post(
                 f"{sup.url}/v1/users/sup/facts",
                 json={"type": "semantic", "statement": "The user likes jasmine tea",
                       "source": {"kind": "explicit_instruction"}},
-                headers={"Authorization": f"Bearer {sup.admin_key}"}, timeout=10,
+                headers=headers, timeout=10,
             )
             assert res.status_code == 201, res.text
         finally:
             sup.stop()
         assert sup.proc is not None and sup.proc.returncode == 0
+
+
+def test_revive_removes_a_stale_postmaster_pid_naming_a_live_process(tmp_path: Path) -> None:
+    """A killed postmaster's pid file can name a live process (pids are reused, quickly
+    in a container): PostgreSQL then refuses to start. The supervisor's restart removes
+    what the dead server left before starting it again."""
+    from app.embedded import EmbeddedStack, _service_user
+
+    stack = EmbeddedStack(tmp_path / "d", fast=True)
+    stack.start()
+    sleeper: subprocess.Popen[bytes] | None = None
+    try:
+        old = stack.pids["postgres"]
+        os.kill(old, signal.SIGKILL)
+        _wait(lambda: stack.dead() == ["postgres"], 10, "the postmaster's death is seen")
+        user = _service_user()  # postgres runs as it when we are root
+        owner = {"user": user.pw_uid, "group": user.pw_gid} if user is not None else {}
+        sleeper = subprocess.Popen(["sleep", "60"], **owner)  # type: ignore[call-overload]
+        pidfile = stack.pg_data / "postmaster.pid"
+        lines = pidfile.read_text().splitlines()
+        pidfile.write_text("\n".join([str(sleeper.pid), *lines[1:]]) + "\n")
+        assert stack.revive() == ["postgres"]
+        assert stack.pids["postgres"] not in (old, sleeper.pid)
+        assert pidfile.read_text().split()[0] == str(stack.pids["postgres"])
+        assert stack.running and stack.dead() == []
+    finally:
+        if sleeper is not None:
+            sleeper.kill()
+            sleeper.wait()
+        stack.stop()
