@@ -314,3 +314,51 @@ def test_revive_removes_a_stale_postmaster_pid_naming_a_live_process(tmp_path: P
             sleeper.kill()
             sleeper.wait()
         stack.stop()
+
+
+async def test_heartbeat_keeps_a_long_job_leased_and_the_lease_is_short(stack: Stack) -> None:
+    """A job running longer than its lease stays locked to its live worker (no second
+    worker takes it), and a fresh lease is short whatever the longest function timeout."""
+    from arq import create_pool, func
+    from arq.constants import in_progress_key_prefix
+
+    from app.queue import redis_settings
+    from workers.leases import LeasedWorker
+
+    done = asyncio.Event()
+
+    async def slow(ctx: dict[str, Any]) -> str:
+        await asyncio.sleep(3.0)
+        done.set()
+        return "ok"
+
+    queue = f"memgate:test-leases:{os.getpid()}"
+    settings = redis_settings(stack.redis_url)
+    worker = LeasedWorker(
+        functions=[func(slow, name="slow")], redis_settings=settings, queue_name=queue,
+        handle_signals=False, poll_delay=0.05, job_timeout=600, keep_result=0, job_lease_s=1.0,
+    )
+    pool = await create_pool(settings)
+    task = asyncio.create_task(worker.async_run())
+    try:
+        job = await pool.enqueue_job("slow", _job_id="lease-probe", _queue_name=queue)
+        assert job is not None
+        key = in_progress_key_prefix + "lease-probe"
+        deadline = time.monotonic() + 10
+        while not await pool.exists(key):
+            assert time.monotonic() < deadline, "the job never started"
+            await asyncio.sleep(0.02)
+        assert 0 < await pool.pttl(key) <= 1000  # not 600 s + 10 s
+        await asyncio.sleep(2.0)  # twice the lease: only the heartbeat keeps it
+        assert not done.is_set() and await pool.pttl(key) > 0
+        await asyncio.wait_for(done.wait(), 10)
+        await asyncio.sleep(0.3)
+        assert not await pool.exists(key)  # released when the job ended
+    finally:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        with contextlib.suppress(BaseException):
+            await worker.close()
+        await pool.delete(queue)
+        await pool.aclose()
