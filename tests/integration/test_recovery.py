@@ -4,7 +4,10 @@
 - The relay notices that arq refuses a job id for a stale key and queues the job again.
 - While PostgreSQL or Redis is unreachable the API answers 503 `unavailable` with
   Retry-After (never 500), and /readyz names the dependency that is down.
-- The `make run` supervisor restarts an embedded PostgreSQL and Redis killed by SIGKILL.
+- The `make run` supervisor restarts an embedded PostgreSQL and Redis killed by SIGKILL
+  (answering 503, never 500, meanwhile), even when the dead postmaster's pid file names
+  a live process.
+- A job lease is short, and the heartbeat keeps a long job leased to its live worker.
 """
 
 from __future__ import annotations
