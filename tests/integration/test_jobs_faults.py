@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -151,10 +152,28 @@ def _worker_process(env: dict[str, str]) -> subprocess.Popen[bytes]:
     )
 
 
+def _ours(payload: Any) -> bool:
+    return "Go 1.22" in json.dumps(payload, ensure_ascii=False)
+
+
+def _fake_for_this_turn() -> Any:
+    """The LLM fake whose script answers only this test's turn: jobs other tests left in
+    the shared queue, which the worker may run first, get the default (empty) answer."""
+    from tests.fakes.openai_fake import OpenAIFake
+
+    class Fake(OpenAIFake):
+        def _next(self, path: str, payload: Any) -> Any:
+            if path.endswith("/chat/completions") and not _ours(payload):
+                return self.default_chat
+            return super()._next(path, payload)
+
+    return Fake()
+
+
 async def test_worker_killed_mid_job_retries_and_writes_once(
     client: httpx.AsyncClient, tenant: Tenant, stack: Stack, owner_db: asyncpg.Pool
 ) -> None:
-    from tests.fakes.openai_fake import OpenAIFake, Reply
+    from tests.fakes.openai_fake import Reply
 
     reply = {
         "candidates": [
@@ -170,7 +189,7 @@ async def test_worker_killed_mid_job_retries_and_writes_once(
             }
         ]
     }
-    with OpenAIFake() as fake:
+    with _fake_for_this_turn() as fake:
         fake.chat_script.append(Reply.chat(reply, delay=8.0))  # the run that gets killed
         fake.chat_script.append(Reply.chat(reply))
         env = {
@@ -194,7 +213,8 @@ async def test_worker_killed_mid_job_retries_and_writes_once(
                 client, tenant, "kill", [u("user", "remember: we use Go 1.22", "K1")]
             )
             deadline = time.monotonic() + 30
-            while not fake.chat_requests:  # the job is in the middle of its LLM call
+            # until the job is in the middle of its LLM call
+            while not any(_ours(r.json) for r in fake.chat_requests):
                 assert first.poll() is None, first.stderr.read() if first.stderr else b""
                 assert time.monotonic() < deadline, "the worker never started the job"
                 await asyncio.sleep(0.05)
