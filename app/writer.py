@@ -142,14 +142,15 @@ def _expires_at(c: Candidate, policy: Policy, start: datetime) -> datetime | Non
     return start + timedelta(days=days) if days else None
 
 
-def _audit_sensitivity(c: Candidate, outcome: WriteOutcome) -> str | None:
-    """How sensitive the event's statement is, for who may read the audit trail (a stored
-    fact's own level is read from the fact): sensitive content the gate held back counts
-    as personal at least."""
+def _audit_sensitivity(c: Candidate, outcome: WriteOutcome, policy: Policy) -> str:
+    """How sensitive the event's statement is, for who may read the audit trail: what the
+    gate derives from the content (sensitive categories, contact data) or what the caller
+    declared, whichever is higher, also for a write it refused; sensitive content the gate
+    held back counts as personal at least. A stored fact's own level is read from it."""
+    level = gate.derive_sensitivity(c, policy)
     if outcome.reason is Reason.SENSITIVE_NEEDS_CONSENT:
-        level = c.sensitivity or Sensitivity.PERSONAL
-        return max(level, Sensitivity.PERSONAL, key=lambda s: SENSITIVITY_RANK[s]).value
-    return c.sensitivity.value if c.sensitivity else None
+        level = max(level, Sensitivity.PERSONAL, key=lambda s: SENSITIVITY_RANK[s])
+    return level.value
 
 
 async def _audit_decision(
@@ -183,7 +184,7 @@ async def _audit_decision(
         trace_id=c.trace_id,
         policy_version=policy.version,
         scope=c.scope,
-        sensitivity=_audit_sensitivity(c, outcome),
+        sensitivity=_audit_sensitivity(c, outcome, policy),
         detail={
             "origin": c.origin.value,
             "scope": c.scope,
@@ -338,6 +339,13 @@ async def write(
 
     vector, model = await _embed(ctx, c.statement)
     await facts_store.lock_subject(conn, tenant_id, c.user_id, c.scope, _subject_key(c))
+    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+    if await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes):
+        # A delete that held this lock before us may have tombstoned the content since
+        # the screening above: screen again now that nothing else can.
+        rejected, _ = await _screen(conn, tenant_id, rights, c, policy, now)
+        if rejected is not None:
+            return rejected
     existing = await facts_store.conflict_pool(
         conn,
         tenant_id,

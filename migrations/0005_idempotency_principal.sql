@@ -11,6 +11,7 @@ ALTER TABLE idempotency
   ADD COLUMN principal_id uuid NOT NULL,
   ADD COLUMN user_id text,
   ADD COLUMN lease_until timestamptz,
-  ADD COLUMN withheld boolean NOT NULL DEFAULT false;  -- the answer carried a secret
+  ADD COLUMN withheld boolean NOT NULL DEFAULT false,  -- the answer carried a secret
+  ADD COLUMN claim_id uuid;  -- which request holds the claim (renew/settle only their own)
 ALTER TABLE idempotency ADD PRIMARY KEY (tenant_id, principal_id, key, method, path);
 CREATE INDEX idempotency_user ON idempotency (tenant_id, user_id) WHERE user_id IS NOT NULL;

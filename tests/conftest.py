@@ -115,6 +115,10 @@ async def make_tenant(owner_db: asyncpg.Pool, **extra_keys: dict[str, Any]) -> T
         tenant = Tenant(tenant_id, name)
         for role in ("agent", "ops", "admin"):
             tenant.keys[role] = await create_key(conn, str(tenant_id), role)
+        # mints user tokens that see everything about the user (forget-me needs one)
+        tenant.keys["portal"] = await create_key(
+            conn, str(tenant_id), "agent", max_sensitivity="restricted"
+        )
         for label, spec in extra_keys.items():
             tenant.keys[label] = await create_key(conn, str(tenant_id), **spec)
     return tenant

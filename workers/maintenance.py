@@ -25,6 +25,7 @@ from app.context import AppContext
 from app.memory.model import Decision
 from app.metrics import worker_incr
 from app.store import audit, lifecycle
+from app.store import users as users_store
 from app.store.db import tenant_ids, tenant_tx
 from app.store.facts import lock_subject
 from app.writer import SYSTEM_RIGHTS, promote
@@ -55,6 +56,10 @@ async def sweep_promotions(app: AppContext, now: datetime) -> int:
                     conn, tid, policy.promote.min_observations, now, after, BATCH
                 )
                 for row in rows:
+                    # These rows are locked already: never wait on a forget-me for their
+                    # user (it waits on them); a user being forgotten is skipped.
+                    if not await users_store.try_share_user(conn, tid, row["user_id"]):
+                        continue
                     outcome = await promote(app, conn, tid, SYSTEM_RIGHTS, row, policy, now)
                     if outcome.decision in (Decision.WRITTEN, Decision.SUPERSEDED, Decision.MERGED):
                         promoted += 1

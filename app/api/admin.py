@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.api.deps import admin, get_ctx
+from app.api.facts import visible_sensitivities
 from app.api.pagination import DEFAULT_LIMIT, Limit, decode_cursor, page
 from app.api.screened import RedactedText
 from app.auth import Principal, new_api_key
@@ -44,8 +45,11 @@ async def list_keys(
 ) -> dict[str, Any]:
     after = decode_cursor(cursor)
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
+        # a key limited to scopes or a low ceiling sees only the keys within its own rights
         rows = await keys_store.list_keys(
-            conn, who.tenant_id, uuid.UUID(after) if after else None, limit + 1
+            conn, who.tenant_id, uuid.UUID(after) if after else None, limit + 1,
+            scopes=list(who.scopes) if who.scopes is not None else None,
+            sensitivities=visible_sensitivities(who.max_sensitivity),
         )
     return page(rows, limit, lambda r: str(r["id"]), keys_store.key_json)
 

@@ -31,7 +31,7 @@ from app.memory.model import (
 from app.store import audit
 from app.store import facts as facts_store
 from app.store.db import tenant_tx
-from app.writer import correct, delete_fact, write
+from app.writer import correct, delete_fact, guard_user, write
 
 router = APIRouter(prefix="/v1", tags=["facts"])
 
@@ -60,7 +60,7 @@ class FactIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     type: FactType
-    predicate: str | None = Field(None, pattern=PREDICATE)
+    predicate: ScreenedId | None = Field(None, pattern=PREDICATE)
     value: Any = None
     statement: str = Field(min_length=1)
     scope: Scope = "global"
@@ -241,7 +241,11 @@ async def fact_history(
     async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
         await load_visible(conn, who, user_id, fact_id)
         versions = await facts_store.chain(conn, who.tenant_id, user_id, fact_id)
-    items = [facts_store.fact_json(v) for v in versions if v["status"] != "deleted"]
+    items = [
+        facts_store.fact_json(v)
+        for v in versions
+        if v["status"] != "deleted" and row_visible(who, v)  # a version above the ceiling
+    ]
     return {"items": items, "next_cursor": None}
 
 
@@ -295,6 +299,10 @@ async def remove_fact(
     now = clock.now()
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         row = await load_visible(conn, who, user_id, fact_id)
+        versions = await facts_store.chain(conn, who.tenant_id, user_id, fact_id)
+        if not all(v["status"] == "deleted" or row_visible(who, v) for v in versions):
+            # deleting erases the whole chain: not with a key that may not see all of it
+            raise Forbidden("this fact has versions this key may not see")
         policy = await ctx.policies.get(conn, who.tenant_id)
         await delete_fact(conn, who.tenant_id, who.rights, row, now, policy_version=policy.version)
     return {"id": str(fact_id), "status": "deleted"}
@@ -316,6 +324,7 @@ async def feedback(
     ctx = get_ctx(request)
     now = clock.now()
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        await guard_user(conn, who.tenant_id, user_id, now)  # the forget-me fence
         await load_visible(conn, who, user_id, fact_id)
         row = await conn.fetchrow(
             """UPDATE facts SET
@@ -323,13 +332,15 @@ async def feedback(
                    feedback_up = feedback_up + CASE WHEN $3 THEN 1 ELSE 0 END,
                    feedback_down = feedback_down + CASE WHEN $3 THEN 0 ELSE 1 END,
                    updated_at = $4
-               WHERE tenant_id = $1 AND id = $2
+               WHERE tenant_id = $1 AND id = $2 AND status <> 'deleted'
                RETURNING confidence, feedback_up, feedback_down""",
             who.tenant_id,
             fact_id,
             body.useful,
             now,
         )
+        if row is None:  # deleted between the read and the update
+            raise NotFound("fact not found")
         await audit.record(
             conn,
             who.tenant_id,

@@ -4,7 +4,8 @@ The rules (README "Security model"):
 - A record belongs to the principal that made it: (tenant, key id or user-token id,
   sha256 of the header, method, path). Another principal sending the same header gets no
   replay: its request runs on its own, through its own authorization.
-- Only successful answers (2xx, which includes a gate's 200 `rejected`) are stored. An
+- Only successful answers (2xx, which includes a gate's 200 `rejected`) of writes are
+  stored (a recall, a read that answers POST, simply runs again). An
   error (401/403/404/409/422/429/5xx) frees the key, so one caller's failure is never
   replayed to anyone and a retry runs for real.
 - An answer that carries a secret (a new API key, a user token) is never stored: a retry
@@ -24,6 +25,7 @@ import contextlib
 import hashlib
 import re
 import time
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -46,6 +48,9 @@ RENEW_EVERY_S = 2.0
 # Routes whose answer is a credential shown once (route templates, as matched).
 SECRET_ROUTES = frozenset({("POST", "/v1/admin/keys"), ("POST", "/v1/users/{user_id}/tokens")})
 SECRET_FIELDS = ("key", "token")
+# Reads that answer POST: a retry simply runs again (a recall's answer quotes facts that
+# may be deleted meanwhile, and replaying it would bring their text back).
+UNSTORED_ROUTES = frozenset({("POST", "/v1/users/{user_id}/recall")})
 _USER_PATH = re.compile(r"^/v1/users/([^/]+)/")
 
 
@@ -148,7 +153,8 @@ class IdempotencyMiddleware:
             path=scope["path"],
         )
         body_hash = hashlib.sha256(body).hexdigest()
-        held = await self._claim(ctx, rk, body_hash, _subject_user(scope, who))
+        claim_id = uuid.uuid4()
+        held = await self._claim(ctx, rk, claim_id, body_hash, _subject_user(scope, who))
         if held is not None:
             status, answer, replayed = held
             extra = [(b"idempotent-replayed", b"true")] if replayed else []
@@ -164,24 +170,31 @@ class IdempotencyMiddleware:
                 captured["body"].append(message.get("body", b""))
             await send(message)
 
-        renewer = asyncio.create_task(self._renew(ctx, rk))
+        renewer = asyncio.create_task(self._renew(ctx, rk, claim_id))
         try:
             await self.app(scope, replay_receive, capture)
         finally:
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
-            await self._settle(ctx, rk, scope, who, captured)
+            await self._settle(ctx, rk, claim_id, scope, who, captured)
 
     async def _claim(
-        self, ctx: AppContext, rk: records.RecordKey, body_hash: str, user_id: str | None
+        self,
+        ctx: AppContext,
+        rk: records.RecordKey,
+        claim_id: uuid.UUID,
+        body_hash: str,
+        user_id: str | None,
     ) -> tuple[int, Any, bool] | None:
         """None when this request owns the key now; else (status, body, replayed)."""
         deadline = time.monotonic() + WAIT_FOR_FIRST_S
         while True:
             now = clock.now()
             async with tenant_tx(ctx.pool, rk.tenant_id) as conn:
-                held = await records.claim(conn, rk, body_hash, user_id, now, now - IDEMPOTENCY_TTL)
+                held = await records.claim(
+                    conn, rk, claim_id, body_hash, user_id, now, now - IDEMPOTENCY_TTL
+                )
             if held is None:
                 return None
             if held.body_hash != body_hash:
@@ -205,16 +218,17 @@ class IdempotencyMiddleware:
                 ), False
             await asyncio.sleep(0.05)  # the first request is still running (its lease is live)
 
-    async def _renew(self, ctx: AppContext, rk: records.RecordKey) -> None:
+    async def _renew(self, ctx: AppContext, rk: records.RecordKey, claim_id: uuid.UUID) -> None:
         while True:
             await asyncio.sleep(RENEW_EVERY_S)
             async with tenant_tx(ctx.pool, rk.tenant_id) as conn:
-                await records.renew(conn, rk)
+                await records.renew(conn, rk, claim_id)
 
     async def _settle(
         self,
         ctx: AppContext,
         rk: records.RecordKey,
+        claim_id: uuid.UUID,
         scope: Scope,
         who: Principal,
         captured: dict[str, Any],
@@ -226,13 +240,14 @@ class IdempotencyMiddleware:
         withheld = (scope["method"], template) in SECRET_ROUTES
         user_id = (scope.get("path_params") or {}).get("user_id") or who.user_id
         user_id = user_id or (scope.get("state") or {}).get("subject_user")
+        unstored = (scope["method"], template) in UNSTORED_ROUTES
         async with tenant_tx(ctx.pool, rk.tenant_id) as conn:
-            if not 200 <= status < 300:
-                await records.release(conn, rk)
+            if not 200 <= status < 300 or unstored:
+                await records.release(conn, rk, claim_id)
                 return
             stored = (
                 orjson.dumps(_withhold(body)).decode()
                 if withheld
                 else body.decode("utf-8", "replace")
             )
-            await records.settle(conn, rk, status, stored, user_id, withheld)
+            await records.settle(conn, rk, claim_id, status, stored, user_id, withheld)

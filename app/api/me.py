@@ -30,6 +30,7 @@ from app.api.pagination import DEFAULT_LIMIT, Limit, decode_time_id_cursor, page
 from app.auth import TOKEN_PREFIX, Principal, mint_user_token
 from app.context import AppContext
 from app.errors import Conflict, Forbidden, NotFound
+from app.memory.model import Sensitivity
 from app.session.store import SessionStore
 from app.store import audit
 from app.store import candidates as cand_store
@@ -37,7 +38,7 @@ from app.store import facts as facts_store
 from app.store import keys as keys_store
 from app.store import users as users_store
 from app.store.db import tenant_tx
-from app.writer import promote, reject_candidate
+from app.writer import guard_user, promote, reject_candidate
 
 router = APIRouter(prefix="/v1", tags=["me"])
 
@@ -195,6 +196,8 @@ async def my_candidates(
 
 
 async def _my_candidate(conn: Any, who: Principal, candidate_id: uuid.UUID) -> Any:
+    # fence before row lock: the order forget-me takes them (app/store/users.py)
+    await guard_user(conn, who.tenant_id, _uid(who), clock.now())
     row = await cand_store.lock(conn, who.tenant_id, candidate_id)
     if row is None or row["user_id"] != who.user_id or row["status"] == "deleted":
         raise NotFound("candidate not found")
@@ -323,11 +326,12 @@ def _drop_cached_tokens(ctx: AppContext, tenant_id: uuid.UUID, user_id: str) -> 
 async def forget_me(request: Request, who: Principal = me) -> dict[str, Any]:
     """Forget me: everything about the user goes; tombstone hashes and a content-free
     audit record remain; the user's tokens (this one too) are revoked."""
-    if who.scopes is not None:
-        # Forgetting erases every scope; a token minted by a scope-limited key may not
-        # touch what that key could not (SECURITY: README "Security model").
+    if who.scopes is not None or who.max_sensitivity is not Sensitivity.RESTRICTED:
+        # Forgetting erases every scope and every sensitivity; a token may not touch what
+        # the key that minted it could not see (README "Security model").
         raise Forbidden(
-            "forget-me needs a user token minted by a key that is not limited to scopes"
+            "forget-me needs a user token minted by a key with no scope limit and "
+            "ceiling restricted"
         )
     ctx = get_ctx(request)
     user_id = _uid(who)

@@ -173,6 +173,9 @@ async def list_candidates(
 
 
 async def _lock_candidate(conn: Any, who: Principal, user_id: str, candidate_id: uuid.UUID) -> Any:
+    # The forget-me fence first, then the row: forget-me takes the user's lock before it
+    # deletes candidates, so the same order here cannot deadlock with it.
+    await guard_user(conn, who.tenant_id, user_id, clock.now())
     row = await cand_store.lock(conn, who.tenant_id, candidate_id)
     if row is None or row["user_id"] != user_id or row["status"] == "deleted" or not row_visible(
         who, row

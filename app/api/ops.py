@@ -19,6 +19,7 @@ from app.api.deps import check_scope_read, get_ctx, ops
 from app.api.facts import Scope, UserIdField, readable_scopes, visible_sensitivities
 from app.auth import Principal
 from app.cleanup import job_payload, run_cleanup
+from app.errors import Forbidden
 from app.memory.model import FactType, SourceKind
 from app.queue import CLEANUP, enqueue
 from app.session.store import SessionStore
@@ -115,6 +116,9 @@ async def cleanup(request: Request, body: CleanupIn, who: Principal = ops) -> JS
 
 @router.get("/stats")
 async def stats(request: Request, who: Principal = ops) -> dict[str, Any]:
+    """Tenant-wide figures: they count every scope, so only a key not limited to scopes."""
+    if who.scopes is not None:
+        raise Forbidden("stats count every scope: this needs a key not limited to scopes")
     ctx = get_ctx(request)
     now = clock.now()
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:

@@ -189,17 +189,22 @@ async def put_slots(
     if len(orjson.dumps(patch)) > MAX_SLOTS_BYTES:
         raise PayloadTooLarge(f"slots over {MAX_SLOTS_BYTES} bytes")
     ctx = get_ctx(request)
+    now = clock.now()
     s = await _visible_session(request, who, sid)
-    merged = await SessionStore(ctx.redis).merge_slots(
-        who.tenant_id, sid, _redact_value(patch)
-    )
-    if len(orjson.dumps(merged)) > 4 * MAX_SLOTS_BYTES:
-        raise PayloadTooLarge("the session's slots grew too large")
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        # Fenced like every write about the user: forget-me clears Redis only after this
+        # commits, and a request that began before a forget-me writes nothing.
+        await guard_user(conn, who.tenant_id, s.user_id, now)
+        s = await _visible_session(request, who, sid)  # still there, under the fence
+        merged = await SessionStore(ctx.redis).merge_slots(
+            who.tenant_id, sid, _redact_value(patch)
+        )
+        if len(orjson.dumps(merged)) > 4 * MAX_SLOTS_BYTES:
+            raise PayloadTooLarge("the session's slots grew too large")
         await audit.record(
             conn, who.tenant_id, "session_slots", actor=who.key_id, actor_role=who.role.value,
             user_id=s.user_id, detail={"session_id": sid, "slots": sorted(patch)},
-            at=clock.now(),
+            scope=s.scope, at=now,
         )
     return {"id": sid, "user_id": s.user_id, "slots": merged}
 

@@ -26,12 +26,13 @@ _ABBREVIATIONS = frozenset("dr mr mrs ms prof st jr sr mt no vs etc e.g i.e".spl
 
 # Words a paraphrase may change without changing the fact. Deliberately short: a word not
 # listed here counts as information, so two statements that differ in it stay apart.
+# Quantities, comparisons and times (more/less, always/sometimes, 现在/以后) are not here:
+# they change what a statement says.
 COMMON_EN: frozenset[str] = frozenset(
     """
     a an the this that these those some any each every all both either neither other
-    another such same own more most much many few less least lot lots very really quite
-    rather too also just only even still again already always usually often sometimes
-    generally normally typically mostly now then today later soon ever
+    another such same own lot lots very really quite rather too also just even still
+    again already
     i me my mine myself you your yours we us our they them their he him his she her it its
     user users person someone people team
     is are was were be been being am do does did done doing have has had having will would
@@ -51,7 +52,7 @@ COMMON_EN: frozenset[str] = frozenset(
     please kindly thanks
     thing things stuff way ways kind sort type style option options choice choices
     something anything everything nothing one ones
-    good great nice best better fine okay ok
+    good great nice fine okay ok
     answer answers reply replies response responses output outputs format formats
     """.split()
 )
@@ -59,7 +60,7 @@ COMMON_ZH: frozenset[str] = frozenset(
     """
     用户 我 我的 你 你的 他 她 他们 我们 自己 本人 的 了 是 在 和 与 及 并 也 都 就
     还 又 再 才 很 非常
-    比较 更 最 特别 一直 总是 通常 一般 经常 常常 平时 往往 向来 始终 已经 现在 以后 今后 之后
+    比较 特别 已经
     喜欢 喜爱 爱 偏好 偏爱 倾向 倾向于 习惯 希望 想 想要 要 需要 愿意 爱好 中意 钟意 青睐 热爱
     用 使用 采用 选择 选 请 记住 记得 记下 说 说过 提到 表示 告诉 认为 觉得 知道
     以 用来 来 去 把 被 给 让 对 对于 关于 为 为了 从 向 跟 同

@@ -211,6 +211,7 @@ async def _summarize_and_store(
             source_kind=SourceKind.SYSTEM.value,
             trace_id=f"session:{s.id}",
             policy_version=policy.version,
+            scope=s.scope,
             detail={
                 "session_id": s.id,
                 "trigger": trigger,

@@ -45,32 +45,37 @@ def _args(k: RecordKey) -> tuple[uuid.UUID, uuid.UUID, str, str, str]:
 async def claim(
     conn: asyncpg.Connection,
     k: RecordKey,
+    claim_id: uuid.UUID,
     body_hash: str,
     user_id: str | None,
     now: datetime,
     expired_before: datetime,
 ) -> Existing | None:
-    """None when this request owns the key now; else the record that holds it.
+    """None when this request (`claim_id`) owns the key now; else the record that holds it.
 
-    An expired record (24 h) or an unsettled claim whose lease ran out is taken over."""
+    An expired record (24 h) is taken over whatever its body; an unsettled claim whose
+    lease ran out (its request died) only by a retry of the same body."""
     row = await conn.fetchrow(
         f"""INSERT INTO idempotency (tenant_id, principal_id, key, method, path, body_hash,
-                                     user_id, created_at, lease_until)
+                                     user_id, created_at, lease_until, claim_id)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-                    clock_timestamp() + make_interval(secs => {LEASE_SECONDS}))
+                    clock_timestamp() + make_interval(secs => {LEASE_SECONDS}), $10)
             ON CONFLICT (tenant_id, principal_id, key, method, path) DO UPDATE
                SET body_hash = EXCLUDED.body_hash, user_id = EXCLUDED.user_id,
                    created_at = EXCLUDED.created_at, lease_until = EXCLUDED.lease_until,
+                   claim_id = EXCLUDED.claim_id,
                    status_code = NULL, response = NULL, withheld = false
              WHERE idempotency.created_at < $9
                 OR (idempotency.status_code IS NULL
-                    AND idempotency.lease_until < clock_timestamp())
+                    AND idempotency.lease_until < clock_timestamp()
+                    AND idempotency.body_hash = EXCLUDED.body_hash)
             RETURNING 1 AS claimed""",
         *_args(k),
         body_hash,
         user_id,
         now,
         expired_before,
+        claim_id,
     )
     if row is not None:
         return None
@@ -81,7 +86,7 @@ async def claim(
         *_args(k),
     )
     if held is None:  # removed between the statements (forget-me, release): claim again
-        return await claim(conn, k, body_hash, user_id, now, expired_before)
+        return await claim(conn, k, claim_id, body_hash, user_id, now, expired_before)
     return Existing(
         body_hash=held["body_hash"],
         status_code=held["status_code"],
@@ -91,23 +96,29 @@ async def claim(
     )
 
 
-async def renew(conn: asyncpg.Connection, k: RecordKey) -> None:
+async def renew(conn: asyncpg.Connection, k: RecordKey, claim_id: uuid.UUID) -> None:
     await conn.execute(
         f"""UPDATE idempotency
                SET lease_until = clock_timestamp() + make_interval(secs => {LEASE_SECONDS})
-            WHERE {_WHERE} AND status_code IS NULL""",
+            WHERE {_WHERE} AND status_code IS NULL AND claim_id = $6""",
         *_args(k),
+        claim_id,
     )
 
 
-async def release(conn: asyncpg.Connection, k: RecordKey) -> None:
+async def release(conn: asyncpg.Connection, k: RecordKey, claim_id: uuid.UUID) -> None:
     """The request ended without an answer worth keeping: a retry runs it again."""
-    await conn.execute(f"DELETE FROM idempotency WHERE {_WHERE} AND status_code IS NULL", *_args(k))
+    await conn.execute(
+        f"DELETE FROM idempotency WHERE {_WHERE} AND status_code IS NULL AND claim_id = $6",
+        *_args(k),
+        claim_id,
+    )
 
 
 async def settle(
     conn: asyncpg.Connection,
     k: RecordKey,
+    claim_id: uuid.UUID,
     status: int,
     response: str,
     user_id: str | None,
@@ -126,18 +137,19 @@ async def settle(
         user_id,
     )
     if forgotten:
-        await release(conn, k)
+        await release(conn, k, claim_id)
         return
     await conn.execute(
         f"""UPDATE idempotency
                SET status_code = $6, response = $7,
                    user_id = coalesce($8, user_id), withheld = $9, lease_until = NULL
-            WHERE {_WHERE} AND status_code IS NULL""",
+            WHERE {_WHERE} AND status_code IS NULL AND claim_id = $10""",
         *_args(k),
         status,
         response,
         user_id,
         withheld,
+        claim_id,
     )
 
 

@@ -59,16 +59,28 @@ async def insert_key(
 
 
 async def list_keys(
-    conn: asyncpg.Connection, tenant_id: uuid.UUID, after: uuid.UUID | None, limit: int
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    after: uuid.UUID | None,
+    limit: int,
+    *,
+    scopes: list[str] | None = None,
+    sensitivities: list[str] | None = None,
 ) -> list[asyncpg.Record]:
+    """Keys whose scopes lie within `scopes` (None: any) and whose ceiling is one of
+    `sensitivities` (None: any)."""
     return list(
         await conn.fetch(
             f"""SELECT {KEY_COLUMNS} FROM api_keys
                 WHERE tenant_id = $1 AND kind = 'key' AND ($2::uuid IS NULL OR id > $2)
+                  AND ($4::text[] IS NULL OR (scopes IS NOT NULL AND scopes <@ $4))
+                  AND ($5::text[] IS NULL OR max_sensitivity = ANY($5))
                 ORDER BY id LIMIT $3""",
             tenant_id,
             after,
             limit,
+            scopes,
+            sensitivities,
         )
     )
 

@@ -122,6 +122,15 @@ async def fence_user(
     )
 
 
+async def try_share_user(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> bool:
+    """The fence's shared lock if it is free now (False while a forget-me holds or awaits
+    it): for a sweep that already holds other rows and must never wait on forget-me."""
+    return bool(await conn.fetchval(
+        "SELECT pg_try_advisory_xact_lock_shared(hashtextextended($1, 0))",
+        _user_lock_key(tenant_id, user_id),
+    ))
+
+
 async def lock_user(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> None:
     """Forget-me's side of the fence: the user's lock, exclusively, until commit."""
     await conn.execute(

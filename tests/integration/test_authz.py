@@ -340,3 +340,74 @@ async def test_cleanup_touches_only_what_the_key_may_see(
     assert sorted((x["scope"], x["sensitivity"]) for x in left) == [
         ("global", "confidential"), (BETA, "normal")
     ]
+
+
+async def test_forget_me_needs_a_token_that_sees_everything(
+    http: httpx.AsyncClient, t: Tenant
+) -> None:
+    u = _uid()
+    await _write(http, t, u, "用户的体检报告在协和医院", sensitivity="restricted")
+    capped = await _token(http, t, u, "agent")  # ceiling personal
+    r = await http.delete("/v1/me", headers=capped)
+    assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden"
+    full = await _token(http, t, u, "full")
+    assert (await http.delete("/v1/me", headers=full)).status_code == 200
+
+
+async def test_history_and_delete_respect_the_ceiling_of_every_version(
+    http: httpx.AsyncClient, t: Tenant
+) -> None:
+    u = _uid()
+    v1 = (await _write(http, t, u, "用户在一家公司上班"))["fact"]
+    v2 = await http.patch(f"/v1/users/{u}/facts/{v1['id']}", headers=t.h("full"),
+                          json={"statement": "用户在 Nordhavn 律所上班",
+                                "sensitivity": "confidential"})
+    assert v2.status_code == 201, v2.text
+    hist = await http.get(f"/v1/users/{u}/facts/{v1['id']}/history", headers=t.h("agent"))
+    assert hist.status_code == 200 and "Nordhavn" not in hist.text
+    gone = await http.delete(f"/v1/users/{u}/facts/{v1['id']}", headers=t.h("agent"))
+    assert gone.status_code == 403
+    full = await http.get(f"/v1/users/{u}/facts/{v2.json()['fact']['id']}", headers=t.h("full"))
+    assert full.status_code == 200 and full.json()["status"] == "active"
+
+
+async def test_limited_keys_get_no_tenant_wide_figures_or_wider_keys(
+    http: httpx.AsyncClient, t: Tenant
+) -> None:
+    r = await http.get("/v1/ops/stats", headers=t.h("alpha_ops"))
+    assert r.status_code == 403
+    assert (await http.get("/v1/ops/stats", headers=t.h("ops"))).status_code == 200
+    listed = (await http.get("/v1/admin/keys?limit=200", headers=t.h("alpha_admin"))).json()
+    assert listed["items"] and all(k["scopes"] and set(k["scopes"]) <= {ALPHA}
+                                   for k in listed["items"])
+    everything = (await http.get("/v1/admin/keys?limit=200", headers=t.h("full"))).json()
+    assert len(everything["items"]) > len(listed["items"])
+
+
+async def test_a_secret_in_the_predicate_is_refused(
+    http: httpx.AsyncClient, t: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    u = _uid()
+    token = "ghp_" + "a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8"
+    r = await http.post(f"/v1/users/{u}/facts", headers=t.h(), json={
+        "type": "semantic", "predicate": token, "value": "x", "statement": "用户喜欢 x",
+        "source": {"kind": "explicit_instruction"}})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "secret_in_identifier"
+    assert await owner_db.fetchval(
+        "SELECT count(*) FROM facts WHERE tenant_id = $1 AND user_id = $2", t.id, u) == 0
+
+
+async def test_a_recall_under_an_idempotency_key_is_not_stored(
+    http: httpx.AsyncClient, t: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    u = _uid()
+    await _write(http, t, u, "用户住在榆树街五号")
+    k = {"Idempotency-Key": f"r-{uuid.uuid4()}"}
+    for _ in range(2):
+        r = await http.post(f"/v1/users/{u}/recall", json={"query": "住在哪"},
+                            headers=t.h("agent", **k))
+        assert r.status_code == 200 and "idempotent-replayed" not in r.headers
+    await asyncio.sleep(0.3)
+    assert await owner_db.fetchval(
+        "SELECT count(*) FROM idempotency WHERE tenant_id = $1 AND path LIKE '%/recall'", t.id
+    ) == 0

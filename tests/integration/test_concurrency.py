@@ -127,9 +127,9 @@ async def test_near_duplicates_written_at_once_merge_like_in_sequence(
 async def test_forget_me_leaves_nothing_of_the_requests_in_flight(
     http: httpx.AsyncClient, tenant_factory: Any, owner_db: asyncpg.Pool, stack: Any
 ) -> None:
-    t = await tenant_factory(full={"role": "agent", "max_sensitivity": "restricted"})
+    t = await tenant_factory()
     u = _uid()
-    token = (await http.post(f"/v1/users/{u}/tokens", json={}, headers=t.h("full"))).json()
+    token = (await http.post(f"/v1/users/{u}/tokens", json={}, headers=t.h("portal"))).json()
     sid = f"s-{uuid.uuid4().hex[:8]}"
 
     async def one(i: int) -> None:
@@ -208,7 +208,8 @@ async def test_forget_me_waits_for_a_write_in_flight_and_erases_it(
     write = {"type": "semantic", "statement": "用户的车牌尾号是 7", "source":
              {"kind": "explicit_instruction"}}
     assert (await _post(http, t, u, write)).status_code == 201  # user_state exists now
-    token = (await http.post(f"/v1/users/{u}/tokens", json={}, headers=t.h())).json()["token"]
+    token = (await http.post(f"/v1/users/{u}/tokens", json={},
+                             headers=t.h("portal"))).json()["token"]
     holder = await owner_db.acquire()
     try:
         tx = holder.transaction()
@@ -237,3 +238,60 @@ async def test_forget_me_waits_for_a_write_in_flight_and_erases_it(
     assert await owner_db.fetchval(
         "SELECT count(*) FROM user_state WHERE tenant_id = $1 AND user_id = $2", t.id, u
     ) == 0
+
+
+async def test_a_write_waiting_behind_a_delete_sees_its_tombstone(
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    u = _uid()
+    t = tenant
+    body = {"type": "profile", "predicate": "favorite_color", "value": "teal",
+            "statement": "my favorite color is teal", "source": {"kind": "user_message"}}
+    fact = (await _post(http, t, u, body)).json()["fact"]
+    holder = await owner_db.acquire()
+    try:
+        tx = holder.transaction()
+        await tx.start()
+        await holder.execute(  # the lock the fact's writes take (app/writer.py)
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            f"{t.id}|{u}|global|p:favorite_color",
+        )
+        delete = asyncio.create_task(
+            http.delete(f"/v1/users/{u}/facts/{fact['id']}", headers=t.h()))
+        await asyncio.sleep(0.3)
+        again = asyncio.create_task(_post(http, t, u, body))
+        await asyncio.sleep(0.3)
+        await tx.commit()
+    finally:
+        await owner_db.release(holder)
+    assert (await delete).status_code == 200
+    answer = (await again).json()
+    assert answer["decision"] == "rejected" and answer["reason"] == "tombstoned"
+    assert await _active(owner_db, t, u) == []
+
+
+async def test_feedback_on_a_fact_deleted_meanwhile_is_404(
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    u = _uid()
+    t = tenant
+    fact = (await _post(http, t, u, {"type": "semantic", "statement": "用户喜欢骑行",
+                                     "source": {"kind": "explicit_instruction"}})).json()["fact"]
+    holder = await owner_db.acquire()
+    try:
+        tx = holder.transaction()
+        await tx.start()
+        await holder.execute("SELECT 1 FROM facts WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+                             t.id, uuid.UUID(fact["id"]))
+        delete = asyncio.create_task(
+            http.delete(f"/v1/users/{u}/facts/{fact['id']}", headers=t.h()))
+        await asyncio.sleep(0.3)
+        fb = asyncio.create_task(http.post(f"/v1/users/{u}/facts/{fact['id']}/feedback",
+                                           headers=t.h(), json={"useful": False, "note": "n"}))
+        await asyncio.sleep(0.3)
+        await tx.commit()
+    finally:
+        await owner_db.release(holder)
+    assert (await delete).status_code == 200
+    assert (await fb).status_code in (200, 404)
+    assert (await fb).status_code < 500

@@ -29,7 +29,7 @@ async def write(client: httpx.AsyncClient, t: Tenant, user: str, body: dict[str,
 
 
 async def token(client: httpx.AsyncClient, t: Tenant, user: str, **body: Any) -> dict[str, str]:
-    r = await client.post(f"/v1/users/{user}/tokens", json=body, headers=t.h())
+    r = await client.post(f"/v1/users/{user}/tokens", json=body, headers=t.h("portal"))
     assert r.status_code == 201, r.text
     out = r.json()
     assert out["token"].startswith("mgu_") and out["user_id"] == user

@@ -35,7 +35,14 @@ PAIRS: list[tuple[str, str, str, list[str]]] = [
      []),
     ("zh_preference_verb", "用户偏好用表格输出", "用户喜欢表格", []),
     ("zh_love", "用户偏好用表格输出", "用户爱表格", []),
-    ("zh_adverb", "用户通常喜欢简洁的回答", "用户喜欢简洁的回答", []),
+    # quantities, comparisons and times change what is said
+    ("zh_adverb", "用户通常喜欢简洁的回答", "用户喜欢简洁的回答", ["通常"]),
+    ("en_comparative", "more detail in code review answers", "less detail in code review answers",
+     ["less", "more"]),
+    ("en_frequency", "the user always runs in the morning",
+     "the user sometimes runs in the morning",
+     ["alway", "sometime"]),  # stemmed
+    ("zh_time", "用户现在住在杭州", "用户以后住在杭州", ["以后", "现在"]),
     ("sentence_start_capital", "Tables are what the user prefers", "the user prefers tables", []),
 ]
 
