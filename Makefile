@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: install run worker test test-unit lint openapi bench eval clean
+.PHONY: install run worker test test-unit lint openapi bench eval chaos clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ bench: install
 
 eval: install
 	$(BIN)/python -m evals
+
+## Kill the worker, Redis, PostgreSQL and the API in turn under load (not part of `test`):
+## one line per scenario, lost=0 duplicated=0 stuck_jobs=0 and recovered_s <= 30 to pass.
+chaos: install
+	$(BIN)/python -m bench.chaos
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -407,6 +407,35 @@ class EmbeddedStack:
                 self.redis_url,
             )
 
+    def dead(self) -> list[str]:
+        """Names of the servers that were started and have exited since (reaps them)."""
+        with self._mutex:
+            out = []
+            if self._pg is not None and self._pg.poll() is not None:
+                out.append("postgres")
+            if self._redis is not None and self._redis.poll() is not None:
+                out.append("redis")
+            return out
+
+    def revive(self) -> list[str]:
+        """Restart the servers that died (the supervisor's job, `make run`); returns their
+        names. Leftovers of a killed server (orphaned backends, `postmaster.pid`, socket
+        lock files, `redis.pid`) are removed first, so the restart is not refused."""
+        with self._mutex:
+            dead = self.dead()
+            for name in dead:
+                proc = self._pg if name == "postgres" else self._redis
+                code = proc.returncode if proc is not None else None
+                log.warning("embedded %s exited with %s; restarting it", name, code)
+            if not dead:
+                return []
+            self._prepare()  # lock (kept), socket dir, leftovers and stale files of the dead
+            if "postgres" in dead:
+                self._start_postgres()
+            if "redis" in dead:
+                self._start_redis()
+            return dead
+
     def stop(self) -> None:
         """Fast-shutdown postgres, shut down redis, escalate to SIGKILL on timeout."""
         with self._mutex:

@@ -20,6 +20,7 @@ from app.auth import load_secret
 from app.config import Settings, get_settings
 from app.context import AppContext, PolicyCache
 from app.errors import install_error_handlers
+from app.faults import install_outage_handling
 from app.logs import configure_logging
 from app.providers.embedders import Embedder, build_embedder
 from app.providers.extract_llm import LLMExtractor, LLMSummarizer
@@ -121,7 +122,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # then idempotency.
     app.add_middleware(IdempotencyMiddleware, max_body=MAX_BODY_BYTES)
     app.add_middleware(MemgateMiddleware)
-    app.add_middleware(InputGuard)  # added last = outermost: bad input never reaches the rest
+    install_outage_handling(app)  # outage errors of routes and middleware answer 503
+    # outermost of all: bad input never reaches the rest, and any other error is a 500
+    # answered without dropping the connection
+    app.add_middleware(InputGuard)
     app.add_exception_handler(405, method_not_allowed)
     for router in ROUTERS:
         app.include_router(router, responses=ERROR_RESPONSES)

@@ -3,7 +3,9 @@
 With DATABASE_URL/REDIS_URL unset it owns an embedded PostgreSQL+pgvector and Redis under
 DATA_DIR (as child processes), applies migrations, creates tenant `default` with a
 bootstrap admin key on first run, then starts the API (uvicorn) and one arq worker.
-Ctrl-C or SIGTERM stops the children in order, then the servers: no orphans.
+A child or server that dies is restarted with backoff: PostgreSQL and Redis first (their
+stale lock files removed), then the API and the worker. Ctrl-C or SIGTERM stops the
+children in order, then the servers: no orphans.
 """
 
 from __future__ import annotations
@@ -17,12 +19,16 @@ import sys
 import time
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import asyncpg
 
 from app.cli import create_key, create_tenant
 from app.config import get_settings
 from app.store.migrate import migrate
+
+if TYPE_CHECKING:
+    from app.embedded import EmbeddedStack
 
 log = logging.getLogger("memgate.run")
 
@@ -52,34 +58,93 @@ def child_env(database_url: str, redis_url: str, data_dir: Path) -> dict[str, st
     return env
 
 
-MAX_RESTARTS = 5  # per RESTART_WINDOW_S; beyond that something is really broken
-RESTART_WINDOW_S = 60.0
+# Restarts back off 0.5 s, 1 s, 2 s ... up to MAX_BACKOFF_S. A process that stayed up for
+# HEALTHY_AFTER_S starts again from the shortest delay; one that exits quickly
+# GIVE_UP_AFTER times in a row is broken (bad config), and the stack stops.
+MIN_BACKOFF_S = 0.5
+MAX_BACKOFF_S = 8.0
+HEALTHY_AFTER_S = 30.0
+GIVE_UP_AFTER = 12
+
+
+class Backoff:
+    """When to try again after a process died, and when to give up."""
+
+    def __init__(self) -> None:
+        self.failures = 0
+        self.started = time.monotonic()
+        self.next_try = 0.0
+
+    def died(self) -> bool:
+        """Record an exit; False when the process keeps dying right after its start."""
+        now = time.monotonic()
+        if now - self.started >= HEALTHY_AFTER_S:
+            self.failures = 0
+        self.failures += 1
+        self.next_try = now + min(MAX_BACKOFF_S, MIN_BACKOFF_S * 2 ** (self.failures - 1))
+        return self.failures <= GIVE_UP_AFTER
+
+    def due(self) -> bool:
+        return time.monotonic() >= self.next_try
+
+    def restarted(self) -> None:
+        self.started = time.monotonic()
 
 
 class Child:
-    """One supervised process. A crash is restarted with a growing delay (an arq worker
-    exits when Redis goes away, for instance); a crash loop stops the whole stack."""
+    """One supervised process (the API, the worker). A crash is restarted with a growing
+    delay (an arq worker exits when Redis goes away, for instance); a crash loop stops the
+    whole stack."""
 
     def __init__(self, name: str, argv: list[str], env: dict[str, str]) -> None:
         self.name, self.argv, self.env = name, argv, env
-        self.proc = subprocess.Popen(argv, env=env)
-        self.crashes: list[float] = []
+        self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(argv, env=env)
+        self.backoff = Backoff()
 
     def check(self) -> bool:
-        """False when it crashed too often; otherwise restarts it if it exited."""
-        if self.proc.poll() is None:
+        """False when it crashed too often; otherwise restarts it (when due) if it exited."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                return True
+            code = self.proc.returncode
+            self.proc = None
+            if not self.backoff.died():
+                log.error("%s keeps exiting (last code %s); stopping", self.name, code)
+                return False
+            log.warning("%s exited with %s; restarting it", self.name, code)
+        if self.backoff.due():
+            self.proc = subprocess.Popen(self.argv, env=self.env)
+            self.backoff.restarted()
+        return True
+
+
+class Servers:
+    """The embedded PostgreSQL and Redis, restarted like the children when one dies."""
+
+    def __init__(self, stack: EmbeddedStack) -> None:
+        self.stack = stack
+        self.backoff = Backoff()
+        self.down = False
+
+    def check(self) -> bool:
+        if not self.down and not self.stack.dead():
             return True
-        now = time.monotonic()
-        self.crashes = [t for t in self.crashes if now - t < RESTART_WINDOW_S] + [now]
-        if len(self.crashes) > MAX_RESTARTS:
-            log.error("%s keeps exiting (last code %s); stopping", self.name, self.proc.returncode)
-            return False
-        delay = min(5.0, 2.0 ** (len(self.crashes) - 1))
-        log.warning(
-            "%s exited with %s; restarting in %.0fs", self.name, self.proc.returncode, delay
-        )
-        time.sleep(delay)
-        self.proc = subprocess.Popen(self.argv, env=self.env)
+        if not self.down:
+            self.down = True
+            if not self.backoff.died():
+                log.error("the embedded servers keep dying; stopping")
+                return False
+        if self.backoff.due():
+            try:
+                restarted = self.stack.revive()
+            except Exception as exc:  # e.g. postgres refused to start: try again later
+                log.error("restarting the embedded servers failed: %s", exc)
+                self.down = False  # counts as another death at the next check
+                return True
+            self.down = False
+            self.backoff.restarted()
+            if restarted:
+                log.info("embedded %s restarted", " and ".join(restarted))
         return True
 
 
@@ -105,7 +170,7 @@ def start_children(env: dict[str, str], host: str, port: int) -> list[Child]:
 
 
 def stop_children(children: list[Child], timeout: float = 15) -> None:
-    procs = [c.proc for c in children]
+    procs = [c.proc for c in children if c.proc is not None]
     for proc in procs:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -155,10 +220,13 @@ def main() -> int:
                 flush=True,
             )
             print(admin_key, flush=True)
+        watched: list[Child | Servers] = [Servers(stack)] if stack is not None else []
+        watched += children
         while not stopping:
-            if not all(child.check() for child in children if not stopping):
-                stopping = True
-            time.sleep(0.3)
+            for proc in watched:  # the servers first: the API and worker need them
+                if not stopping and not proc.check():
+                    stopping = True
+            time.sleep(0.2)
     finally:
         stop_children(children)
         if stack is not None:

@@ -7,8 +7,10 @@ starts by locking the job row, so a job retried after a crash (or delivered twic
 committed everything once or nothing at all.
 
 Retries: an exception with `retryable=False` fails the job at once; any other exception
-(timeouts, provider errors, a lost database connection) puts it back to `queued` and asks
-arq to run it again after a backoff, until `job_max_tries` attempts are spent.
+(timeouts, provider errors) puts it back to `queued` and asks arq to run it again after a
+backoff, until `job_max_tries` attempts are spent. An outage (PostgreSQL or Redis away,
+`app.faults.is_outage`) is never a failure: arq runs the job again within seconds, and the
+attempt still counts, so a job whose every run dies is failed by the next run's check.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from arq import Retry
 
 from app import clock
 from app.context import AppContext
+from app.faults import is_outage
 from app.memory.detectors import redact
 from app.metrics import worker_incr
 from app.store import jobs as jobs_store
@@ -39,6 +42,7 @@ MAX_ERROR_CHARS = 500
 RETRY_BACKOFF_CAP_S = 300.0
 # arq's own try counter must never stop a job before run_job has recorded it as failed.
 ARQ_EXTRA_TRIES = 3
+OUTAGE_RETRY_CAP_S = 5.0
 
 
 class JobAlreadyDone(Exception):
@@ -113,8 +117,34 @@ def _error_text(exc: BaseException) -> str:
     return redact(text)[:MAX_ERROR_CHARS]
 
 
+def outage_backoff_s(arq_try: int) -> float:
+    """Delay before a run cut short by an outage is tried again: short, the outage is."""
+    delay: float = min(OUTAGE_RETRY_CAP_S, 0.5 * 2 ** max(0, arq_try - 1))
+    return delay * (0.75 + random.random() / 2)
+
+
 async def run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
-    """The arq function: run one job row to completion, retry or failure."""
+    """The arq function: run one job row to completion, retry or failure.
+
+    PostgreSQL or Redis going away is never a failure: whatever step it interrupts (even
+    the bookkeeping of the run before the handler, or of a failure), arq is asked to run
+    the job again shortly. Letting the exception reach arq would make arq drop the job
+    while its row still says running.
+    """
+    try:
+        return await _run_job(ctx, job_id, tenant_id)
+    except Retry:
+        raise
+    except Exception as exc:
+        if not is_outage(exc):
+            raise
+        defer = outage_backoff_s(int(ctx.get("job_try") or 1))
+        log.warning("job %s interrupted by an outage (%s), retry in %.1fs",
+                    job_id, type(exc).__name__, defer)
+        raise Retry(defer=defer) from exc
+
+
+async def _run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
     app: AppContext = ctx["app"]
     settings = app.settings
     jid, tid = uuid.UUID(job_id), uuid.UUID(tenant_id)
@@ -168,6 +198,8 @@ async def run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
     except Exception as exc:
         error = _error_text(exc)
         await worker_incr(app.redis, "memgate_job_failures_total", kind=kind)
+        if is_outage(exc):
+            raise  # run_job asks arq for a retry; the row may not be writable now
         retryable = bool(getattr(exc, "retryable", True))
         if retryable and run.attempt < max_tries:
             async with tenant_tx(app.pool, tid) as conn:

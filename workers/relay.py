@@ -1,10 +1,14 @@
-"""The outbox relay: hands jobs the API could not enqueue (Redis down, crash) to arq.
+"""The outbox relay: makes sure arq queues every job PostgreSQL says is unfinished.
 
 Runs as a background task in every worker. Each pass asks PostgreSQL for jobs never
-enqueued, jobs queued but enqueued long ago (Redis lost them) and jobs left `running` by
-a dead worker, and enqueues them with their id as arq job id. Several relays, or a relay
-racing the API, are harmless: arq ignores a job id it already holds, and a finished job
-is skipped by `run_job`.
+enqueued (Redis was down, the API crashed), and for unfinished jobs whose hand-over to
+arq was last confirmed RECHECK_AFTER_S ago (queued) or that have not changed for as long
+(running), and hands them to arq with their id as arq job id. arq refuses an id it still
+holds: then the job counts as held when it is in arq's queue (arq runs it: a dead
+worker's lease expires, see workers.leases), and is put in again when the key was stale.
+So what Redis lost (a restart without the last writes) or dropped (a run that crashed)
+is queued again within seconds. Several relays, or a relay racing the API, are harmless:
+a finished job is skipped by `run_job`, and a job's writes commit once.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from app.store import jobs as jobs_store
 log = logging.getLogger("memgate.relay")
 
 BATCH = 500
-REENQUEUE_AFTER_S = 120.0  # a queued job arq has not run by then is handed over again
+RECHECK_AFTER_S = 10.0  # how often an unfinished job's place in arq's queue is checked
 ENQUEUE_TIMEOUT_S = 5.0
 
 
@@ -33,21 +37,20 @@ class Relay:
         self._task: asyncio.Task[None] | None = None
 
     async def run_once(self) -> int:
-        """One pass; returns how many jobs were handed to arq."""
+        """One pass; returns how many jobs were put in arq's queue by it."""
         now = clock.now()
-        # A running job older than arq's job_timeout (+ arq's 10 s margin) has no live
-        # worker: arq would have cancelled it.
-        running_before = now - timedelta(seconds=self.app.settings.job_timeout_s + 30)
-        jobs = await jobs_store.to_relay(
-            self.app.pool, BATCH, now - timedelta(seconds=REENQUEUE_AFTER_S), running_before
-        )
+        checked_before = now - timedelta(seconds=RECHECK_AFTER_S)
+        jobs = await jobs_store.to_relay(self.app.pool, BATCH, checked_before, checked_before)
         if not jobs:
             return 0
         unique = list(dict.fromkeys(jobs))
-        handed = await enqueue_many(self.app, unique, timeout_s=ENQUEUE_TIMEOUT_S)
-        if handed:
-            log.info("relay handed %d job(s) to arq", handed)
-        return handed
+        outcome = await enqueue_many(self.app, unique, timeout_s=ENQUEUE_TIMEOUT_S)
+        if outcome.handed:
+            log.info(
+                "relay handed %d job(s) to arq (%d refused for a stale key, put in again); "
+                "%d already queued", outcome.handed, outcome.repaired, outcome.held,
+            )
+        return outcome.handed
 
     async def _loop(self) -> None:
         while True:

@@ -49,8 +49,12 @@ class WorkerSettings:
     queue_name = QUEUE_NAME
     redis_settings = redis_settings(_settings.redis_url or "redis://localhost:6379")
     job_timeout = _settings.job_timeout_s
-    # run_job counts attempts in PostgreSQL and fails the job itself; arq must not stop first.
+    # run_job counts attempts in PostgreSQL and fails the job itself; arq must not stop
+    # first (outage retries count in arq's counter but not in the job's attempts).
     max_tries = _settings.job_max_tries + ARQ_EXTRA_TRIES
-    keep_result = 3600
+    # Job state and outcomes live in PostgreSQL: arq keeps no result, so it never refuses
+    # to take the same job id again (it refuses an id whose result it still holds).
+    keep_result = 0
     max_jobs = 10
     health_check_interval = 10
+    job_lease_s = _settings.job_lease_s  # see workers.leases

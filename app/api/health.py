@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from app.api.deps import get_ctx
 from app.errors import error_body
+from app.faults import RETRY_AFTER_S
 from app.metrics import CONTENT_TYPE, render
 from app.queue import QUEUE_NAME
 
@@ -22,6 +24,8 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/readyz")
 async def readyz(request: Request) -> JSONResponse:
+    # 200 when PostgreSQL and Redis both answer; else 503 naming the one that does not
+    # (`details: {postgres, redis}`, each "ok" or "error: <what failed>").
     ctx = get_ctx(request)
 
     async def pg() -> str:
@@ -33,16 +37,20 @@ async def readyz(request: Request) -> JSONResponse:
         await ctx.redis.ping()
         return "ok"
 
-    details: dict[str, str] = {}
-    for name, check in (("postgres", pg), ("redis", redis)):
+    async def probe(check: Callable[[], Awaitable[str]]) -> str:
         try:
-            details[name] = await asyncio.wait_for(check(), timeout=2.5)
+            return await asyncio.wait_for(check(), timeout=2.5)
         except Exception as exc:  # any failure means not ready
-            details[name] = f"error: {type(exc).__name__}"
+            return f"error: {type(exc).__name__}"
+
+    # both at once: a dead PostgreSQL must not delay the news about Redis
+    results = await asyncio.gather(probe(pg), probe(redis))
+    details = dict(zip(("postgres", "redis"), results, strict=True))
     if all(v == "ok" for v in details.values()):
         return JSONResponse({"status": "ok", **details})
-    body = error_body("unavailable", "a dependency is not ready", details)
-    return JSONResponse(body, status_code=503)
+    down = [name for name, v in details.items() if v != "ok"]
+    body = error_body("unavailable", f"not ready: {', '.join(down)} unavailable", details)
+    return JSONResponse(body, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
 
 @router.get("/metrics", response_class=PlainTextResponse)
