@@ -41,7 +41,11 @@ async def bootstrap(dsn: str) -> str | None:
         if await conn.fetchval("SELECT count(*) FROM tenants"):
             return None
         tenant_id = await create_tenant(conn, "default")
-        return await create_key(conn, str(tenant_id), "admin", name="bootstrap")
+        # the operator's root key: no scope limit, ceiling restricted, so it can create
+        # every other key (a key only creates keys within its own rights)
+        return await create_key(
+            conn, str(tenant_id), "admin", name="bootstrap", max_sensitivity="restricted"
+        )
     finally:
         await conn.close()
 

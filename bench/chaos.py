@@ -191,6 +191,7 @@ class Ledger:
     jobs: dict[str, str] = field(default_factory=dict)  # key → job id
     acked_at: dict[str, float] = field(default_factory=dict)  # job key → when (monotonic)
     answers: dict[str, set[str]] = field(default_factory=dict)  # key → ids answered
+    codes: dict[str, tuple[str, str]] = field(default_factory=dict)  # job key → (user, code)
     recalls: int = 0
     errors: dict[str, int] = field(default_factory=dict)  # status (or error) → count
 
@@ -243,13 +244,15 @@ class Load:
 
     async def observe(self, client: httpx.AsyncClient, i: int, n: int, user: str) -> None:
         key = f"{self.scenario}-{i}-{n}-{uuid.uuid4().hex[:8]}"
-        content = f"记住我的储物柜编号是{i}{n:05d}号"
+        code = f"{i}{n:05d}-{uuid.uuid4().hex[:4]}"
+        content = f"记住我的储物柜编号是{code}号"
         turn = {"role": "user", "content": content, "turn_id": f"{key}-t"}
         body = {"messages": [turn]}
         res = await self._send(client, f"/v1/users/{user}/observations", body, key, {202})
         if res is not None:
             job = str(res.json()["job_id"])
             self.ledger.jobs[key] = job
+            self.ledger.codes[key] = (user, code)
             self.ledger.acked_at[key] = time.monotonic()
             self.ledger.answered(key, job)
 
@@ -400,6 +403,16 @@ async def verify(url: str, key: str, ledger: Ledger, settle_until: float) -> dic
             res = await client.get(f"/v1/users/{user}/facts/{fact_id}")
             if res.status_code != 200 or res.json().get("status") != "active":
                 lost += 1
+            elif res.json().get("observations") != 1 or res.json().get("version") != 1:
+                duplicated += 1  # the write ran twice: merged into itself or superseded it
+        # every observation's locker code: extracted into at most one fact (a job run
+        # twice must not write its fact twice)
+        by_user: dict[str, list[str]] = {}
+        for user, code in ledger.codes.values():
+            by_user.setdefault(user, []).append(code)
+        for user, codes in by_user.items():
+            statements = await _statements(client, user)
+            duplicated += sum(1 for code in codes if sum(code in st for st in statements) > 1)
         users = {user for user, _ in ledger.writes.values()}
         for user in users:
             seen: dict[str, int] = {}
@@ -418,6 +431,27 @@ async def verify(url: str, key: str, ledger: Ledger, settle_until: float) -> dic
             duplicated += sum(n - 1 for n in seen.values() if n > 1)
     print(f"chaos: jobs run more than once (in flight at a fault): {rerun}", file=sys.stderr)
     return {"lost": lost, "duplicated": duplicated, "stuck_jobs": stuck}
+
+
+async def _statements(client: httpx.AsyncClient, user: str) -> list[str]:
+    out: list[str] = []
+    cursor: str | None = None
+    for _ in range(100):  # bounded pagination
+        params = {"status": "active", "limit": "200"}
+        if cursor:
+            params["cursor"] = cursor
+        body = (await client.get(f"/v1/users/{user}/facts", params=params)).json()
+        out.extend(str(item["statement"]) for item in body["items"])
+        cursor = body.get("next_cursor")
+        if not cursor:
+            break
+    return out
+
+
+def server_errors(errors: dict[str, int]) -> int:
+    """Answers of 500 and the like: an outage must answer 503, never those."""
+    return sum(n for what, n in errors.items() if what.isdigit() and what.startswith("5")
+               and what != "503")
 
 
 async def scenario(stack: Supervised, name: str) -> tuple[str, bool]:
@@ -463,7 +497,7 @@ async def scenario(stack: Supervised, name: str) -> tuple[str, bool]:
     )
     ok = (
         recovered is not None and recovered <= RECOVERY_LIMIT_S and not any(counts.values())
-        and load.ledger.acknowledged > 0
+        and load.ledger.acknowledged > 0 and server_errors(load.ledger.errors) == 0
     )
     return line, ok
 

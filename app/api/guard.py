@@ -35,6 +35,10 @@ IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
+class _Disconnected(Exception):
+    """The client went away before its request body was complete."""
+
+
 class _Refused(Exception):
     def __init__(self, status: int, code: str, message: str, loc: list[str]) -> None:
         super().__init__(message)
@@ -133,6 +137,8 @@ class InputGuard:
             details = {"fields": [{"loc": refused.loc, "msg": refused.message}]}
             await _answer(send, refused.status, error_body(refused.code, refused.message, details))
             return
+        except _Disconnected:
+            return  # the client left before its body was complete: nothing to answer
         try:
             await self.app(scope, receive, tracked_send)
         except Exception as exc:
@@ -158,7 +164,7 @@ class InputGuard:
         while more:
             message = await receive()
             if message["type"] == "http.disconnect":
-                break
+                raise _Disconnected  # a body that never fully arrived is never run
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > MAX_BODY_BYTES:

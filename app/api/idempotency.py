@@ -72,13 +72,17 @@ class BodyTooLarge(Exception):
     pass
 
 
+class BodyIncomplete(Exception):
+    pass
+
+
 async def read_body(receive: Receive, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            break
+            raise BodyIncomplete  # never run a request whose body did not fully arrive
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
@@ -125,6 +129,8 @@ class IdempotencyMiddleware:
         except BodyTooLarge:
             await send_json(send, 413, error_body("payload_too_large", "body too large"), [])
             return
+        except BodyIncomplete:
+            return  # the client left: nothing ran, nothing to answer
 
         async def replay_receive() -> Message:
             return {"type": "http.request", "body": body, "more_body": False}

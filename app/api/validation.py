@@ -149,6 +149,10 @@ def _reject_constant(name: str) -> Any:
 
 
 def _parse_int(text: str) -> int:
+    # a 64-bit int has at most 19 digits (and a sign); longer literals are refused before
+    # int() (which refuses over 4300 digits with a plain ValueError)
+    if len(text.lstrip("-")) > 19:
+        raise InputError("integer outside the signed 64-bit range", ["body"])
     value = int(text)
     if not INT_MIN <= value <= INT_MAX:
         raise InputError("integer outside the signed 64-bit range", ["body"])

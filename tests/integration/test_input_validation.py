@@ -13,6 +13,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import orjson
 import pytest
 
 from tests.conftest import Live, Tenant
@@ -201,8 +202,11 @@ async def test_dates_at_the_edges_of_the_range_are_kept(
         '{"type":"semantic","statement":"I like tea","confidence":NaN}',
         '{"type":"semantic","statement":"I like tea","value":18446744073709551616}',
         '{"type":"semantic","statement":"I like tea","value":[-9223372036854775809]}',
+        '{"type":"semantic","statement":"I like tea","value":' + "9" * 5000 + "}",
+        '{"type":"semantic","statement":"I like tea","value":-000000000000000000001}',
     ],
-    ids=["nan", "inf", "-inf", "1e400", "nan-confidence", "2^64", "-2^63-1"],
+    ids=["nan", "inf", "-inf", "1e400", "nan-confidence", "2^64", "-2^63-1", "5000-digits",
+         "zero-padded"],
 )
 async def test_non_json_numbers_and_huge_ints_are_refused(
     http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, text: str
@@ -471,3 +475,27 @@ async def test_a_patch_that_changes_nothing_is_refused(
         assert_refused(res)
     history = await http.get(f"/v1/users/u1/facts/{fid}/history", headers=tenant.h())
     assert len(history.json()["items"]) == 1
+
+
+async def test_a_body_that_never_fully_arrived_is_not_run(
+    live: Any, tenant: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    """A complete JSON body under a Content-Length 50 bytes too long, then the client
+    leaves: the request must not run (with and without an Idempotency-Key)."""
+    before = await written(owner_db, tenant)
+    body = orjson.dumps({"type": "semantic", "statement": "用户喜欢喝乌龙茶",
+                         "source": {"kind": "explicit_instruction"}})
+    host, port = live.url.removeprefix("http://").split(":")
+    for extra in (b"", b"Idempotency-Key: trunc-1\r\n"):
+        _, writer = await asyncio.open_connection(host, int(port))
+        writer.write(
+            b"POST /v1/users/u-trunc/facts HTTP/1.1\r\nHost: x\r\n"
+            + f"Authorization: Bearer {tenant.keys['agent']}\r\n".encode()
+            + b"Content-Type: application/json\r\n" + extra
+            + f"Content-Length: {len(body) + 50}\r\n\r\n".encode() + body
+        )
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        writer.close()
+        await asyncio.sleep(0.5)
+    assert await written(owner_db, tenant) == before
