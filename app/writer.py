@@ -201,8 +201,8 @@ async def _audit_decision(
 async def record_interaction(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, now: datetime
 ) -> None:
-    """The user's last interaction (SPEC §12): it sets recall's freshness tier."""
-    await guard_user(conn, tenant_id, user_id, now)
+    """The user's last interaction (SPEC §12): it sets recall's freshness tier. Callers
+    hold the forget-me fence already (`guard_user` earlier in the same transaction)."""
     await conn.execute(
         """INSERT INTO user_state (tenant_id, user_id, last_interaction_at, updated_at)
            VALUES ($1, $2, $3, $3)

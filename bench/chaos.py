@@ -411,37 +411,27 @@ async def verify(url: str, key: str, ledger: Ledger, settle_until: float) -> dic
         for user, code in ledger.codes.values():
             by_user.setdefault(user, []).append(code)
         for user, codes in by_user.items():
-            statements = await _statements(client, user)
+            statements = [str(item["statement"]) for item in await _active_facts(client, user)]
             duplicated += sum(1 for code in codes if sum(code in st for st in statements) > 1)
-        users = {user for user, _ in ledger.writes.values()}
-        for user in users:
+        for user in {user for user, _ in ledger.writes.values()}:
             seen: dict[str, int] = {}
-            cursor: str | None = None
-            for _ in range(100):  # bounded pagination
-                params = {"status": "active", "limit": "200"}
-                if cursor:
-                    params["cursor"] = cursor
-                body = (await client.get(f"/v1/users/{user}/facts", params=params)).json()
-                for item in body["items"]:
-                    if (item.get("predicate") or "").startswith("chaos_item_"):
-                        seen[item["predicate"]] = seen.get(item["predicate"], 0) + 1
-                cursor = body.get("next_cursor")
-                if not cursor:
-                    break
+            for item in await _active_facts(client, user):
+                if (item.get("predicate") or "").startswith("chaos_item_"):
+                    seen[item["predicate"]] = seen.get(item["predicate"], 0) + 1
             duplicated += sum(n - 1 for n in seen.values() if n > 1)
     print(f"chaos: jobs run more than once (in flight at a fault): {rerun}", file=sys.stderr)
     return {"lost": lost, "duplicated": duplicated, "stuck_jobs": stuck}
 
 
-async def _statements(client: httpx.AsyncClient, user: str) -> list[str]:
-    out: list[str] = []
+async def _active_facts(client: httpx.AsyncClient, user: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     cursor: str | None = None
     for _ in range(100):  # bounded pagination
         params = {"status": "active", "limit": "200"}
         if cursor:
             params["cursor"] = cursor
         body = (await client.get(f"/v1/users/{user}/facts", params=params)).json()
-        out.extend(str(item["statement"]) for item in body["items"])
+        out.extend(body["items"])
         cursor = body.get("next_cursor")
         if not cursor:
             break

@@ -19,7 +19,7 @@ from app.memory.model import KeyRights, Role, Sensitivity, SourceKind
 from app.providers.extractor import Extractor, Turn, assign_turn_ids, extractor_from_settings
 from app.queue import OBSERVE
 from app.store.db import tenant_tx
-from app.writer import record_interaction, submit_extracted
+from app.writer import guard_user, record_interaction, submit_extracted
 from workers.jobs import JobResult, JobRun, register
 
 KIND = OBSERVE
@@ -113,6 +113,7 @@ async def handle_observe(run: JobRun) -> JobResult:
                 decision["candidate_id"] = str(result.candidate_id)
             outcome.decisions.append(decision)
         if any(t.role == "user" for t in turns) and source_kind in (None, "user_message"):
+            await guard_user(conn, run.tenant_id, user_id, at)  # also with no candidate
             await record_interaction(conn, run.tenant_id, user_id, at)
         outcome.result = {
             "turns": len(turns),
