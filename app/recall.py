@@ -19,6 +19,7 @@ import asyncpg
 
 from app.auth import Principal
 from app.context import AppContext
+from app.memory import timeref
 from app.memory.intent import predicates_for_query
 from app.memory.model import Sensitivity, sensitivity_allowed
 from app.memory.packing import Lang, pack
@@ -64,6 +65,7 @@ def fact_out(f: ScoredFact) -> dict[str, Any]:
         "score": f.score,
         "channels": list(f.channels),
         "valid_from": _iso(r.valid_from),
+        "occurred_at": _iso(r.occurred_at) if r.occurred_at is not None else None,
         "age_days": f.age_days,
         "stale": f.stale,
         "contested": r.contested,
@@ -81,7 +83,7 @@ def _why(f: ScoredFact) -> dict[str, Any]:
         "trust": f.trust,
         "stale": f.stale,
         "cosine": round(f.row.cosine, 4) if f.row.cosine is not None else None,
-        "ts_rank": round(f.row.ts_rank, 4) if f.row.ts_rank is not None else None,
+        "bm25": round(f.row.bm25, 4) if f.row.bm25 is not None else None,
     }
 
 
@@ -154,6 +156,8 @@ async def recall(
         min_score=req.min_score if req.min_score is not None or not new_tier else 0.0,
         dense_range=DENSE_RANGES.get(model or "", DENSE_RANGE),
         prior=NEW_TIER_PRIOR if new_tier else 0.0,
+        keyword_ideal=found.bm25_ideal,
+        window=timeref.window(req.query, now),
     )
     hint = found.last_session_hint if current != "new" else None
     budget = req.budget_tokens or policy.recall.budget_tokens

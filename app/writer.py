@@ -301,9 +301,13 @@ async def _insert(
             contested=contested,
             embedding=vector,
             embedding_model=model,
-            search_text=search_document(c.statement, c.predicate or "", _value_text(c.value)),
+            search_text=search_document(
+                c.statement, c.predicate or "", _value_text(c.value), *c.keys
+            ),
             policy_version=policy.version,
             now=now,
+            occurred_at=c.occurred_at,
+            keys=list(c.keys),
         ),
     )
 
@@ -460,6 +464,8 @@ async def correct(
         valid_to=changes.get("valid_to"),
         consent=bool(changes.get("consent", False)),
         origin=Origin.CORRECTION,
+        occurred_at=old["occurred_at"],
+        keys=tuple(old["keys"] or ()),
     )
     if old["predicate"] is None and old["status"] == "active":
         # Free statements have no predicate to conflict on: the correction supersedes

@@ -26,11 +26,13 @@ from app.api.validation import (
     ID,
     JSON_INT,
     MAX_ID,
+    MAX_KEYS,
     NO_NUL,
     DateTime,
     Evidence,
     Label,
     RequiredLabel,
+    SearchKey,
     Statement,
 )
 from app.auth import Principal
@@ -99,6 +101,14 @@ class FactIn(BaseModel):
     valid_to: DateTime | None = None
     ttl_days: Annotated[int, Field(ge=1, le=36500), JSON_INT] | None = None
     consent: bool = Field(False, strict=True)
+    occurred_at: DateTime | None = Field(
+        None, description="When the event happened (an episode's date); shown in recall."
+    )
+    keys: list[SearchKey] = Field(
+        default_factory=list, max_length=MAX_KEYS,
+        description="Extra text to find the fact by (the turn before it, keyphrases): "
+        "indexed for recall and screened by the gate like the statement, never injected.",
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> FactIn:
@@ -209,6 +219,8 @@ def candidate_from(body: FactIn, user_id: str, origin: Origin = Origin.EXPLICIT)
         ttl_days=body.ttl_days,
         consent=body.consent,
         origin=origin,
+        occurred_at=body.occurred_at,
+        keys=tuple(k.strip() for k in body.keys if k.strip()),
     )
 
 

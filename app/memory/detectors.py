@@ -21,7 +21,7 @@ from stdnum.exceptions import ValidationError as StdnumError
 from stdnum.us import ssn
 
 from app.memory.model import Reason
-from app.memory.text import nfkc
+from app.memory.text import nfkc, split_sentences
 
 
 @dataclass(frozen=True)
@@ -372,6 +372,22 @@ _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+# Between the person and the data, a first-person word makes the data the user's own:
+# "a friend made it for my 18th birthday", "朋友给我过生日".
+_OWN_DATA = _rx(r"\b(?:my|me|i|mine)\b|我", _I)
+_RELATIVE_PATTERNS = {"relative_pii_zh": _rx(_RELATIVES_ZH, _I),
+                      "relative_pii_en": _rx(r"\b" + _RELATIVES_EN + r"(?:'s|s')?\b", _I)}
+
+
+def _about_the_user(detail: str, span: str) -> bool:
+    """The relative-then-data match is the user's own data (see _OWN_DATA)."""
+    relative = _RELATIVE_PATTERNS.get(detail)
+    if relative is None:
+        return False
+    m = relative.search(span)
+    return m is not None and _OWN_DATA.search(span[m.end():]) is not None
+
+
 def find_third_party_pii(text: str) -> list[Finding]:
     """Personal data (contact, address, health, IDs) about someone other than the user."""
     folded = nfkc(text)
@@ -379,6 +395,7 @@ def find_third_party_pii(text: str) -> list[Finding]:
         Finding("third_party_pii", Reason.THIRD_PARTY_PII, m.start(), m.end(), detail)
         for detail, pattern in _THIRD_PARTY_PATTERNS
         for m in pattern.finditer(folded)
+        if not _about_the_user(detail, m.group(0))
     ]
 
 
@@ -519,6 +536,84 @@ def find_not_reusable(text: str) -> list[Finding]:
         if m:
             found.append(Finding("not_reusable", Reason.NOT_REUSABLE, *m.span(), detail))
     return found
+
+
+# Reactions that carry no fact: "Wow, that's awesome!", "I'm so proud of you!", "哈哈，太棒了！".
+# A sentence is filler when nothing is left once these words are taken out (a vocative
+# name may stay: "Thanks, Mel!").
+_FILLER_EN = frozenset("""
+wow woah whoa oh ohh ah ahh aw aww awww haha hahaha hehe lol lmao omg yay yeah yes yep yup
+ya yah nope no ok okay k sure great awesome cool nice amazing wonderful fantastic incredible
+beautiful lovely sweet brilliant superb terrific neat congrats congratulations totally
+exactly absolutely definitely indeed agreed agree true right really so that that's thats
+it it's its sounds sound good glad happy hear to for you you're your it is this what a an
+the such how thanks thank much love keep up work same too me i i'm im am proud of wish luck
+best cheers well done bet hope hopefully and just very super pretty kinda quite all hey hi
+hello there wonderfully interesting impressive inspiring exciting fun cute wild crazy
+unbelievable gosh goodness heck dang damn man dude buddy friend
+""".split())
+_FILLER_ZH = _rx(
+    r"哇塞|哇哦|哇|天哪|天啊|我的天|太好了|太棒了|好棒|真棒|棒|太厉害了|真厉害|好厉害|厉害|了不起|"
+    r"哈+|嘿+|嘻+|是啊|是呀|是的|对啊|对呀|对的|没错|确实|真的吗|真的|好呀|好啊|加油|恭喜你?|"
+    r"祝贺你?|好羡慕|羡慕|真好|不错|挺好|太酷了|真酷|好酷|酷|可以啊|牛啊|牛|666|为你高兴|"
+    r"为你骄傲|我也是|同感|嗯+|哦+|噢+|好的|好|这样啊|原来如此|有道理|听起来(?:不错|很棒|很好)|"
+    r"真不错|谢谢你?|多谢|感谢|太感谢了|啊|呀|呢|吧|啦|了|的|你|我|也|真|太|很|好|都|"
+    r"[\s!！。.,，~～…?？、:：;；\"'“”‘’()（）]")
+_EN_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+_CJK_ANY = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def is_filler(sentence: str) -> bool:
+    """True for a reaction that says nothing durable (see _FILLER_EN / _FILLER_ZH)."""
+    folded = nfkc(sentence).strip(_TRIM)
+    if not folded:
+        return True
+    if _CJK_ANY.search(folded):
+        return not _FILLER_ZH.sub("", folded)
+    words = _EN_WORD.findall(folded)
+    if not words and not any(ch.isalnum() for ch in folded):
+        return True  # emoji and punctuation only
+    if not words:
+        return False  # numbers or other scripts: not ours to judge
+    rest = [w for w in words if w.lower() not in _FILLER_EN]
+    return not rest or (len(rest) == 1 and rest[0][0].isupper() and rest[0] != words[0])
+
+
+# The classes a sentence alone may be refused for, and which of them still refuse a
+# text whose other sentences are durable. An episode (a thing that happened) is one-off
+# by nature, so `one_off` does not make it transient.
+_AROUND_DURABLE = frozenset({"greeting", "filler", "question", "mood"})
+# A transcript line names its speaker first ("Caroline: Hey Mel!"): the label says who,
+# not what, and is left out of the judgement.
+_SPEAKER = re.compile(r"^\s*[^\W\d_][\w .'-]{0,39}[:：]\s+")
+
+
+def sentence_transience(sentence: str) -> str | None:
+    """The transient class of one sentence (greeting, filler, question, hypothetical,
+    one_off, mood), or None when it may hold something durable."""
+    found = find_not_reusable(sentence)
+    if found:
+        return found[0].detail
+    return "filler" if is_filler(sentence) else None
+
+
+def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
+    """Transient content, judged sentence by sentence (000 §2: 会不会复用).
+
+    A text is transient when none of its sentences holds anything durable. Greetings,
+    fillers, questions and moods around a durable sentence do not make it transient
+    ("I went to a support group yesterday! How about you?" is an episode). A hypothetical
+    or a one-off anywhere does, except that an episode may be a one-off ("this time we
+    took the train" happened)."""
+    sentences = split_sentences(_SPEAKER.sub("", text, count=1)) or [text]
+    kinds = [sentence_transience(s) for s in sentences]
+    if episode:
+        kinds = [None if k == "one_off" else k for k in kinds]
+    blocking = [k for k in kinds if k is not None and k not in _AROUND_DURABLE]
+    if not blocking and any(k is None for k in kinds):
+        return []
+    detail = blocking[0] if blocking else next(k for k in kinds if k is not None)
+    return [Finding("not_reusable", Reason.NOT_REUSABLE, 0, len(text), detail)]
 
 
 # ---------------------------------------------------------------------------------------

@@ -91,8 +91,9 @@ def value_text(value: Any) -> str:
 
 
 def _content(candidate: Candidate) -> str:
-    """Everything the store would keep: statement, value and evidence."""
-    parts = (candidate.statement, value_text(candidate.value), candidate.evidence or "")
+    """Everything the store would keep: statement, value, evidence and search keys."""
+    parts = (candidate.statement, value_text(candidate.value), candidate.evidence or "",
+             *candidate.keys)
     return "\n".join(p for p in parts if p)
 
 
@@ -169,7 +170,9 @@ def screen(
 
     # Only the statement: evidence is the raw turn, which may well be a question that
     # led to a durable fact ("记住我对花生过敏好吗？").
-    transient = detectors.find_not_reusable(candidate.statement)
+    transient = detectors.find_transient(
+        candidate.statement, episode=candidate.type is FactType.EPISODIC
+    )
     if transient:
         return _reject(candidate, Reason.NOT_REUSABLE, detector=transient[0].detail)
 

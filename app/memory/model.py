@@ -162,6 +162,8 @@ class Candidate:
     ttl_days: int | None = None
     consent: bool = False
     origin: Origin = Origin.EXPLICIT
+    occurred_at: datetime | None = None  # when the event happened (episodes)
+    keys: tuple[str, ...] = ()  # extra text to find the fact by; indexed, never injected
 
 
 @dataclass(frozen=True)

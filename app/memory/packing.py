@@ -147,15 +147,19 @@ def render_fact(fact: ScoredFact, lang: Lang, confirm: bool) -> str:
     label = SOURCE_LABEL[lang][SourceKind(fact.source_kind)]
     day = _day(fact.row.last_observed_at)
     conf = f"{fact.confidence:.2f}"
+    # An episode says when it happened, so "when did …" is answered from the block.
+    when = fact.row.occurred_at
     if lang == "zh":
         body = f"上次曾提到：{text}，请确认" if confirm else text
         if fact.contested:
             body += "（存在相互矛盾的记录）"
-        return f"- {body}。（来源：{label}，{day}，置信度 {conf}）"
+        happened = f"发生于 {_day(when)}；" if when is not None else ""
+        return f"- {body}。（{happened}来源：{label}，{day}，置信度 {conf}）"
     body = f"Previously mentioned: {text}; please confirm" if confirm else text
     if fact.contested:
         body += " (conflicting records exist)"
-    return f"- {body}. ({label}, {day}, confidence {conf})"
+    happened = f"happened {_day(when)}; " if when is not None else ""
+    return f"- {body}. ({happened}{label}, {day}, confidence {conf})"
 
 
 def needs_confirmation(fact: ScoredFact, current: Tier) -> bool:

@@ -39,7 +39,8 @@ from app.memory.model import AUTHORITY, FactType, SourceKind
 from app.memory.policy import Policy
 
 STRUCTURED, DENSE, KEYWORD, RECENCY = "structured", "dense", "keyword", "recency"
-CHANNELS: tuple[str, ...] = (STRUCTURED, DENSE, KEYWORD, RECENCY)
+TEMPORAL = "temporal"  # the fact happened within the time span the query names
+CHANNELS: tuple[str, ...] = (STRUCTURED, DENSE, KEYWORD, RECENCY, TEMPORAL)
 
 # Weighted RRF: structured strongest, recency weakest. RRF_K is small because a user's
 # pool is small (tens to hundreds of facts), so rank differences should matter.
@@ -56,10 +57,21 @@ STRUCTURED_EVIDENCE = 1.0  # the question asked for this predicate
 # passed as `dense_range` by the caller that knows the embedding model.
 DENSE_RANGE: tuple[float, float] = (0.2, 0.65)
 DENSE_CAP = 0.95
-# ts_rank → KEYWORD_CAP × ts/(ts+half). ts_rank (default weights, normalization 0) of one
-# matched term in a short unweighted document is ≈ 0.06 → 0.53; two terms ≈ 0.1 → 0.62.
-KEYWORD_HALF, KEYWORD_CAP = 0.03, 0.8
+# BM25 (app.store.recall: IDF and length normalisation over the user's own pool) →
+# KEYWORD_CAP × coverage^KEYWORD_COVERAGE × lead^(1 - KEYWORD_COVERAGE), where
+#   coverage = bm25 / ideal (0..1): how much of the query's information the fact holds,
+#              ideal being what a fact holding every query term would score;
+#   lead     = bm25 / best (0..1): how close it is to the best keyword match of this query.
+# Coverage keeps the evidence absolute (one common word of a long question is weak
+# evidence), lead orders the matches within the query. Fitted on LoCoMo's tuning split.
+KEYWORD_CAP = 0.8
+KEYWORD_COVERAGE = 0.5
 RECENCY_CAP = 0.15  # below the default min_score on purpose: recency alone never injects
+# An episode inside the span the query names ("what did I do last week?"): support, not
+# proof: alone it stays under the default min_score once quality tempers it.
+TEMPORAL_EVIDENCE = 0.3
+# Statements this similar (character-bigram Jaccard) say the same thing: one is enough.
+NEAR_DUPLICATE = 0.8
 # Procedural memory is how to act in this scope: relevant to any question there.
 PROCEDURAL_PRIOR = 0.5
 QUALITY_WEIGHT = 0.5  # score = relevance × quality ** QUALITY_WEIGHT (see the module doc)
@@ -82,8 +94,8 @@ class RecallRow:
     The store fills it; everything after `contested` is per-query channel input:
     `structured` the predicate was asked for (intent.predicates_for_query); `cosine` the
     similarity of the query embedding to the fact's (None: no embedding of the current
-    model); `ts_rank` PostgreSQL `ts_rank(document, query)` with default weights and
-    normalization 0 (None or 0: no keyword hit); `recency_rank` 1-based rank in the
+    model); `bm25` its Okapi BM25 over the pool (None or 0: no keyword hit);
+    `recency_rank` 1-based rank in the
     recency channel (None: not among the recent ones). Dense and keyword ranks are
     derived here from the raw values, so the store need not compute them.
     """
@@ -102,8 +114,9 @@ class RecallRow:
     contested: bool = False
     structured: bool = False
     cosine: float | None = None
-    ts_rank: float | None = None
+    bm25: float | None = None
     recency_rank: int | None = None
+    occurred_at: datetime | None = None  # when the event happened (episodes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,10 +191,14 @@ def dense_evidence(cosine: float | None, dense_range: tuple[float, float] = DENS
     return DENSE_CAP * min(1.0, max(0.0, x))
 
 
-def keyword_evidence(ts_rank: float | None) -> float:
-    if not ts_rank or ts_rank <= 0:
+def keyword_evidence(bm25: float | None, best: float, ideal: float) -> float:
+    """Evidence of a BM25 match: coverage of the query's information, tempered by how
+    close the match is to the query's best one (see KEYWORD_CAP)."""
+    if not bm25 or bm25 <= 0 or best <= 0:
         return 0.0
-    return KEYWORD_CAP * ts_rank / (ts_rank + KEYWORD_HALF)
+    coverage = min(1.0, bm25 / ideal) if ideal > 0 else 1.0
+    lead = min(1.0, bm25 / best)
+    return KEYWORD_CAP * coverage**KEYWORD_COVERAGE * lead ** (1.0 - KEYWORD_COVERAGE)
 
 
 def recency_evidence(rank: int | None) -> float:
@@ -196,6 +213,9 @@ def _ranks(values: Iterable[tuple[float | None, uuid.UUID, int]]) -> dict[int, i
 
 _W_S = RRF_WEIGHTS[STRUCTURED] / (RRF_K + 1)
 _W_D, _W_K, _W_R = RRF_WEIGHTS[DENSE], RRF_WEIGHTS[KEYWORD], RRF_WEIGHTS[RECENCY]
+_W_T = RRF_WEIGHTS[DENSE] / (RRF_K + 1)  # a temporal match counts like a top dense rank
+# (-score, id, row index, relevance, freshness, trust, age, channels): a row that passed
+_Kept = tuple[float, uuid.UUID, int, float, float, float, float, tuple[str, ...]]
 
 
 def score_facts(
@@ -207,11 +227,17 @@ def score_facts(
     min_score: float | None = None,
     dense_range: tuple[float, float] = DENSE_RANGE,
     prior: float = 0.0,
+    keyword_ideal: float = 0.0,
+    window: tuple[datetime, datetime] | None = None,
 ) -> list[ScoredFact]:
-    """Score, drop below `min_score`, order (score desc, then id) and keep at most `k`.
+    """Score, drop below `min_score`, order (score desc, then id) and keep at most `k`,
+    leaving out near-duplicates of a fact already kept (`diverse`).
 
     `prior` is evidence every row gets whatever the channels say (0..1; tier `new`
     gives its admitted hard constraints one, so they are injected for any question).
+    `keyword_ideal` is the store's BM25 scale for this query (RecallPool.bm25_ideal).
+    `window` is the time span the query names ("last week": app.memory.timeref): an
+    episode that happened inside it gets TEMPORAL_EVIDENCE (channel `temporal`).
 
     `k` and `min_score` default to the policy's; the request may override them. The
     order is total and depends only on the inputs, so identical calls give identical
@@ -226,11 +252,13 @@ def score_facts(
 
     dense = [dense_evidence(r.cosine, dense_range) for r in rows]
     dense_rank = _ranks((r.cosine if dense[i] > 0 else None, r.id, i) for i, r in enumerate(rows))
-    keyword_rank = _ranks((r.ts_rank, r.id, i) for i, r in enumerate(rows))
+    keyword_rank = _ranks((r.bm25, r.id, i) for i, r in enumerate(rows))
+    best = max((r.bm25 for r in rows if r.bm25), default=0.0)
+    start, end = (_aware(window[0]), _aware(window[1])) if window else (None, None)
     no_prior = 1.0 - min(1.0, max(0.0, prior))
 
     # Light tuples first; ScoredFact objects only for the k that are kept.
-    kept: list[tuple[float, uuid.UUID, int, float, float, float, float, tuple[str, ...]]] = []
+    kept: list[_Kept] = []
     for i, r in enumerate(rows):
         rrf = 0.0
         miss = 1.0  # Π(1 - e)
@@ -247,8 +275,13 @@ def score_facts(
         rank = keyword_rank.get(i)
         if rank is not None:
             rrf += _W_K / (RRF_K + rank)
-            miss *= 1.0 - keyword_evidence(r.ts_rank)
+            miss *= 1.0 - keyword_evidence(r.bm25, best, keyword_ideal)
             channels.append(KEYWORD)
+        if start is not None and end is not None and r.occurred_at is not None \
+                and start <= _aware(r.occurred_at) < end:
+            rrf += _W_T
+            miss *= 1.0 - TEMPORAL_EVIDENCE
+            channels.append(TEMPORAL)
         rank = r.recency_rank
         if rank is not None and rank >= 1:
             rrf += _W_R / (RRF_K + rank)
@@ -259,7 +292,7 @@ def score_facts(
         miss *= no_prior
         if miss >= 1.0:
             continue  # no evidence at all
-        relevance = (1.0 - miss) * (1.0 - RRF_SHARE + RRF_SHARE * rrf / _RRF_MAX)
+        relevance = (1.0 - miss) * (1.0 - RRF_SHARE + RRF_SHARE * min(1.0, rrf / _RRF_MAX))
         seen = r.last_observed_at
         if seen.tzinfo is None:
             seen = seen.replace(tzinfo=UTC)
@@ -280,6 +313,7 @@ def score_facts(
         if score >= floor_score:
             kept.append((-score, r.id, i, relevance, fresh, trust, age, tuple(channels)))
     kept.sort()
+    kept = diverse(kept, rows, max(0, k))
     return [
         ScoredFact(
             row=rows[i],
@@ -291,5 +325,36 @@ def score_facts(
             age_days=round(age, 3),
             stale=_stale(age, rows[i].confidence, policy),
         )
-        for neg, _, i, relevance, fresh, trust, age, channels in kept[: max(0, k)]
+        for neg, _, i, relevance, fresh, trust, age, channels in kept
     ]
+
+
+def diverse(kept: list[_Kept], rows: Sequence[RecallRow], k: int) -> list[_Kept]:
+    """The first `k` of `kept` (best first), skipping any whose statement is a
+    near-duplicate of one already taken (character-bigram Jaccard ≥ NEAR_DUPLICATE):
+    ten paraphrases of one fact would crowd out the other facts a question needs
+    (maximal marginal relevance, with the redundancy cut made hard)."""
+    taken: list[_Kept] = []
+    shingles: list[frozenset[str]] = []
+    for item in kept:
+        if len(taken) >= k:
+            break
+        grams = bigrams(rows[item[2]].statement)
+        if any(jaccard(grams, g) >= NEAR_DUPLICATE for g in shingles):
+            continue
+        taken.append(item)
+        shingles.append(grams)
+    return taken
+
+
+def bigrams(text: str) -> frozenset[str]:
+    """Character bigrams of the casefolded text without blanks and punctuation: one
+    measure for Chinese and English alike."""
+    folded = "".join(ch for ch in text.casefold() if ch.isalnum())
+    return frozenset(folded[i : i + 2] for i in range(max(1, len(folded) - 1)))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)

@@ -29,6 +29,14 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 
 
+_SENTENCE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=\.)(?=\s|$)")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a turn on 。！？.!?;； and newlines; a '.' inside '1.22' does not split."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
 def nfkc(text: str) -> str:
     """Width and compatibility folding: ＡＢＣ１２３ → ABC123, full-width punctuation → ASCII."""
     return unicodedata.normalize("NFKC", text)

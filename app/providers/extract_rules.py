@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.memory.model import Candidate, FactType, Origin, SourceKind
-from app.memory.text import detect_lang, nfkc, segment
+from app.memory.text import detect_lang, nfkc, segment, split_sentences
 from app.providers.extractor import (
     MAX_EVIDENCE_CHARS,
     MAX_STATEMENT_CHARS,
@@ -58,14 +58,8 @@ class Hit:
 # Sentence splitting and screening
 # ---------------------------------------------------------------------------------------
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=\.)(?=\s|$)")
 _TRAILING_PUNCT = re.compile(r"[\s。！？!?.;；,，:：~～…]+$")
 _CLAUSE = re.compile(r"[,，]")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a turn on 。！？.!?;； and newlines; a '.' inside '1.22' does not split."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
 # Sarcasm or joking anywhere in a turn makes the whole turn unreliable.

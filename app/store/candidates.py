@@ -18,7 +18,7 @@ from app.memory.policy import Policy
 
 CANDIDATE_COLUMNS = """id, tenant_id, user_id, scope, type, predicate, value, statement, match_key,
     source_kind, evidence, trace_id, confidence, sensitivity, reason, observations, turn_keys,
-    status, fact_id, policy_version, expires_at, created_at, updated_at"""
+    status, fact_id, policy_version, expires_at, created_at, updated_at, occurred_at, keys"""
 
 
 def match_key(c: Candidate) -> str:
@@ -47,9 +47,9 @@ async def upsert_pending(
         f"""INSERT INTO candidates (id, tenant_id, user_id, scope, type, predicate, value,
                 statement, match_key, source_kind, evidence, trace_id, confidence, sensitivity,
                 reason, observations, turn_keys, policy_version, expires_at, created_at,
-                updated_at)
+                updated_at, occurred_at, keys)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                    1, $16::text[], $17, $18, $19, $19)
+                    1, $16::text[], $17, $18, $19, $19, $20, $21)
             ON CONFLICT (tenant_id, user_id, scope, match_key) WHERE status = 'pending'
             DO UPDATE SET
                 observations = candidates.observations
@@ -80,6 +80,8 @@ async def upsert_pending(
         policy.version,
         now + timedelta(days=policy.promote.ttl_days),
         now,
+        c.occurred_at,
+        list(c.keys) or None,
     )
     assert row is not None
     return row
@@ -176,6 +178,8 @@ def to_candidate(row: asyncpg.Record) -> Candidate:
         confidence=float(row["confidence"]),
         sensitivity=Sensitivity(row["sensitivity"]),
         origin=Origin.PROMOTED,
+        occurred_at=row["occurred_at"],
+        keys=tuple(row["keys"] or ()),
     )
 
 
@@ -190,6 +194,8 @@ def candidate_json(row: asyncpg.Record) -> dict[str, Any]:
         "statement": row["statement"],
         "source_kind": row["source_kind"],
         "evidence": row["evidence"],
+        "occurred_at": row["occurred_at"].isoformat() if row["occurred_at"] else None,
+        "keys": list(row["keys"] or []),
         "confidence": round(float(row["confidence"]), 4),
         "sensitivity": row["sensitivity"],
         "reason": row["reason"],

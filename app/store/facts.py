@@ -21,7 +21,7 @@ FACT_COLUMNS = """id, tenant_id, user_id, scope, type, predicate, value, stateme
     source_kind, source_trace_id, source_turn_id, source_evidence, source_writer, confidence,
     sensitivity, valid_from, valid_to, expires_at, status, version, supersedes, contested,
     observations, last_observed_at, feedback_up, feedback_down, weight,
-    embedding_model, policy_version, archived_reason, created_at, updated_at,
+    embedding_model, policy_version, archived_reason, created_at, updated_at, occurred_at, keys,
     coalesce((SELECT h.hits FROM fact_hits h WHERE h.fact_id = facts.id), 0) AS hits,
     (SELECT h.last_hit_at FROM fact_hits h WHERE h.fact_id = facts.id) AS last_hit_at"""
 
@@ -52,6 +52,8 @@ def fact_json(row: asyncpg.Record) -> dict[str, Any]:
         "valid_from": _iso(row["valid_from"]),
         "valid_to": _iso(row["valid_to"]),
         "expires_at": _iso(row["expires_at"]),
+        "occurred_at": _iso(row["occurred_at"]),
+        "keys": list(row["keys"] or []),
         "status": row["status"],
         "version": row["version"],
         "supersedes": str(row["supersedes"]) if row["supersedes"] else None,
@@ -180,6 +182,8 @@ class NewFact:
     search_text: str
     policy_version: str
     now: datetime
+    occurred_at: datetime | None = None
+    keys: list[str] | None = None
 
 
 async def insert_fact(conn: asyncpg.Connection, f: NewFact) -> asyncpg.Record:
@@ -188,9 +192,11 @@ async def insert_fact(conn: asyncpg.Connection, f: NewFact) -> asyncpg.Record:
                 statement, statement_key, polarity, source_kind, source_trace_id, source_turn_id,
                 source_evidence, source_writer, confidence, sensitivity, valid_from, valid_to,
                 expires_at, status, version, supersedes, contested, embedding, embedding_model,
-                search_text, policy_version, last_observed_at, created_at, updated_at)
+                search_text, policy_version, last_observed_at, created_at, updated_at,
+                occurred_at, keys)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                    $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $30, $30)
+                    $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $30, $30,
+                    $31, $32)
             RETURNING {FACT_COLUMNS}""",
         f.id,
         f.tenant_id,
@@ -222,6 +228,8 @@ async def insert_fact(conn: asyncpg.Connection, f: NewFact) -> asyncpg.Record:
         f.search_text,
         f.policy_version,
         f.now,
+        f.occurred_at,
+        f.keys or None,
     )
     assert row is not None
     return row
@@ -430,7 +438,7 @@ async def erase_chain(
     await conn.execute(
         """UPDATE facts SET status = 'deleted', statement = '', statement_key = '', value = NULL,
                value_key = NULL, source_evidence = NULL, embedding = NULL, search_text = '',
-               valid_to = coalesce(valid_to, $3), purged_at = $3, updated_at = $3
+               keys = NULL, valid_to = coalesce(valid_to, $3), purged_at = $3, updated_at = $3
            WHERE tenant_id = $1 AND id = ANY($2::uuid[])""",
         tenant_id,
         ids,

@@ -200,7 +200,7 @@ async def erase_facts(
     """Text and embedding gone from the facts rows (a no-op for rows deletion already erased)."""
     await conn.execute(
         """UPDATE facts SET statement = '', statement_key = '', value = NULL, value_key = NULL,
-               source_evidence = NULL, embedding = NULL, search_text = '',
+               source_evidence = NULL, embedding = NULL, search_text = '', keys = NULL,
                purged_at = coalesce(purged_at, $3), scrubbed_at = $3
            WHERE tenant_id = $1 AND id = ANY($2::uuid[])""",
         tenant_id, ids, now,
@@ -212,7 +212,7 @@ async def erase_candidates_of(
 ) -> list[uuid.UUID]:
     """Candidates promoted into deleted facts keep no copy of their words."""
     rows = await conn.fetch(
-        """UPDATE candidates SET statement = '', value = NULL, evidence = NULL,
+        """UPDATE candidates SET statement = '', value = NULL, evidence = NULL, keys = NULL,
                match_key = 'erased:' || id::text, status = 'deleted', updated_at = $3
            WHERE tenant_id = $1 AND fact_id = ANY($2::uuid[])
            RETURNING id""",

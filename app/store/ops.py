@@ -165,7 +165,7 @@ async def delete_candidates(
     await add_tombstones(conn, _tombstone_rows(tenant_id, pending, now, "candidate_ids"))
     await conn.execute(
         """UPDATE candidates SET status = 'deleted', statement = '', value = NULL,
-               evidence = NULL, match_key = 'deleted:' || id::text, updated_at = $3
+               evidence = NULL, keys = NULL, match_key = 'deleted:' || id::text, updated_at = $3
            WHERE tenant_id = $1 AND id = ANY($2::uuid[])""",
         tenant_id,
         [r["id"] for r in rows],

@@ -42,18 +42,26 @@ def channel_limits(k: int) -> tuple[int, int]:
 # $7 predicates, $8 search terms, $9 query vector (NULL = no dense channel),
 # $10 embedding model, $11 channel limit, $12 recency limit.
 #
-# The keyword tsquery is built by PostgreSQL itself: each term goes through
-# plainto_tsquery (any text is safe there), and the canonical text of those queries is
-# OR-ed and cast back. No value is ever formatted into the SQL text.
-# A fact matches when it holds any term (OR); its rank is ts_rank over the terms it
-# holds (AND of those). ts_rank of the OR query itself divides by the number of query
-# terms, so one exact token (an order number) in a long question would score next to
-# nothing; the scorer's keyword evidence is calibrated on the matched terms.
+# Keyword channel: Okapi BM25 over the user's filtered pool, computed in the statement.
+# Each term goes through plainto_tsquery('english', ...) (stems English, drops stop words,
+# leaves segmented Chinese words alone: the facts' tsv column is built the same way,
+# migrations/0007); the canonical queries are de-duplicated ("paint" and "painting" are
+# one term), OR-ed and cast back. No value is ever formatted into the SQL text.
+# For every pool row that holds any term, `hits` lists which terms it holds; `df` counts
+# the rows per term and `lens` the pool's size and mean document length (distinct
+# lexemes), so IDF and length normalisation come from the user's own pool, never from the
+# table. Term frequency counts as 1: a fact is a sentence or two, where repeats say little
+# (measured: no difference on LoCoMo). Then, per fact,
+#     bm25 = Σ_matched idf(t) × (K1 + 1) / (1 + K1 × (1 - B + B × dl / avgdl))
+#     idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
+# and, for the scorer's calibration, `bm25_ideal`: Σ idf over every query term (a term
+# found nowhere counts with df = 0), what a fact of average length holding all terms
+# would score. K1 = 1.2, B = 0.75 (the usual Okapi constants).
 #
 # tsq is MATERIALIZED: inlined, PostgreSQL re-ran its aggregate once per pool row
 # (1.3 of 2.7 ms for a 200-fact pool). It always has one row (an aggregate).
 #
-# The cosine and the keyword rank are computed while the pool is read, so the pool keeps
+# The cosine and the term hits are computed while the pool is read, so the pool keeps
 # neither the 2 KB vector nor the tsvector of each fact (-20 % on a 200-fact pool,
 # measured at 1M facts); the channels then only sort the pool.
 #
@@ -62,17 +70,20 @@ def channel_limits(k: int) -> tuple[int, int]:
 RECALL_SQL = """
 WITH tsq AS MATERIALIZED (
     SELECT string_agg('(' || q::text || ')', ' | ')::tsquery AS q, array_agg(q) AS terms
-    FROM (SELECT plainto_tsquery('simple', t) AS q FROM unnest($8::text[]) AS t) parsed
+    FROM (SELECT DISTINCT plainto_tsquery('english', t) AS q
+          FROM unnest($8::text[]) AS t) parsed
     WHERE numnode(q) > 0
 ),
 pool AS MATERIALIZED (
     SELECT f.id, f.statement, f.predicate, f.value, f.type, f.scope, f.source_kind,
-           f.confidence, f.valid_from, f.last_observed_at, f.created_at, f.contested,
+           f.confidence, f.valid_from, f.occurred_at, f.last_observed_at, f.created_at,
+           f.contested,
            CASE WHEN $9::vector IS NOT NULL AND f.embedding_model = $10
                 THEN 1 - (f.embedding <=> $9::vector) END AS cosine,
            CASE WHEN tsq.q IS NOT NULL AND f.tsv @@ tsq.q
-                THEN ts_rank(f.tsv, (SELECT string_agg('(' || t::text || ')', ' & ')::tsquery
-                                     FROM unnest(tsq.terms) AS t WHERE f.tsv @@ t)) END AS rank
+                THEN (SELECT array_agg(u.i::int) FROM unnest(tsq.terms) WITH ORDINALITY
+                      AS u(t, i) WHERE f.tsv @@ u.t) END AS hits,
+           length(f.tsv) AS dl
     FROM tsq, facts f
     WHERE f.tenant_id = $1 AND f.user_id = $2 AND f.status = 'active'
       AND f.scope = ANY($3::text[])
@@ -80,6 +91,14 @@ pool AS MATERIALIZED (
       AND (f.expires_at IS NULL OR f.expires_at > $4)
       AND f.sensitivity = ANY($5::text[])
       AND ($6::text[] IS NULL OR f.type = ANY($6::text[]))
+),
+lens AS MATERIALIZED (
+    SELECT count(*)::float8 AS n, greatest(avg(dl), 1)::float8 AS avgdl FROM pool
+),
+df AS MATERIALIZED (
+    SELECT h AS i, ln(1 + (l.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+    FROM pool CROSS JOIN lens l CROSS JOIN LATERAL unnest(pool.hits) AS h
+    GROUP BY h, l.n
 ),
 structured AS (
     SELECT id FROM pool WHERE predicate = ANY($7::text[])
@@ -89,7 +108,11 @@ dense AS (
     SELECT id, cosine FROM pool WHERE cosine IS NOT NULL ORDER BY cosine DESC, id LIMIT $11
 ),
 keyword AS (
-    SELECT id, rank FROM pool WHERE rank IS NOT NULL ORDER BY rank DESC, id LIMIT $11
+    SELECT p.id, sum(d.idf) * 2.2 / (1 + 1.2 * (0.25 + 0.75 * p.dl / l.avgdl)) AS bm25
+    FROM pool p CROSS JOIN lens l CROSS JOIN LATERAL unnest(p.hits) AS h
+    JOIN df d ON d.i = h
+    GROUP BY p.id, p.dl, l.avgdl
+    ORDER BY bm25 DESC, p.id LIMIT $11
 ),
 recent AS (
     SELECT id, row_number() OVER (ORDER BY last_observed_at DESC, id) AS rn
@@ -102,19 +125,24 @@ candidates AS (
 state AS (
     SELECT us.last_interaction_at,
            CASE WHEN us.last_session_scope = ANY($3::text[]) THEN us.last_session_hint END
-               AS last_session_hint
+               AS last_session_hint,
+           (SELECT count(*) FROM pool) AS pool_size,
+           (SELECT sum(coalesce(d.idf, ln(1 + (l.n + 0.5) / 0.5)))
+            FROM tsq CROSS JOIN lens l
+            CROSS JOIN LATERAL generate_subscripts(tsq.terms, 1) AS s(i)
+            LEFT JOIN df d ON d.i = s.i) AS bm25_ideal
     FROM (SELECT 1) AS anchor
     LEFT JOIN user_state us ON us.tenant_id = $1 AND us.user_id = $2
 )
-SELECT st.last_interaction_at, st.last_session_hint, (SELECT count(*) FROM pool) AS pool_size,
+SELECT st.last_interaction_at, st.last_session_hint, st.pool_size, st.bm25_ideal,
        f.id, f.statement, f.predicate, f.value, f.type, f.scope, f.source_kind, f.confidence,
-       f.valid_from, f.last_observed_at, f.created_at, f.contested,
-       f.structured, f.cosine, f.ts_rank, f.recency_rank
+       f.valid_from, f.occurred_at, f.last_observed_at, f.created_at, f.contested,
+       f.structured, f.cosine, f.bm25, f.recency_rank
 FROM state st
 LEFT JOIN (
     SELECT p.id, p.statement, p.predicate, p.value, p.type, p.scope, p.source_kind,
-           p.confidence, p.valid_from, p.last_observed_at, p.created_at, p.contested,
-           s.id IS NOT NULL AS structured, d.cosine, k.rank AS ts_rank, r.rn AS recency_rank
+           p.confidence, p.valid_from, p.occurred_at, p.last_observed_at, p.created_at,
+           p.contested, s.id IS NOT NULL AS structured, d.cosine, k.bm25, r.rn AS recency_rank
     FROM candidates c
     JOIN pool p ON p.id = c.id
     LEFT JOIN structured s ON s.id = c.id
@@ -131,10 +159,11 @@ ORDER BY f.id
 # `#variable_conflict use_column`: the OUT columns share names with table columns.
 _RECALL_COLUMNS = """
     last_interaction_at timestamptz, last_session_hint text, pool_size bigint,
+    bm25_ideal double precision,
     id uuid, statement text, predicate text, value jsonb, type text, scope text,
-    source_kind text, confidence real, valid_from timestamptz, last_observed_at timestamptz,
-    created_at timestamptz, contested boolean,
-    structured boolean, cosine double precision, ts_rank real, recency_rank bigint"""
+    source_kind text, confidence real, valid_from timestamptz, occurred_at timestamptz,
+    last_observed_at timestamptz, created_at timestamptz, contested boolean,
+    structured boolean, cosine double precision, bm25 double precision, recency_rank bigint"""
 RECALL_ARGS = (
     "uuid, text, text[], timestamptz, text[], text[], text[], text[], vector, text, int, int"
 )
@@ -185,6 +214,7 @@ class RecallPool:
     last_interaction_at: datetime | None = None
     last_session_hint: str | None = None
     pool_size: int = 0
+    bm25_ideal: float = 0.0  # Σ idf of the query's terms (the scorer's keyword scale)
 
 
 async def fetch_pool(conn: asyncpg.Connection, q: RecallQuery) -> RecallPool:
@@ -215,6 +245,7 @@ async def fetch_pool(conn: asyncpg.Connection, q: RecallQuery) -> RecallPool:
         out.last_interaction_at = first["last_interaction_at"]
         out.last_session_hint = first["last_session_hint"]
         out.pool_size = int(first["pool_size"])
+        out.bm25_ideal = float(first["bm25_ideal"] or 0.0)
     out.rows = [_row(r) for r in records if r["id"] is not None]
     return out
 
@@ -248,12 +279,13 @@ def _row(r: asyncpg.Record) -> RecallRow:
         source_kind=SourceKind(r["source_kind"]),
         confidence=float(r["confidence"]),
         valid_from=r["valid_from"],
+        occurred_at=r["occurred_at"],
         last_observed_at=r["last_observed_at"],
         created_at=r["created_at"],
         contested=r["contested"],
         structured=bool(r["structured"]),
         cosine=float(r["cosine"]) if r["cosine"] is not None else None,
-        ts_rank=float(r["ts_rank"]) if r["ts_rank"] is not None else None,
+        bm25=float(r["bm25"]) if r["bm25"] is not None else None,
         recency_rank=int(r["recency_rank"]) if r["recency_rank"] is not None else None,
     )
 

@@ -1,0 +1,178 @@
+"""Time spans named in a query ("last week", "上个月", "3 days ago"), resolved against `now`.
+
+Recall uses the span as a signal: an episode whose `occurred_at` falls inside it is
+evidence for the query (app.memory.scoring TEMPORAL). Pure: `now` is a parameter.
+Spans are half-open [start, end) in `now`'s time zone (UTC when it has none); weeks start
+on Monday. Only the first expression found counts.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+Span = tuple[datetime, datetime]
+
+_MONTHS = {name: i + 1 for i, name in enumerate(
+    "january february march april may june july august september october november december"
+    .split())}
+_MONTHS.update({name[:3]: n for name, n in list(_MONTHS.items())})
+_ZH_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+              "九": 9, "十": 10, "十一": 11, "十二": 12}
+_UNIT = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month",
+         "months": "month", "year": "year", "years": "year",
+         "天": "day", "日": "day", "周": "week", "星期": "week", "个星期": "week", "礼拜": "week",
+         "个礼拜": "week", "个月": "month", "月": "month", "年": "year"}
+
+_EN = re.compile(
+    r"\b(?P<word>yesterday|today|tonight|last\s+night|the\s+day\s+before\s+yesterday"
+    r"|(?P<which>last|this|past|previous)\s+(?P<period>week(?:end)?|month|year)"
+    r"|(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
+    r"(?P<unit>days?|weeks?|months?|years?)\s+ago"
+    r"|in\s+(?P<month>january|february|march|april|may|june|july|august|september|october"
+    r"|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b(?!\s+\d{1,2}\b))",
+    re.IGNORECASE)
+_ZH = re.compile(
+    r"(?P<word>前天|昨天|昨晚|今天|今晚|上周末|上个?周末|上周|上个?星期|上个?礼拜|这周|本周|这个?星期"
+    r"|上个月|这个月|本月|去年|今年|前年)"
+    r"|(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?P<unit>天|个星期|星期|个礼拜|礼拜|周|个月|年)[之以]?前"
+    r"|(?P<month>\d{1,2}|十[一二]?|[一二三四五六七八九])月份?(?![\d一二三四五六七八九十]*[日号])")
+_EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+               "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+
+def _day(now: datetime) -> datetime:
+    return now.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _month_start(year: int, month: int, tz: object) -> datetime:
+    while month < 1:
+        month, year = month + 12, year - 1
+    while month > 12:
+        month, year = month - 12, year + 1
+    return datetime(year, month, 1, tzinfo=tz)  # type: ignore[arg-type]
+
+
+def _week(now: datetime, back: int) -> Span:
+    monday = _day(now) - timedelta(days=now.weekday()) - timedelta(weeks=back)
+    return monday, monday + timedelta(weeks=1)
+
+
+def _weekend(now: datetime) -> Span:
+    saturday = _day(now) - timedelta(days=now.weekday()) - timedelta(days=2)
+    return saturday, saturday + timedelta(days=2)
+
+
+def _month(now: datetime, back: int) -> Span:
+    start = _month_start(now.year, now.month - back, now.tzinfo)
+    return start, _month_start(start.year, start.month + 1, now.tzinfo)
+
+
+def _year(now: datetime, back: int) -> Span:
+    start = datetime(now.year - back, 1, 1, tzinfo=now.tzinfo)
+    return start, datetime(now.year - back + 1, 1, 1, tzinfo=now.tzinfo)
+
+
+def _ago(now: datetime, n: int, unit: str) -> Span:
+    """"3 days ago" is that day; "2 weeks ago" that week; "2 months ago" that month."""
+    if unit == "day":
+        day = _day(now) - timedelta(days=n)
+        return day, day + timedelta(days=1)
+    if unit == "week":
+        return _week(now, n)
+    if unit == "month":
+        return _month(now, n)
+    return _year(now, n)
+
+
+def _named_month(now: datetime, month: int) -> Span:
+    """The most recent such month that has begun ("in May" asked in March is last May)."""
+    year = now.year if month <= now.month else now.year - 1
+    start = _month_start(year, month, now.tzinfo)
+    return start, _month_start(year, month + 1, now.tzinfo)
+
+
+_WORDS: dict[str, tuple[str, int]] = {
+    "today": ("day", 0), "tonight": ("day", 0), "yesterday": ("day", 1),
+    "last night": ("day", 1), "the day before yesterday": ("day", 2),
+    "今天": ("day", 0), "今晚": ("day", 0), "昨天": ("day", 1), "昨晚": ("day", 1),
+    "前天": ("day", 2), "上周": ("week", 1), "上星期": ("week", 1), "上个星期": ("week", 1),
+    "上礼拜": ("week", 1), "上个礼拜": ("week", 1), "这周": ("week", 0), "本周": ("week", 0),
+    "这星期": ("week", 0), "这个星期": ("week", 0), "上个月": ("month", 1),
+    "这个月": ("month", 0), "本月": ("month", 0), "去年": ("year", 1), "今年": ("year", 0),
+    "前年": ("year", 2),
+}
+
+
+def _zh_number(text: str) -> int | None:
+    if text.isdigit():
+        return int(text)
+    if text in _ZH_DIGITS:
+        return _ZH_DIGITS[text]
+    if len(text) == 2 and text[1] == "十" and text[0] in _ZH_DIGITS:
+        return _ZH_DIGITS[text[0]] * 10
+    if len(text) >= 2 and text[0] == "十" and text[1:] in _ZH_DIGITS:
+        return 10 + _ZH_DIGITS[text[1:]]
+    if len(text) == 3 and text[1] == "十":
+        return _ZH_DIGITS.get(text[0], 0) * 10 + _ZH_DIGITS.get(text[2], 0)
+    return None
+
+
+def window(query: str, now: datetime) -> Span | None:
+    """The time span the query names, or None."""
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    m = _EN.search(query)
+    if m is not None:
+        return _english(m, now)
+    z = _ZH.search(query)
+    if z is not None:
+        return _chinese(z, now)
+    return None
+
+
+def _by_unit(now: datetime, unit: str, back: int) -> Span:
+    if unit == "day":
+        return _ago(now, back, "day")
+    if unit == "week":
+        return _week(now, back)
+    if unit == "month":
+        return _month(now, back)
+    return _year(now, back)
+
+
+def _english(m: re.Match[str], now: datetime) -> Span | None:
+    word = re.sub(r"\s+", " ", m.group("word").lower())
+    if word in _WORDS:
+        unit, back = _WORDS[word]
+        return _by_unit(now, unit, back)
+    if m.group("period"):
+        period = m.group("period").lower()
+        back = 0 if m.group("which").lower() == "this" else 1
+        if period == "weekend":
+            return _weekend(now) if back else _weekend(now + timedelta(days=7))
+        return _by_unit(now, period, back)
+    if m.group("unit"):
+        raw = m.group("n").lower()
+        n = int(raw) if raw.isdigit() else _EN_NUMBERS[raw]
+        return _ago(now, n, _UNIT[m.group("unit").lower()])
+    month = m.group("month")
+    if month:
+        return _named_month(now, _MONTHS[month.lower()[:3]])
+    return None
+
+
+def _chinese(m: re.Match[str], now: datetime) -> Span | None:
+    word = m.group("word")
+    if word:
+        if "周末" in word:
+            return _weekend(now)
+        unit, back = _WORDS[word]
+        return _by_unit(now, unit, back)
+    if m.group("unit"):
+        n = _zh_number(m.group("n"))
+        return _ago(now, n, _UNIT[m.group("unit")]) if n else None
+    month = _zh_number(m.group("month"))
+    if month and 1 <= month <= 12:
+        return _named_month(now, month)
+    return None
