@@ -158,6 +158,7 @@ async def recall(
         prior=NEW_TIER_PRIOR if new_tier else 0.0,
         keyword_ideal=found.bm25_ideal,
         window=timeref.window(req.query, now),
+        diverse_top=True,
     )
     hint = found.last_session_hint if current != "new" else None
     budget = req.budget_tokens or policy.recall.budget_tokens

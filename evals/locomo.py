@@ -17,8 +17,11 @@ turns         every turn is an episodic fact: "Speaker: text" (the speaker is th
 observations  LoCoMo's session observations become semantic facts, linked to their turn
               (`source.turn_id`, the turn as evidence and search key).
 
-Then every question of categories 1–4 is asked with `k = 10` and a token budget that
-fits ten turns (BUDGET; the policy's default of 400 holds about five). A returned fact counts for
+Then every question of categories 1–4 is asked with `k = 10`, `min_score = 0` and a
+token budget that fits ten turns (BUDGET; the policy's default of 400 holds about five):
+recall@10 measures the ranking, so memgate's top ten are compared with BM25's top ten on
+equal terms. The relevance cut (`min_score`) is what `make eval`'s precision measures;
+`--min-score` reruns with another cut (the policy's default is 0.25) to show its cost. A returned fact counts for
 the turns it was written from; evidence recall@k is the share of a question's evidence
 turns among the first k facts. Beside it, in the same output: Okapi BM25 (rank_bm25) over
 the conversation's turns, offline, as the baseline.
@@ -65,7 +68,7 @@ MAX_STATEMENT = 500  # the API's statement limit
 MAX_EVIDENCE = 2000
 WRITERS = 4  # conversations written at once
 BUDGET = 2000  # ten LoCoMo turns with their provenance fit (the default 400 holds ~5)
-MIN_SCORE: float | None = None  # None: the policy's (what a user gets); --min-score to probe
+MIN_SCORE: float | None = 0.0  # None: the policy's cut; see the module doc
 
 
 # ------------------------------------------------------------------------------ the data
@@ -520,7 +523,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "LoCoMo development half when present, and the Chinese set")
     parser.add_argument("--mode", choices=MODES, action="append")
     parser.add_argument("--conv", action="append", help="only these sample ids")
-    parser.add_argument("--min-score", type=float, help="override the policy's min_score")
+    parser.add_argument("--min-score", type=float, default=0.0,
+                        help="the recall's min_score (default 0: the ranking alone)")
     args = parser.parse_args(argv)
     global MIN_SCORE
     MIN_SCORE = args.min_score

@@ -105,6 +105,8 @@ def _explain(entry: Any, facts: dict[uuid.UUID, Any], who: Principal) -> dict[st
             {
                 **why,
                 "statement": row["statement"] if visible and row is not None else None,
+                "occurred_at": row["occurred_at"].isoformat()
+                if visible and row is not None and row["occurred_at"] is not None else None,
                 "status": row["status"] if row is not None else None,
             }
         )

@@ -507,7 +507,9 @@ _HYPOTHETICAL = _rx(
     r"假如|假设|设想|倘若|如果说|如果我是|如果我有|如果我能|如果我会|如果我变成|要是我|万一我|"
     r"^(?:如果|要是|万一)(?!.*(?:就|请|都|的话就|则))"
     r"|\bwhat\s+if\b|\bsuppose\b|\bsupposing\b|\bimagine\b|\bhypothetical(?:ly)?\b|"
-    r"\blet'?s\s+say\b|\bif\s+i\s+(?:were|was|had|became|won|could|lived)\b|\bin\s+theory\b", _I)
+    r"\blet'?s\s+say\b|\bif\s+i\s+(?:were|was|had|became|won|could|lived)\b|\bin\s+theory\b|"
+    r"\b(?:if|should|when)\s+(?:i|we)\s+ever\b|\bif\s+(?:i|we)\s+(?:\w+\s+){1,4}(?:i|we)\s+would\b|"
+    r"如果有一天|要是哪天|哪天要是|万一哪天", _I)
 _ONE_OFF = _rx(
     r"这次|这一次|这回|本次|仅此一次|就这一次|今天先|暂且|先[^。，,]{0,8}吧\s*[。.!！]?\s*$|"
     r"\bjust\s+this\s+(?:once|time)\b|\bthis\s+time\b|\bonly\s+(?:this|for)\s+(?:once|now|today|"
@@ -576,21 +578,25 @@ def is_filler(sentence: str) -> bool:
     if not words:
         return False  # numbers or other scripts: not ours to judge
     rest = [w for w in words if w.lower() not in _FILLER_EN]
-    return not rest or (len(rest) == 1 and rest[0][0].isupper() and rest[0] != words[0])
+    # one capitalised word left is a vocative ("Thanks, Mel!"), alone or after a reaction
+    return not rest or (len(rest) == 1 and rest[0][0].isupper()
+                        and (rest[0] != words[0] or len(words) == 1))
 
 
 # The classes a sentence alone may be refused for, and which of them still refuse a
 # text whose other sentences are durable. An episode (a thing that happened) is one-off
 # by nature, so `one_off` does not make it transient.
 _AROUND_DURABLE = frozenset({"greeting", "filler", "question", "mood"})
+# Judged clause by clause: "I adopted a puppy last week, I'm so excited!" holds an event.
+_CLAUSE = re.compile(r"[,，;；、]\s*|\s+-\s+|\s+–\s+")
 # A transcript line names its speaker first ("Caroline: Hey Mel!"): the label says who,
 # not what, and is left out of the judgement.
 _SPEAKER = re.compile(r"^\s*[^\W\d_][\w .'-]{0,39}[:：]\s+")
 
 
 def sentence_transience(sentence: str) -> str | None:
-    """The transient class of one sentence (greeting, filler, question, hypothetical,
-    one_off, mood), or None when it may hold something durable."""
+    """The transient class of one sentence or clause (greeting, filler, question,
+    hypothetical, one_off, mood), or None when it may hold something durable."""
     found = find_not_reusable(sentence)
     if found:
         return found[0].detail
@@ -600,13 +606,14 @@ def sentence_transience(sentence: str) -> str | None:
 def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
     """Transient content, judged sentence by sentence (000 §2: 会不会复用).
 
-    A text is transient when none of its sentences holds anything durable. Greetings,
+    A text is transient when none of its clauses holds anything durable. Greetings,
     fillers, questions and moods around a durable sentence do not make it transient
     ("I went to a support group yesterday! How about you?" is an episode). A hypothetical
     or a one-off anywhere does, except that an episode may be a one-off ("this time we
     took the train" happened)."""
-    sentences = split_sentences(_SPEAKER.sub("", text, count=1)) or [text]
-    kinds = [sentence_transience(s) for s in sentences]
+    clauses = [c for s in split_sentences(_SPEAKER.sub("", text, count=1))
+               for c in _CLAUSE.split(s) if c.strip()] or [text]
+    kinds = [sentence_transience(c) for c in clauses]
     if episode:
         kinds = [None if k == "one_off" else k for k in kinds]
     blocking = [k for k in kinds if k is not None and k not in _AROUND_DURABLE]

@@ -52,20 +52,30 @@ _RRF_MAX = sum(w / (RRF_K + 1) for w in RRF_WEIGHTS.values())
 # Absolute evidence per channel, each 0..cap.
 STRUCTURED_EVIDENCE = 1.0  # the question asked for this predicate
 # Cosine → DENSE_CAP × clip((cos - floor) / (full - floor)). Cosines are embedder-specific:
-# (0.2, 0.65) fits the default USE-multilingual-v3 embedder (related question/fact pairs
-# 0.4–0.65, unrelated ≤ 0.25); e5-style models crowd into 0.7–0.9 and need their own pair,
-# passed as `dense_range` by the caller that knows the embedding model.
+# (0.2, 0.8) fits the default USE-multilingual-v3 embedder (related question/fact pairs
+# 0.4–0.65, unrelated ≤ 0.25; the full mark at 0.8 rather than 0.65 leaves BM25 its share
+# on long conversations, measured on LoCoMo's tuning split); e5-style models crowd into
+# 0.7–0.9 and need their own pair, passed as `dense_range` by the caller that knows the
+# embedding model.
 DENSE_RANGE: tuple[float, float] = (0.2, 0.65)
 DENSE_CAP = 0.95
+# Within a query, a cosine well below the pool's best is weaker evidence: in a long
+# conversation many turns sit at a middling cosine to any question (shared names, chat);
+# the lead keeps them from outvoting a keyword match. 0 = off.
+DENSE_LEAD = 3.0
 # BM25 (app.store.recall: IDF and length normalisation over the user's own pool) →
-# KEYWORD_CAP × coverage^KEYWORD_COVERAGE × lead^(1 - KEYWORD_COVERAGE), where
-#   coverage = bm25 / ideal (0..1): how much of the query's information the fact holds,
-#              ideal being what a fact holding every query term would score;
-#   lead     = bm25 / best (0..1): how close it is to the best keyword match of this query.
-# Coverage keeps the evidence absolute (one common word of a long question is weak
-# evidence), lead orders the matches within the query. Fitted on LoCoMo's tuning split.
-KEYWORD_CAP = 0.8
-KEYWORD_COVERAGE = 0.5
+#     KEYWORD_CAP × lead × coverage
+#   lead     = bm25 / best: how close the fact is to this query's best keyword match;
+#   coverage = min(1, best / (ideal × KEYWORD_COVERAGE)): how much of the query's
+#              information the best match holds, `ideal` being Σ idf of every query term
+#              (a term found nowhere counts in full). A best match holding half of it is
+#              full evidence; one common word of a long question is weak evidence.
+# Within one query the evidence is linear in BM25; across queries it stays absolute, so
+# `min_score` keeps its meaning. Fitted on LoCoMo's tuning split (evals/locomo.py) with
+# the zh/en eval as the guard against lost precision.
+KEYWORD_CAP = 0.95
+KEYWORD_COVERAGE = 0.75
+KEYWORD_POWER = 1.0
 RECENCY_CAP = 0.15  # below the default min_score on purpose: recency alone never injects
 # An episode inside the span the query names ("what did I do last week?"): support, not
 # proof: alone it stays under the default min_score once quality tempers it.
@@ -183,12 +193,20 @@ def _stale(age: float, confidence: float, policy: Policy) -> bool:
     return age > policy.recall.fresh_days or confidence < policy.recall.low_confidence
 
 
-def dense_evidence(cosine: float | None, dense_range: tuple[float, float] = DENSE_RANGE) -> float:
+def dense_evidence(
+    cosine: float | None, dense_range: tuple[float, float] = DENSE_RANGE,
+    best: float | None = None,
+) -> float:
+    """Calibrated cosine evidence, tempered by the fact's lead: how close its cosine is
+    to the best of this query's pool, (cos - floor) / (best - floor), to DENSE_LEAD."""
     if cosine is None:
         return 0.0
     floor, full = dense_range
     x = (cosine - floor) / (full - floor)
-    return DENSE_CAP * min(1.0, max(0.0, x))
+    evidence = DENSE_CAP * min(1.0, max(0.0, x))
+    if best is not None and best > floor and evidence > 0:
+        evidence *= min(1.0, (cosine - floor) / (best - floor)) ** DENSE_LEAD
+    return evidence
 
 
 def keyword_evidence(bm25: float | None, best: float, ideal: float) -> float:
@@ -196,9 +214,9 @@ def keyword_evidence(bm25: float | None, best: float, ideal: float) -> float:
     close the match is to the query's best one (see KEYWORD_CAP)."""
     if not bm25 or bm25 <= 0 or best <= 0:
         return 0.0
-    coverage = min(1.0, bm25 / ideal) if ideal > 0 else 1.0
     lead = min(1.0, bm25 / best)
-    return KEYWORD_CAP * coverage**KEYWORD_COVERAGE * lead ** (1.0 - KEYWORD_COVERAGE)
+    coverage = min(1.0, best / (ideal * KEYWORD_COVERAGE)) if ideal > 0 else 1.0
+    return KEYWORD_CAP * lead * coverage**KEYWORD_POWER
 
 
 def recency_evidence(rank: int | None) -> float:
@@ -229,9 +247,10 @@ def score_facts(
     prior: float = 0.0,
     keyword_ideal: float = 0.0,
     window: tuple[datetime, datetime] | None = None,
+    diverse_top: bool = False,
 ) -> list[ScoredFact]:
     """Score, drop below `min_score`, order (score desc, then id) and keep at most `k`,
-    leaving out near-duplicates of a fact already kept (`diverse`).
+    with `diverse_top` leaving out near-duplicates of a fact already kept (`diverse`).
 
     `prior` is evidence every row gets whatever the channels say (0..1; tier `new`
     gives its admitted hard constraints one, so they are injected for any question).
@@ -250,7 +269,8 @@ def score_facts(
     keep_floor = policy.decay.keep_floor
     now = _aware(now)
 
-    dense = [dense_evidence(r.cosine, dense_range) for r in rows]
+    best_cos = max((r.cosine for r in rows if r.cosine is not None), default=None)
+    dense = [dense_evidence(r.cosine, dense_range, best_cos) for r in rows]
     dense_rank = _ranks((r.cosine if dense[i] > 0 else None, r.id, i) for i, r in enumerate(rows))
     keyword_rank = _ranks((r.bm25, r.id, i) for i, r in enumerate(rows))
     best = max((r.bm25 for r in rows if r.bm25), default=0.0)
@@ -313,7 +333,7 @@ def score_facts(
         if score >= floor_score:
             kept.append((-score, r.id, i, relevance, fresh, trust, age, tuple(channels)))
     kept.sort()
-    kept = diverse(kept, rows, max(0, k))
+    kept = diverse(kept, rows, max(0, k)) if diverse_top else kept[: max(0, k)]
     return [
         ScoredFact(
             row=rows[i],

@@ -422,7 +422,8 @@ async def facts_by_id(
 ) -> dict[uuid.UUID, asyncpg.Record]:
     """The facts a trace names, whatever their status today (the caller decides what to show)."""
     rows = await conn.fetch(
-        """SELECT id, statement, predicate, scope, status, sensitivity, type, source_kind
+        """SELECT id, statement, predicate, scope, status, sensitivity, type, source_kind,
+                  occurred_at
            FROM facts WHERE tenant_id = $1 AND id = ANY($2::uuid[])""",
         tenant_id,
         list(ids),

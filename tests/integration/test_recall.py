@@ -121,6 +121,7 @@ async def test_response_shape_header_and_budget(client: httpx.AsyncClient, tenan
         "score",
         "channels",
         "valid_from",
+        "occurred_at",
         "age_days",
         "stale",
         "contested",

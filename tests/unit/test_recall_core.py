@@ -204,19 +204,19 @@ def test_is_stale(age: float, confidence: float, stale: bool) -> None:
 
 def test_fusion_structured_beats_dense_beats_keyword() -> None:
     rows = [
-        row(1, "keyword only", ts_rank=0.2),
+        row(1, "keyword only", bm25=1.0),
         row(2, "dense only", cosine=0.9),
         row(3, "structured only", structured=True),
         row(4, "nothing at all"),
     ]
-    out = score_facts(rows, NOW, POLICY, min_score=0.0)
+    out = score_facts(rows, NOW, POLICY, min_score=0.0, keyword_ideal=4.0)
     assert [f.id for f in out] == [fid(3), fid(2), fid(1)]  # no evidence → never returned
     assert [f.channels for f in out] == [("structured",), ("dense",), ("keyword",)]
     assert all(0.0 < f.score <= 1.0 for f in out)
 
 
 def test_agreeing_channels_beat_a_single_channel() -> None:
-    rows = [row(1, cosine=0.6), row(2, cosine=0.6, ts_rank=0.1)]
+    rows = [row(1, cosine=0.6), row(2, cosine=0.6, bm25=1.0)]
     out = score_facts(rows, NOW, POLICY, min_score=0.0)
     assert out[0].id == fid(2) and out[0].channels == ("dense", "keyword")
 
@@ -258,18 +258,18 @@ def test_usefulness_factors_only_down_weight() -> None:
 
 def test_quality_tempers_rather_than_crushes() -> None:
     # An ordinary fact: user_message at the default confidence 0.7, fresh. Found by one
-    # keyword (ts_rank 0.06) it used to score 0.22 (relevance × 0.51) and never passed the
-    # default min_score; tempered (relevance × √quality) it does.
-    ordinary = row(1, ts_rank=0.06, source=SourceKind.USER_MESSAGE, confidence=0.7)
-    out = score_facts([ordinary], NOW, POLICY)
+    # keyword, the best match holding half the query, it used to score 0.22 (relevance ×
+    # 0.51) and never passed the default min_score; tempered (relevance × √quality) it does.
+    ordinary = row(1, bm25=0.5, source=SourceKind.USER_MESSAGE, confidence=0.7)
+    out = score_facts([ordinary], NOW, POLICY, keyword_ideal=1.0)
     assert len(out) == 1
     f = out[0]
     quality = f.freshness * f.trust * 0.7
     assert f.score == pytest.approx(f.relevance * quality**0.5, abs=1e-5)
     assert POLICY.recall.min_score <= f.score < f.relevance <= 1.0
     # Still monotonic: poorer quality, lower score, and a poor fact keeps little.
-    poor = row(2, ts_rank=0.06, source=SourceKind.AGENT_INFERENCE, confidence=0.5, age_days=400)
-    p = score_facts([poor], NOW, POLICY, min_score=0.0)[0]
+    poor = row(2, bm25=0.5, source=SourceKind.AGENT_INFERENCE, confidence=0.5, age_days=400)
+    p = score_facts([poor], NOW, POLICY, min_score=0.0, keyword_ideal=1.0)[0]
     assert p.score < f.score and p.score < POLICY.recall.min_score
 
 
@@ -303,10 +303,10 @@ def test_source_trust_follows_authority() -> None:
 
 @pytest.mark.parametrize("min_score", [0.0, 0.25, 0.5, 0.7, 0.9, 1.0])
 def test_min_score_cut(min_score: float) -> None:
-    rows = [row(n, cosine=0.2 + n * 0.03, ts_rank=n / 100) for n in range(1, 20)]
-    out = score_facts(rows, NOW, POLICY, min_score=min_score, k=50)
+    rows = [row(n, cosine=0.2 + n * 0.03, bm25=n / 10) for n in range(1, 20)]
+    out = score_facts(rows, NOW, POLICY, min_score=min_score, k=50, keyword_ideal=3.0)
     assert all(f.score >= min_score for f in out)
-    full = score_facts(rows, NOW, POLICY, min_score=0.0, k=50)
+    full = score_facts(rows, NOW, POLICY, min_score=0.0, k=50, keyword_ideal=3.0)
     assert len(out) == sum(1 for f in full if f.score >= min_score)
 
 
@@ -585,7 +585,7 @@ def test_score_and_pack_100_rows_is_fast() -> None:
             n,
             f"用户偏好 {n}：喜欢 option {n}",
             cosine=rng.random() if n % 3 else None,
-            ts_rank=rng.random() / 5 if n % 4 == 0 else None,
+            bm25=rng.random() * 5 if n % 4 == 0 else None,
             structured=n % 17 == 0,
             recency_rank=n + 1 if n < 10 else None,
             age_days=rng.random() * 60,
