@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: install run worker test test-unit lint openapi bench eval chaos clean
+.PHONY: install run worker test test-unit lint openapi bench eval eval-locomo chaos clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,8 +39,15 @@ openapi: install
 bench: install
 	$(BIN)/python -m bench
 
+## The zh/en scenarios, then the Chinese long-conversation set through the live API.
 eval: install
 	$(BIN)/python -m evals
+	$(BIN)/python -m evals.locomo --data tests/data/eval/zh-longconv.json
+
+## LoCoMo through the live API beside BM25: LOCOMO=path/to/locomo.json (default: the
+## development half when present next to the repository, then the Chinese set).
+eval-locomo: install
+	$(BIN)/python -m evals.locomo $(if $(LOCOMO),--data $(LOCOMO) --data tests/data/eval/zh-longconv.json)
 
 ## Kill the worker, Redis, PostgreSQL and the API in turn under load (not part of `test`):
 ## one line per scenario, lost=0 duplicated=0 stuck_jobs=0 and recovered_s <= 30 to pass.

@@ -1,0 +1,59 @@
+"""The pure parts of `make eval-locomo` (evals/locomo.py): dates, the metric, the split,
+loading a LoCoMo-shaped file, the request bodies and the BM25 baseline."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from evals import locomo
+
+
+def test_parse_date_reads_locomo_and_iso() -> None:
+    assert locomo.parse_date("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    assert locomo.parse_date("10:37 am on 27 June, 2023").day == 27
+    assert locomo.parse_date("2024-03-02 19:30") == datetime(2024, 3, 2, 19, 30, tzinfo=UTC)
+    with pytest.raises(ValueError):
+        locomo.parse_date("yesterday")
+
+
+def test_evidence_recall_counts_each_evidence_turn_once() -> None:
+    ranked = [["D1:1"], ["D1:3", "D1:4"], ["D2:1"]]
+    assert locomo.evidence_recall(ranked, ["D1:3", "D2:1"], 1) == 0.0
+    assert locomo.evidence_recall(ranked, ["D1:3", "D2:1"], 2) == 0.5
+    assert locomo.evidence_recall(ranked, ["D1:3", "D2:1"], 10) == 1.0
+    assert locomo.evidence_recall([], ["D1:1"], 10) == 0.0
+
+
+def test_split_is_fixed_for_the_development_half_and_whole_otherwise() -> None:
+    def conv(i: str) -> locomo.Conversation:
+        return locomo.Conversation(i, [], [], [])
+
+    dev = [conv(i) for i in ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43")]
+    assert locomo.splits(dev) == {
+        "tune": ["conv-26", "conv-30", "conv-42"],
+        "report": ["conv-41", "conv-43"],
+        "all": ["conv-26", "conv-30", "conv-41", "conv-42", "conv-43"],
+    }
+    assert locomo.splits([conv("conv-1"), conv("conv-2")]) == {"all": ["conv-1", "conv-2"]}
+
+
+def test_the_chinese_set_loads_with_bodies_and_a_baseline() -> None:
+    convs = locomo.load(locomo.ZH_SET)
+    assert len(convs) == 2
+    c = convs[0]
+    assert len(c.turns) > 150 and c.questions and c.observations
+    assert all(q.evidence for q in c.questions)
+    bodies = locomo._turn_bodies(c)
+    assert len(bodies) == len(c.turns)
+    first, second = bodies[0][1], bodies[1][1]
+    assert first["type"] == "episodic" and first["keys"] == []
+    assert second["keys"] == [c.turns[0].text]  # the turn before, same session
+    assert first["occurred_at"] == c.turns[0].date.isoformat()
+    assert all(len(b["statement"]) <= locomo.MAX_STATEMENT for _, b in bodies)
+    obs = locomo._observation_bodies(c)
+    assert obs[0][1]["type"] == "semantic" and obs[0][1]["source"]["turn_id"]
+    ranked = locomo.bm25_rankings(c)
+    assert set(ranked) == {q.text for q in c.questions}
+    assert all(len(r) == locomo.K for r in ranked.values())
