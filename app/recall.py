@@ -107,6 +107,7 @@ async def recall(
     trace_id = req.trace_id or uuid.uuid4().hex
     lang: Lang = req.lang or ("zh" if detect_lang(req.query) == "zh" else "en")
     scopes = ["global"] if not req.scope or req.scope == "global" else ["global", req.scope]
+    when = timeref.find(req.query, now)
     query = recall_store.RecallQuery(
         tenant_id=who.tenant_id,
         user_id=user_id,
@@ -115,9 +116,11 @@ async def recall(
         sensitivities=[s.value for s in Sensitivity if sensitivity_allowed(s, who.max_sensitivity)],
         types=[t.value for t in req.types] if req.types else None,
         predicates=predicates_for_query(req.query),
-        terms=search_terms(req.query),
+        # a date the query names is matched against when episodes happened, not as words
+        terms=search_terms(timeref.without(req.query, when[1]) if when else req.query),
         vector=None,
         embedding_model=None,
+        window=when[0] if when else None,
     )
     # Embedded before a connection is taken: under load queries wait for the model, and
     # a pooled connection held meanwhile would starve the others.
@@ -157,7 +160,7 @@ async def recall(
         dense_range=DENSE_RANGES.get(model or "", DENSE_RANGE),
         prior=NEW_TIER_PRIOR if new_tier else 0.0,
         keyword_ideal=found.bm25_ideal,
-        window=timeref.window(req.query, now),
+        window=when[0] if when else None,
         diverse_top=True,
     )
     hint = found.last_session_hint if current != "new" else None

@@ -552,7 +552,8 @@ it it's its sounds sound good glad happy hear to for you you're your it is this 
 the such how thanks thank much love keep up work same too me i i'm im am proud of wish luck
 best cheers well done bet hope hopefully and just very super pretty kinda quite all hey hi
 hello there wonderfully interesting impressive inspiring exciting fun cute wild crazy
-unbelievable gosh goodness heck dang damn man dude buddy friend
+unbelievable gosh goodness heck dang damn man dude buddy friend see meet chat chatting talk
+talking catch catching long time missed again back going doing been
 """.split())
 _FILLER_ZH = _rx(
     r"哇塞|哇哦|哇|天哪|天啊|我的天|太好了|太棒了|好棒|真棒|棒|太厉害了|真厉害|好厉害|厉害|了不起|"

@@ -77,9 +77,10 @@ KEYWORD_CAP = 0.95
 KEYWORD_COVERAGE = 0.75
 KEYWORD_POWER = 1.0
 RECENCY_CAP = 0.15  # below the default min_score on purpose: recency alone never injects
-# An episode inside the span the query names ("what did I do last week?"): support, not
-# proof: alone it stays under the default min_score once quality tempers it.
-TEMPORAL_EVIDENCE = 0.3
+# An episode inside the span the query names ("what did I do last week?", "on 9 November
+# 2022"): the question asks about that time, so it is evidence even alone (it passes the
+# default min_score); with a keyword or dense match it leads. Fitted on LoCoMo's tuning split.
+TEMPORAL_EVIDENCE = 0.5
 # Statements this similar (character-bigram Jaccard) say the same thing: one is enough.
 NEAR_DUPLICATE = 0.8
 # Procedural memory is how to act in this scope: relevant to any question there.

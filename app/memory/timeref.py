@@ -37,6 +37,18 @@ _ZH = re.compile(
     r"|上个月|这个月|本月|去年|今年|前年)"
     r"|(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?P<unit>天|个星期|星期|个礼拜|礼拜|周|个月|年)[之以]?前"
     r"|(?P<month>\d{1,2}|十[一二]?|[一二三四五六七八九])月份?(?![\d一二三四五六七八九十]*[日号])")
+_MONTH_NAMES = (r"january|february|march|april|may|june|july|august|september|october|november"
+                r"|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+# Absolute dates: "9 November, 2022", "November 9, 2022", "on 13 Oct 2023", "July 2022",
+# "2022-11-09", "2022年11月9日", "2022年5月", "in 2022".
+_ABSOLUTE = re.compile(
+    rf"\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<m1>{_MONTH_NAMES})\.?,?\s+(?P<y1>\d{{4}})\b"
+    rf"|\b(?P<m2>{_MONTH_NAMES})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}})\b"
+    rf"|\b(?P<m3>{_MONTH_NAMES})\.?,?\s+(?:of\s+)?(?P<y3>\d{{4}})\b"
+    r"|\b(?P<y4>\d{4})-(?P<m4>\d{1,2})-(?P<d4>\d{1,2})\b"
+    r"|(?P<y5>\d{4})\s*年\s*(?P<m5>\d{1,2})\s*月(?:\s*(?P<d5>\d{1,2})\s*[日号])?"
+    r"|\b(?:in|during|of)\s+(?P<y6>(?:19|20)\d{2})\b|(?P<y7>(?:19|20)\d{2})\s*年(?!\s*\d)",
+    re.IGNORECASE)
 _EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
                "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
@@ -120,15 +132,64 @@ def _zh_number(text: str) -> int | None:
 
 def window(query: str, now: datetime) -> Span | None:
     """The time span the query names, or None."""
+    found = find(query, now)
+    return found[0] if found is not None else None
+
+
+def find(query: str, now: datetime) -> tuple[Span, tuple[int, int]] | None:
+    """The time span the query names and where the expression is in the query (so the
+    caller can leave its words out of the keyword search: no fact holds "2022")."""
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
+    a = _ABSOLUTE.search(query)
+    if a is not None:
+        span = _absolute(a, now)
+        if span is not None:
+            return span, a.span()
     m = _EN.search(query)
     if m is not None:
-        return _english(m, now)
+        span = _english(m, now)
+        if span is not None:
+            return span, m.span()
     z = _ZH.search(query)
     if z is not None:
-        return _chinese(z, now)
+        span = _chinese(z, now)
+        if span is not None:
+            return span, z.span()
     return None
+
+
+def without(query: str, where: tuple[int, int]) -> str:
+    """The query with the time expression at `where` taken out."""
+    return (query[: where[0]] + " " + query[where[1]:]).strip()
+
+
+def _absolute(m: re.Match[str], now: datetime) -> Span | None:
+    g = m.groupdict()
+    tz = now.tzinfo
+    try:
+        for d, mo, y in (("d1", "m1", "y1"), ("d2", "m2", "y2"), ("d4", "m4", "y4"),
+                         ("d5", "m5", "y5")):
+            if g.get(y) and g.get(mo):
+                month = _month_number(g[mo])
+                if g.get(d):
+                    start = datetime(int(g[y]), month, int(g[d]), tzinfo=tz)
+                    return start, start + timedelta(days=1)
+                start = _month_start(int(g[y]), month, tz)
+                return start, _month_start(start.year, start.month + 1, tz)
+        if g.get("y3") and g.get("m3"):
+            start = _month_start(int(g["y3"]), _month_number(g["m3"]), tz)
+            return start, _month_start(start.year, start.month + 1, tz)
+        year = g.get("y6") or g.get("y7")
+        if year:
+            return datetime(int(year), 1, 1, tzinfo=tz), datetime(int(year) + 1, 1, 1, tzinfo=tz)
+    except ValueError:  # 31 February and the like: no span
+        return None
+    return None
+
+
+def _month_number(text: str) -> int:
+    return int(text) if text.isdigit() else _MONTHS[text.lower()[:3]]
 
 
 def _by_unit(now: datetime, unit: str, back: int) -> Span:

@@ -40,7 +40,11 @@ def channel_limits(k: int) -> tuple[int, int]:
 
 # $1 tenant, $2 user, $3 scopes, $4 now, $5 sensitivities, $6 types (NULL = all),
 # $7 predicates, $8 search terms, $9 query vector (NULL = no dense channel),
-# $10 embedding model, $11 channel limit, $12 recency limit.
+# $10 embedding model, $11 channel limit, $12 recency limit, $13/$14 the time span the
+# query names (NULL = none: no temporal channel).
+#
+# Temporal channel: the facts that happened inside the span (occurred_at), most similar
+# first; the scorer gives them TEMPORAL evidence.
 #
 # Keyword channel: Okapi BM25 over the user's filtered pool, computed in the statement.
 # Each term goes through plainto_tsquery('english', ...) (stems English, drops stop words,
@@ -118,9 +122,14 @@ recent AS (
     SELECT id, row_number() OVER (ORDER BY last_observed_at DESC, id) AS rn
     FROM pool ORDER BY last_observed_at DESC, id LIMIT $12
 ),
+temporal AS (
+    SELECT id FROM pool
+    WHERE $13::timestamptz IS NOT NULL AND occurred_at >= $13 AND occurred_at < $14
+    ORDER BY cosine DESC NULLS LAST, id LIMIT $11
+),
 candidates AS (
     SELECT id FROM structured UNION SELECT id FROM dense
-    UNION SELECT id FROM keyword UNION SELECT id FROM recent
+    UNION SELECT id FROM keyword UNION SELECT id FROM recent UNION SELECT id FROM temporal
 ),
 state AS (
     SELECT us.last_interaction_at,
@@ -165,7 +174,8 @@ _RECALL_COLUMNS = """
     last_observed_at timestamptz, created_at timestamptz, contested boolean,
     structured boolean, cosine double precision, bm25 double precision, recency_rank bigint"""
 RECALL_ARGS = (
-    "uuid, text, text[], timestamptz, text[], text[], text[], text[], vector, text, int, int"
+    "uuid, text, text[], timestamptz, text[], text[], text[], text[], vector, text, int, int, "
+    "timestamptz, timestamptz"
 )
 RECALL_FUNCTION = (
     "memgate_recall_"
@@ -185,7 +195,9 @@ $recall$;
 REVOKE ALL ON FUNCTION {RECALL_FUNCTION}({RECALL_ARGS}) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION {RECALL_FUNCTION}({RECALL_ARGS}) TO memgate_app;
 """
-_CALL_RECALL = f"SELECT * FROM {RECALL_FUNCTION}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+_CALL_RECALL = (
+    f"SELECT * FROM {RECALL_FUNCTION}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+)
 
 
 @dataclass(frozen=True)
@@ -204,6 +216,7 @@ class RecallQuery:
     embedding_model: str | None
     channel_limit: int = CHANNEL_LIMIT  # candidates per ranked channel
     recency_limit: int = RECENCY_LIMIT
+    window: tuple[datetime, datetime] | None = None  # the span the query names
 
 
 @dataclass
@@ -251,7 +264,7 @@ async def fetch_pool(conn: asyncpg.Connection, q: RecallQuery) -> RecallPool:
 
 
 def recall_args(q: RecallQuery) -> tuple[Any, ...]:
-    """The statement's parameters $1..$12, in order."""
+    """The statement's parameters $1..$14, in order."""
     return (
         q.tenant_id,
         q.user_id,
@@ -265,6 +278,8 @@ def recall_args(q: RecallQuery) -> tuple[Any, ...]:
         q.embedding_model,
         q.channel_limit,
         q.recency_limit,
+        q.window[0] if q.window else None,
+        q.window[1] if q.window else None,
     )
 
 

@@ -81,7 +81,7 @@ async def test_keys_pass_the_gate(http: httpx.AsyncClient, tenant: Tenant) -> No
     bad = await http.post(f"/v1/users/{u}/facts", headers=tenant.h(), json={
         "type": "episodic", "statement": "I ran a marathon.", "source": {"kind": "user_message"},
         "keys": ["x"] * 9})
-    assert bad.status_code == 422 and bad.json()["code"] == "invalid_request"
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
 
 
 async def test_event_turns_are_admitted_greetings_and_questions_are_not(
@@ -102,8 +102,8 @@ async def test_event_turns_are_admitted_greetings_and_questions_are_not(
         "I'm so tired today.",
         "If I ever win the lottery I would buy a boat.",
     ]
-    for text in admitted:
-        out = await episode(http, tenant, u, text)
+    for text in admitted:  # consent: the LGBTQ turn is sensitive (the user's own)
+        out = await episode(http, tenant, u, text, consent=True)
         assert out["decision"] == "written", text
     for text in refused:
         out = await episode(http, tenant, u, text, status=200)
