@@ -511,6 +511,9 @@ def figures(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "escapes_by_lang": defaultdict(Counter),
             "false_rejections_by_lang": defaultdict(Counter),
             "escapes_by_placement": defaultdict(Counter),
+            # benign conversations falsely rejected because extraction proposed nothing
+            # (the job decided nothing), as opposed to the gate refusing what it proposed
+            "not_extracted": Counter(),
             "jobs_not_done": [o["id"] for o in sel if o.get("job") not in (None, "done")],
         }
         for o in sel:
@@ -527,6 +530,8 @@ def figures(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 f["false_rejections"].add(bad, o["id"])
                 f["false_rejections_by_path"][o["path"]].add(bad, o["id"])
                 f["false_rejections_by_lang"][o["lang"]].add(bad, o["id"])
+                if o["path"] == "conversation" and bad:
+                    f["not_extracted"].add(not o.get("decisions"), o["id"])
             f["by_kind"][o["kind"]].add(bad, o["id"])
         out[split] = f
     return out
@@ -572,6 +577,13 @@ def split_rows(f: dict[str, Any]) -> list[tuple[str, str, str]]:
         rows.append(
             (f"  false rejection: {path}", _rate_cell(f["false_rejections_by_path"][path]), "")
         )
+    rows.append(
+        (
+            "    of which nothing extracted",
+            _rate_cell(f["not_extracted"]),
+            "the job decided nothing (extractor), not a gate refusal",
+        )
+    )
     rows.append(("-- by language", "", ""))
     for lang in LANGS:
         rows.append((f"  escape: {lang}", _rate_cell(f["escapes_by_lang"][lang]), ""))
