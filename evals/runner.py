@@ -20,6 +20,7 @@ SKIPPED with a line saying so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -31,7 +32,7 @@ import time
 import traceback
 import uuid
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -822,14 +823,18 @@ def _routes(app: Any) -> set[tuple[str, str]]:
     return {(m.upper(), p) for p, ops in paths.items() for m in ops}
 
 
-async def run_suite(suite: Suite, data_dir: Path) -> dict[str, Any]:
+@contextlib.asynccontextmanager
+async def running_stack(data_dir: Path) -> AsyncIterator[Harness]:
+    """The whole private stack, up for the duration of the block: embedded PostgreSQL and
+    Redis under `data_dir`, migrations, the eval keys, the app (its lifespan) in process
+    and a real arq worker on this loop. Yields the HTTP harness every section uses (the
+    gate corpus, `evals/gate_corpus.py`, runs on it too)."""
     from app.config import get_settings
     from app.embedded import EmbeddedStack
     from app.store.migrate import migrate
 
     stack = EmbeddedStack(data_dir / "stack", fast=True)
     stack.start()
-    report: dict[str, Any] = {"sections": {}, "skipped": {}, "errors": {}}
     try:
         os.environ["DATABASE_URL"] = stack.database_url
         os.environ["REDIS_URL"] = stack.redis_url
@@ -850,30 +855,51 @@ async def run_suite(suite: Suite, data_dir: Path) -> dict[str, Any]:
                 async with httpx.AsyncClient(
                     transport=transport, base_url="http://memgate.eval", timeout=60
                 ) as client:
-                    h = Harness(client, app, keys, routes)
-                    ws = WriteStats()
-                    sections: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
-                        ("explicit_writes", lambda: eval_explicit_writes(h, suite, ws)),
-                        ("observations", lambda: eval_observations(h, suite, ws)),
-                        ("conflicts", lambda: eval_conflicts(h, suite)),
-                        ("duplicates", lambda: eval_duplicates(h, suite)),
-                        ("recall", lambda: eval_recall(h, suite)),
-                        ("tiers", lambda: eval_tiers(h, suite)),
-                    ]
-                    for name, fn in sections:
-                        t0 = time.monotonic()
-                        try:
-                            report["sections"][name] = await fn()
-                        except SectionSkipped as exc:
-                            report["skipped"][name] = str(exc)
-                        except Exception:
-                            report["errors"][name] = traceback.format_exc()
-                        report.setdefault("timings_s", {})[name] = round(time.monotonic() - t0, 2)
-                    report["writes"] = ws
+                    yield Harness(client, app, keys, routes)
             finally:
                 await _stop_worker(worker, task)
     finally:
         stack.stop()
+
+
+async def run_sections(
+    report: dict[str, Any], sections: Sequence[tuple[str, Callable[[], Awaitable[Any]]]]
+) -> None:
+    """Run each section in turn; a skip or an error is recorded, never fatal."""
+    for name, fn in sections:
+        t0 = time.monotonic()
+        try:
+            report["sections"][name] = await fn()
+        except SectionSkipped as exc:
+            report["skipped"][name] = str(exc)
+        except Exception:
+            report["errors"][name] = traceback.format_exc()
+        report.setdefault("timings_s", {})[name] = round(time.monotonic() - t0, 2)
+
+
+async def run_suite(
+    suite: Suite | None,
+    data_dir: Path,
+    extra: Sequence[tuple[str, Callable[[Harness], Awaitable[Any]]]] = (),
+) -> dict[str, Any]:
+    """The labeled suite (None: skip it) and then any extra sections, on one stack."""
+    report: dict[str, Any] = {"sections": {}, "skipped": {}, "errors": {}}
+    async with running_stack(data_dir) as h:
+        sections: list[tuple[str, Callable[[], Awaitable[Any]]]] = []
+        if suite is not None:
+            ws = WriteStats()
+            sections += [
+                ("explicit_writes", lambda: eval_explicit_writes(h, suite, ws)),
+                ("observations", lambda: eval_observations(h, suite, ws)),
+                ("conflicts", lambda: eval_conflicts(h, suite)),
+                ("duplicates", lambda: eval_duplicates(h, suite)),
+                ("recall", lambda: eval_recall(h, suite)),
+                ("tiers", lambda: eval_tiers(h, suite)),
+            ]
+            report["writes"] = ws
+        for name, fn in extra:
+            sections.append((name, lambda fn=fn: fn(h)))  # type: ignore[misc]
+        await run_sections(report, sections)
     return report
 
 
@@ -1090,9 +1116,37 @@ def _print_misses(report: dict[str, Any], limit: int = 12) -> None:
             print("  " + (line if len(line) <= 220 else line[:217] + "..."))
 
 
+def _gate_only(argv: Sequence[str]) -> bool | None:
+    """`python -m evals gate` (or MEMGATE_EVAL=gate): the gate corpus alone. None: bad args."""
+    if list(argv) == ["gate"]:
+        return True
+    if argv:
+        return None
+    return os.environ.get("MEMGATE_EVAL", "").strip().lower() == "gate"
+
+
+def _write_report(name: str, started: datetime, out: dict[str, Any]) -> None:
+    REPORTS.mkdir(exist_ok=True)
+    text = json.dumps(out, ensure_ascii=False, indent=2, default=str)
+    stamped = REPORTS / f"{name}-{started:%Y%m%dT%H%M%SZ}.json"
+    stamped.write_text(text, encoding="utf-8")
+    (REPORTS / f"{name}-latest.json").write_text(text, encoding="utf-8")
+    print(f"report: {stamped.relative_to(ROOT)} (and reports/{name}-latest.json)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    suite = load_suite()
-    problems = validate(suite)
+    from evals import gate_corpus
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    only_gate = _gate_only(args)
+    if only_gate is None:
+        print("usage: python -m evals [gate]   (or MEMGATE_EVAL=gate)", file=sys.stderr)
+        return 2
+    corpus = gate_corpus.load_corpus()
+    problems = gate_corpus.validate_corpus(corpus)
+    suite = None if only_gate else load_suite()
+    if suite is not None:
+        problems += validate(suite)
     if problems:
         print("eval data is invalid:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
@@ -1100,14 +1154,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     _prepare_env(data_dir)
     started = datetime.now(UTC)
     t0 = time.monotonic()
+    extra = [("gate_corpus", lambda h: gate_corpus.eval_gate_corpus(h, corpus))]
     try:
-        report = asyncio.run(run_suite(suite, data_dir))
+        report = asyncio.run(run_suite(suite, data_dir, extra=extra))
     except Exception:
         traceback.print_exc()
         print("eval: the suite itself failed", file=sys.stderr)
         return 1
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
+    gate = report["sections"].pop("gate_corpus", None)
+    if suite is None:
+        return _finish_gate_only(report, gate, started, time.monotonic() - t0)
     _leak_kinds(report, suite)
     rows, head = summarize(report)
     rec = report["sections"].get("recall")
@@ -1118,6 +1176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(table(rows, title))
     _print_misses(report)
+    if gate is not None:
+        gate_corpus.print_report(gate)
     for name, reason in report["skipped"].items():
         print(f"SKIPPED: {name}: {reason}")
     for name, err in report["errors"].items():
@@ -1138,15 +1198,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         "timings_s": report.get("timings_s", {}),
         "writes": _jsonable(report.get("writes")),
         "sections": _jsonable(report["sections"]),
+        "gate_corpus": gate_corpus.jsonable(gate) if gate is not None else None,
     }
-    REPORTS.mkdir(exist_ok=True)
-    text = json.dumps(out, ensure_ascii=False, indent=2, default=str)
-    stamped = REPORTS / f"eval-{started:%Y%m%dT%H%M%SZ}.json"
-    stamped.write_text(text, encoding="utf-8")
-    (REPORTS / "eval-latest.json").write_text(text, encoding="utf-8")
-    print(f"report: {stamped.relative_to(ROOT)} (and reports/eval-latest.json)")
+    _write_report("eval", started, out)
 
     leakage = len(rec["leaks"]) if rec else 0
     if leakage:
         print(f"FAIL: {leakage} cross-scope/user/tenant leak(s) in recall", file=sys.stderr)
     return 1 if leakage or report["errors"] else 0
+
+
+def _finish_gate_only(
+    report: dict[str, Any], gate: dict[str, Any] | None, started: datetime, elapsed: float
+) -> int:
+    """`python -m evals gate`: the corpus tables, the machine-readable lines, the JSON."""
+    from evals import gate_corpus
+
+    print(f"memgate gate corpus — {started:%Y-%m-%d %H:%M}Z — {elapsed:.0f}s")
+    if gate is not None:
+        gate_corpus.print_report(gate)
+        _write_report(
+            "gate-corpus",
+            started,
+            {
+                "started_at": started.isoformat(),
+                "elapsed_s": round(elapsed, 1),
+                **gate_corpus.jsonable(gate),
+            },
+        )
+    for name, reason in report["skipped"].items():
+        print(f"SKIPPED: {name}: {reason}")
+    for name, err in report["errors"].items():
+        print(f"ERROR in section {name}:\n{err}", file=sys.stderr)
+    return 1 if report["errors"] or report["skipped"] else 0
