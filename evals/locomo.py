@@ -21,10 +21,10 @@ Then every question of categories 1–4 is asked with `k = 10`, `min_score = 0` 
 token budget that fits ten turns (BUDGET; the policy's default of 400 holds about five):
 recall@10 measures the ranking, so memgate's top ten are compared with BM25's top ten on
 equal terms. The relevance cut (`min_score`) is what `make eval`'s precision measures;
-`--min-score` reruns with another cut (the policy's default is 0.25) to show its cost. A returned fact counts for
-the turns it was written from; evidence recall@k is the share of a question's evidence
-turns among the first k facts. Beside it, in the same output: Okapi BM25 (rank_bm25) over
-the conversation's turns, offline, as the baseline.
+`--min-score` reruns with another cut (the policy's default is 0.25) to show its cost.
+A returned fact counts for the turns it was written from; evidence recall@k is the share
+of a question's evidence turns among the first k facts. Beside it, in the same output:
+Okapi BM25 (rank_bm25) over the conversation's turns, offline, as the baseline.
 
 The split: memgate's ranking was tuned on three LoCoMo conversations and is reported on
 the other two (`TUNE`, chosen with random.Random(14).sample from the five of the
@@ -191,7 +191,7 @@ def percentile(values: Sequence[float], p: float) -> float:
     if not values:
         return 0.0
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 _WORD = re.compile(r"\w+")
@@ -285,10 +285,10 @@ class Service:
         self.base_url = f"http://127.0.0.1:{port}"
         await self._wait_ready()
 
-    async def _wait_ready(self, timeout: float = 120.0) -> None:
+    async def _wait_ready(self) -> None:
         import httpx
 
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + 120.0
         async with httpx.AsyncClient(base_url=self.base_url, timeout=5) as client:
             while time.monotonic() < deadline:
                 try:

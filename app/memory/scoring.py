@@ -217,7 +217,7 @@ def keyword_evidence(bm25: float | None, best: float, ideal: float) -> float:
         return 0.0
     lead = min(1.0, bm25 / best)
     coverage = min(1.0, best / (ideal * KEYWORD_COVERAGE)) if ideal > 0 else 1.0
-    return KEYWORD_CAP * lead * coverage**KEYWORD_POWER
+    return float(KEYWORD_CAP * lead * coverage**KEYWORD_POWER)
 
 
 def recency_evidence(rank: int | None) -> float:
