@@ -445,10 +445,14 @@ def baseline_tables(convs: Sequence[Conversation], split_of: dict[str, list[str]
 # ------------------------------------------------------------------------------ reporting
 
 
-def _row(label: str, t: Table) -> str:
-    cells = [f"{t.get(name, K):.3f}" for name in ("all", *CATEGORIES.values())]
-    r1, r5 = t.get("all", 1), t.get("all", 5)
-    return f"  {label:<24} {'  '.join(f'{c:>11}' for c in cells)}   R@1 {r1:.3f}  R@5 {r5:.3f}"
+def _rows(label: str, t: Table) -> list[str]:
+    """R@1, R@5 and R@10 of one system, per category."""
+    out = []
+    for cut in CUTS:
+        cells = [f"{t.get(name, cut):.3f}" for name in ("all", *CATEGORIES.values())]
+        out.append(f"  {label if cut == CUTS[0] else '':<24} R@{cut:<3}"
+                   + "  ".join(f"{c:>11}" for c in cells))
+    return out
 
 
 def report(dataset: str, convs: Sequence[Conversation], results: Sequence[ModeResult],
@@ -456,15 +460,13 @@ def report(dataset: str, convs: Sequence[Conversation], results: Sequence[ModeRe
     out: dict[str, Any] = {"dataset": dataset, "splits": split_of, "modes": {}}
     head = "  ".join(f"{n:>11}" for n in ("all", *CATEGORIES.values()))
     for name, members in split_of.items():
-        t = next(iter(base.values()))
         counts = " ".join(f"{c}={base[name].count(c)}" for c in CATEGORIES.values())
         print(f"\n{dataset} · split {name} ({', '.join(members)}) · evidence recall@{K} · "
               f"questions {base[name].count('all')} ({counts})")
-        del t
-        print(f"  {'':<24} {head}")
-        print(_row("BM25 over turns", base[name]))
+        print(f"  {'':<24} {'':<5}{head}")
+        print("\n".join(_rows("BM25 over turns", base[name])))
         for res in results:
-            print(_row(f"memgate {res.mode}", res.table_by_split[name]))
+            print("\n".join(_rows(f"memgate {res.mode}", res.table_by_split[name])))
     for res in results:
         for name, members in split_of.items():
             ev = sum(len(res.evidence[m]) for m in members)
