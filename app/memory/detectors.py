@@ -611,12 +611,17 @@ def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
     fillers, questions and moods around a durable sentence do not make it transient
     ("I went to a support group yesterday! How about you?" is an episode). A hypothetical
     or a one-off anywhere does, except that an episode may be a one-off ("this time we
-    took the train" happened)."""
+    took the train" happened).
+
+    Only episodes are judged by clause: a preference or a profile fact is a standing
+    claim, and a question, mood or greeting anywhere in it still makes it transient
+    (find_not_reusable over the whole text), as a fact it must be stated plainly."""
+    if not episode:
+        return find_not_reusable(text)
     clauses = [c for s in split_sentences(_SPEAKER.sub("", text, count=1))
                for c in _CLAUSE.split(s) if c.strip()] or [text]
-    kinds = [sentence_transience(c) for c in clauses]
-    if episode:
-        kinds = [None if k == "one_off" else k for k in kinds]
+    kinds = [None if k == "one_off" else sentence_transience(c) for c in clauses
+             for k in [sentence_transience(c)]]
     blocking = [k for k in kinds if k is not None and k not in _AROUND_DURABLE]
     if not blocking and any(k is None for k in kinds):
         return []

@@ -57,19 +57,30 @@ def segment(text: str) -> list[str]:
     return [w for w in (t.strip() for t in rjieba.cut(folded)) if w and _WORD.search(w)]
 
 
+def _with_characters(words: list[str]) -> list[str]:
+    """The words, then the Chinese characters of every Chinese word of two or more: a
+    query word the segmenter cut differently ("旅游" / "旅行", "考驾照" / "驾照") still
+    meets the fact through its characters. Measured on the Chinese long-conversation
+    set's tuning half: evidence recall@10 0.71 → 0.78."""
+    chars = [ch for w in words if len(w) > 1 and _CJK.search(w) for ch in w if _CJK.match(ch)]
+    return words + chars
+
+
 def search_terms(text: str) -> list[str]:
-    """Distinct content words for full-text indexing and querying (stable order)."""
+    """Distinct content words (and Chinese characters) to query the full-text column
+    with (stable order)."""
     seen: dict[str, None] = {}
-    for word in segment(text):
+    for word in _with_characters(segment(text)):
         if word not in STOPWORDS:
             seen.setdefault(word, None)
     return list(seen)
 
 
 def search_document(*parts: str) -> str:
-    """The space-joined segmented text stored in the facts' full-text column."""
+    """The space-joined segmented text stored in the facts' full-text column: the words,
+    then the Chinese characters of the Chinese words (see _with_characters)."""
     words: list[str] = []
     for part in parts:
         if part:
             words.extend(segment(part))
-    return " ".join(words)
+    return " ".join(_with_characters(words))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -168,3 +169,18 @@ async def test_relative_date_in_the_query_finds_the_episode(
     assert "temporal" in by_id[recent["id"]]["channels"]
     assert old["id"] not in by_id or "temporal" not in by_id[old["id"]]["channels"]
     assert out["facts"][0]["id"] == recent["id"]
+
+
+async def test_migration_adds_the_characters_python_would(owner_db: asyncpg.Pool) -> None:
+    """migrations/0007 appends the Chinese characters to search_text of facts written
+    before it exactly as app.memory.text.search_document does for new ones."""
+    from app.memory.text import search_document
+
+    sql = (Path(__file__).parents[2] / "migrations" / "0007_episodes_and_bm25.sql").read_text()
+    select = sql[sql.index("SELECT id, string_agg"):sql.index("GROUP BY id")]
+    select = select.replace("SELECT id, string_agg", "SELECT string_agg").replace(
+        "FROM facts,", "FROM (SELECT $1::text AS search_text) facts,")
+    words = "我 上周末 去 了 趟 杭州 用 python 3.12"
+    async with owner_db.acquire() as conn:
+        chars = await conn.fetchval(select, words)
+    assert f"{words} {chars}" == search_document("我上周末去了趟杭州 用 Python 3.12")
