@@ -134,7 +134,9 @@ _INVISIBLE = re.compile(
 
 
 def _tag_ascii(run: str) -> str:
-    return "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+    """Tag characters read as the ASCII they shadow, set apart as words of their own."""
+    ascii_text = "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+    return f" {ascii_text} " if ascii_text.strip() else ""
 
 
 def _invisible_edits(text: str) -> list[Edit]:
