@@ -88,80 +88,108 @@ _AWS_CONTEXT = _rx(r"\baws\b|amazon|secret|aws_|_aws", _I)
 _AUTH_CONTEXT = _rx(r"authori[sz]ation|\bauth\b|header|curl|-H\s", _I)
 # One 2FA recovery / one-time code: "8f3k-2m9d", "123456", "A1B2C3D4" (a digit in it).
 _CODE = r"(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{2,12}){0,3}(?![A-Za-z0-9])"
-_SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], int, _Check | None], ...] = (
-    ("private_key", _rx(r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
-                        r"(?:.*?-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*)", re.S), 0, None),
-    ("openai_key", _rx(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}"), 0,
-     None),
-    ("aws_access_key", _rx(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)"
-                           r"[A-Z0-9]{16}(?![A-Z0-9])"), 0, None),
-    # the 40-character secret access key: named as such, or near "aws"/"secret"
-    ("aws_secret_key", _rx(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), 1,
-     lambda m, text: _aws_like(m.group("v"))
-     and _AWS_CONTEXT.search(text, max(0, m.start() - 80), m.start()) is not None),
-    ("github_token", _rx(r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-     0, None),
-    ("gitlab_token", _rx(r"(?<!\w)glpat-[A-Za-z0-9_-]{20,}"), 0, None),
-    ("slack_token", _rx(r"(?<!\w)xox[abposr]-[A-Za-z0-9-]{10,}"), 0, None),
-    ("slack_webhook", _rx(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"), 0, None),
-    ("google_api_key", _rx(r"(?<!\w)AIza[0-9A-Za-z_-]{30,}"), 0, None),
-    ("stripe_key", _rx(r"(?<!\w)(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"), 0, None),
-    ("jwt", _rx(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), 0,
-     None),
+@dataclass(frozen=True)
+class _Secret:
+    detail: str
+    pattern: re.Pattern[str]
+    group: int = 0  # the group holding the secret: 0 = the whole match
+    check: _Check | None = None
+    # lowercase strings one of which any match contains: a text without them skips the
+    # pattern (a leading lookbehind makes a regex scan every position, ~20 µs per KB)
+    triggers: tuple[str, ...] = ()
+
+
+_PASSWORD_EN = ("password", "passwd", "passcode", "passphrase", "pwd")
+_CREDENTIAL_WORDS = ("key", "secret", "token", "bearer", "pin")
+_SECRET_PATTERNS: tuple[_Secret, ...] = (
+    _Secret("private_key", _rx(r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
+                               r"(?:.*?-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*)", re.S)),
+    _Secret("openai_key", _rx(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}"),
+            triggers=("sk-",)),
+    _Secret("aws_access_key", _rx(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)"
+                                  r"[A-Z0-9]{16}(?![A-Z0-9])"),
+            triggers=("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa")),
+    # the 40-character secret access key, near "aws" / "secret"
+    _Secret("aws_secret_key",
+            _rx(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), 1,
+            lambda m, text: _aws_like(m.group("v"))
+            and _AWS_CONTEXT.search(text, max(0, m.start() - 80), m.start()) is not None,
+            ("aws", "amazon", "secret")),
+    _Secret("github_token",
+            _rx(r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+            triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    _Secret("gitlab_token", _rx(r"(?<!\w)glpat-[A-Za-z0-9_-]{20,}"), triggers=("glpat-",)),
+    _Secret("slack_token", _rx(r"(?<!\w)xox[abposr]-[A-Za-z0-9-]{10,}"), triggers=("xox",)),
+    _Secret("slack_webhook", _rx(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+")),
+    _Secret("google_api_key", _rx(r"(?<!\w)AIza[0-9A-Za-z_-]{30,}"), triggers=("aiza",)),
+    _Secret("stripe_key", _rx(r"(?<!\w)(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"),
+            triggers=("_live_", "_test_")),
+    _Secret("jwt", _rx(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+            triggers=("eyj",)),
     # scheme://user:password@host — the user part may be empty (redis://:pass@host)
-    ("connection_string", _rx(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,20}://[^\s:/@]*:[^\s@/]+@[^\s,;]+",
-                              _I), 0, None),
+    _Secret("connection_string",
+            _rx(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,20}://[^\s:/@]*:[^\s@/]+@[^\s,;]+", _I),
+            triggers=("://",)),
     # "password: x", "my password is x", "my gmail password is now 'x y'", "db_password=x"
-    ("password", _rx(r"(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|pwd)(?![A-Za-z0-9])"
-                     + _EN_VERB + _VALUE, _I), 1, lambda m, _: _is_value(m.group("v"))),
+    _Secret("password", _rx(r"(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|pwd)"
+                            r"(?![A-Za-z0-9])" + _EN_VERB + _VALUE, _I), 1,
+            lambda m, _: _is_value(m.group("v")), _PASSWORD_EN),
     # "I changed my gmail password to x"
-    ("password", _rx(r"\b(?:changed|set|reset|updated|switched)\s+"
-                     r"(?:(?:my|the|our|his|her|their)\s+)?(?:[\w-]+\s+)?(?:password|passwd|passcode|passphrase|pwd)\s+to\s*:?\s*"
-                     + _VALUE, _I), 1, lambda m, _: _is_value(m.group("v"))),
+    _Secret("password", _rx(r"\b(?:changed|set|reset|updated|switched)\s+"
+                            r"(?:(?:my|the|our|his|her|their)\s+)?(?:[\w-]+\s+)?"
+                            r"(?:password|passwd|passcode|passphrase|pwd)\s+to\s*:?\s*"
+                            + _VALUE, _I), 1, lambda m, _: _is_value(m.group("v")), _PASSWORD_EN),
     # shorter words that mean other things too ("pin the tab"): values with a digit only
-    ("password", _rx(r"(?<![A-Za-z0-9])(?:pw|pin(?:\s*code)?)(?![A-Za-z0-9])" + _EN_VERB
-                     + _VALUE, _I), 1,
-     lambda m, _: _is_value(m.group("v")) and _has_digit(m.group("v"))),
-    ("credential_assignment", _rx(
+    _Secret("password", _rx(r"(?<![A-Za-z0-9])(?:pw|pin(?:\s*code)?)(?![A-Za-z0-9])" + _EN_VERB
+                            + _VALUE, _I), 1,
+            lambda m, _: _is_value(m.group("v")) and _has_digit(m.group("v")), ("pw", "pin")),
+    _Secret("credential_assignment", _rx(
         r"(?<![A-Za-z0-9])(?:api[_ -]?key|apikey|secret[_ -]?(?:access[_ -]?)?key|"
         r"access[_ -]?key(?:[_ -]?id)?|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|"
         r"refresh[_ -]?token|bearer|private[_ -]?key|token|secret|pin(?:[_ -]?code)?|"
         r"signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|webhook[_ -]?secret)"
         r"(?![A-Za-z0-9])\s*[:=]\s*[\"'`]?(?P<v>[^\s\"'`,;]{4,})", _I), 1,
-     lambda m, _: _is_value(m.group("v"))),
+        lambda m, _: _is_value(m.group("v")), _CREDENTIAL_WORDS),
     # prose: "my AWS secret key is …", "the api key for staging is …" (token-like values)
-    ("credential_assignment", _rx(
+    _Secret("credential_assignment", _rx(
         r"(?<![A-Za-z0-9])(?:api[_ -]?key|secret[_ -]?(?:access[_ -]?)?key|access[_ -]?key|"
         r"client[_ -]?secret|auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|"
         r"private[_ -]?key|signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|token)s?"
         + _EN_VERB + r"[\"'`]?(?P<v>[^\s\"'`,;]{8,})", _I), 1,
-     lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v"))),
-    ("bearer_token", _rx(r"\bBearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"), 1, None),
+        lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")), ("key", "token",
+                                                                              "secret")),
+    _Secret("bearer_token", _rx(r"\bBearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"), 1,
+            triggers=("bearer",)),
     # Authorization: Basic dXNlcjpwYXNz (the base64 of user:password), any other scheme
-    ("basic_auth", _rx(r"\bBasic\s+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])", _I), 1,
-     lambda m, text: _basic_credentials(m.group("v"))
-     or (_mixed_token(m.group("v"))
-         and _AUTH_CONTEXT.search(text, max(0, m.start() - 40), m.start()) is not None)),
-    ("authorization_header", _rx(
+    _Secret("basic_auth", _rx(r"\bBasic\s+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])", _I),
+            1, lambda m, text: _basic_credentials(m.group("v"))
+            or (_mixed_token(m.group("v"))
+                and _AUTH_CONTEXT.search(text, max(0, m.start() - 40), m.start()) is not None),
+            ("basic",)),
+    _Secret("authorization_header", _rx(
         r"\b(?:proxy-)?authori[sz]ation\s*[:=]\s*(?:[A-Za-z-]+\s+)?"
         r"(?P<v>[A-Za-z0-9._~+/-]{8,}=*)", _I), 1,
-     lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v"))),
-    ("basic_auth", _rx(r"(?<![\w-])(?:-u|--user)\s+[\"']?[^\s:\"']{1,64}:(?P<v>[^\s\"']{3,})"), 1,
-     None),
+        lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")),
+        ("authorization", "authorisation")),
+    _Secret("basic_auth",
+            _rx(r"(?<![\w-])(?:-u|--user)\s+[\"']?[^\s:\"']{1,64}:(?P<v>[^\s\"']{3,})"), 1,
+            triggers=("-u", "--user")),
     # 2FA recovery / backup codes, one-time codes: the whole list
-    ("recovery_code", _rx(
+    _Secret("recovery_code", _rx(
         r"(?:(?<![A-Za-z0-9])(?:recovery|backup|2fa|two[- ]factor|mfa|otp|one[- ]time|"
         r"emergency|scratch|verification)[_ -]?(?:codes?|keys?|pins?|passwords?|passcodes?|"
         r"tokens?)(?![A-Za-z0-9])|恢复码|恢复代码|备用码|备份码|救援码|紧急码|验证码|动态码|"
         r"一次性密码|校验码)[^A-Za-z0-9\n]{0,12}?(?:(?:are|is|were|was|是|为|如下)\s*[:：]?\s*)?"
         r"(?P<v>" + _CODE + r"(?:(?:\s*[,，;；、/|]\s*|\s+(?:and\s+|or\s+|和|及)?)" + _CODE
-        + r")*)", _I), 1, None),
+        + r")*)", _I), 1,
+        triggers=("recovery", "backup", "2fa", "factor", "mfa", "otp", "one", "emergency",
+                  "scratch", "verification", "码", "一次性密码")),
     # 我的密码是 hunter2 / 密码：hunter2 / 支付密码为 123456 / 密码改成了 abc12345
-    ("password", _rx(r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|pin码|PIN码)" + _ZH_VERB + _ZH_VALUE),
-     1, lambda m, _: _is_value(m.group("v"))),
+    _Secret("password", _rx(r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|pin码|PIN码)" + _ZH_VERB
+                            + _ZH_VALUE), 1, lambda m, _: _is_value(m.group("v"))),
     # 密码 hunter2 (no verb): token-like values with a digit only
-    ("password", _rx(r"(?:密码|口令|pin码|PIN码)\s+(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})"
-                     r"(?![A-Za-z0-9])"), 1, lambda m, _: _has_digit(m.group("v"))),
+    _Secret("password", _rx(r"(?:密码|口令|pin码|PIN码)\s+(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})"
+                            r"(?![A-Za-z0-9])"), 1, lambda m, _: _has_digit(m.group("v"))),
 )
 
 # English words after "password is" that describe the password instead of being it.
@@ -276,14 +304,21 @@ def _detect_secrets_spans(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
+_ALL_TRIGGERS = frozenset(t for p in _SECRET_PATTERNS for t in p.triggers)
+
+
 def _secret_spans(folded: str) -> list[Span]:
     spans: list[Span] = []
-    for detail, pattern, group, check in _SECRET_PATTERNS:
-        for m in pattern.finditer(folded):
-            if check is not None and not check(m, folded):
+    lowered = folded.lower()
+    present = {t for t in _ALL_TRIGGERS if t in lowered}
+    for p in _SECRET_PATTERNS:
+        if p.triggers and present.isdisjoint(p.triggers):
+            continue
+        for m in p.pattern.finditer(folded):
+            if p.check is not None and not p.check(m, folded):
                 continue
-            start, end = m.span(group)
-            spans.append((start, end, detail))
+            start, end = m.span(p.group)
+            spans.append((start, end, p.detail))
     spans.extend(_detect_secrets_spans(folded))
     spans.extend(_placeholders(folded, "secret"))
     return spans

@@ -37,12 +37,14 @@ from urllib.parse import unquote
 class _Map:
     """Positions of one rewritten text in the text it was made from.
 
-    Piece i covers the new text from `starts[i]` to `starts[i+1]`; a linear piece is a
-    copy (one character for one), any other piece stands for the whole source span.
+    Piece i covers the new text from `starts[i]` to `starts[i+1]` (the last up to
+    `length`); a linear piece is a copy (one character for one), any other piece stands
+    for the whole source span.
     """
 
     starts: tuple[int, ...]
     pieces: tuple[tuple[int, int, bool], ...]  # (source start, source end, linear)
+    length: int
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         end = max(end, start + 1)
@@ -53,6 +55,47 @@ class _Map:
         e0, e1, linear = self.pieces[j]
         hi = e0 + (end - self.starts[j]) if linear else e1
         return lo, max(lo, hi)
+
+    def ranges(self) -> list[tuple[int, int, int, int, bool]]:
+        """(start, end) in the new text, (start, end) in the source, linear; per piece."""
+        ends = (*self.starts[1:], self.length)
+        return [(a, b, s0, s1, lin)
+                for a, b, (s0, s1, lin) in zip(self.starts, ends, self.pieces, strict=True)]
+
+    def then(self, inner: _Map) -> _Map:
+        """This map (new → middle) followed by `inner` (middle → source): new → source."""
+        starts: list[int] = []
+        pieces: list[tuple[int, int, bool]] = []
+        inner_ranges = inner.ranges()
+        for a, _, m0, m1, linear in self.ranges():
+            if not linear or m1 <= m0:
+                starts.append(a)
+                pieces.append((*inner.span(m0, m1), False))
+                continue
+            j = bisect_right(inner.starts, m0) - 1
+            while j < len(inner_ranges) and inner_ranges[j][0] < m1:
+                i0, i1, s0, s1, inner_linear = inner_ranges[j]
+                x0, x1 = max(i0, m0), min(i1, m1)
+                starts.append(a + (x0 - m0))
+                if inner_linear:
+                    pieces.append((s0 + (x0 - i0), s0 + (x1 - i0), True))
+                else:
+                    pieces.append((s0, s1, False))
+                j += 1
+        return _Map(tuple(starts), tuple(pieces), self.length)
+
+    def changed(self) -> list[tuple[int, int]]:
+        """Where the new text differs from its source: replaced pieces, and the points
+        where a copy resumes after something was cut."""
+        out: list[tuple[int, int]] = []
+        previous_end: int | None = 0  # a cut at the very start counts too
+        for a, b, s0, s1, linear in self.ranges():
+            if not linear:
+                out.append((a, b))
+            elif previous_end is not None and s0 != previous_end:
+                out.append((a, a))
+            previous_end = s1 if linear else None
+        return out
 
 
 class _Builder:
@@ -81,7 +124,7 @@ class _Builder:
         if not self.pieces:  # everything was removed: one empty piece keeps lookups valid
             self.starts.append(0)
             self.pieces.append((0, len(self.source), False))
-        return "".join(self.parts), _Map(tuple(self.starts), tuple(self.pieces))
+        return "".join(self.parts), _Map(tuple(self.starts), tuple(self.pieces), self.length)
 
 
 Edit = tuple[int, int, str]  # replace source[start:end] with the text
@@ -108,16 +151,19 @@ def _rewrite(source: str, edits: Sequence[Edit],
 
 @dataclass(frozen=True)
 class View:
-    """A rewritten text and how to find its spans in the original."""
+    """What the detectors read of a disguised text, and where its spans came from.
+
+    `text` is the unmasked text, or for a long text only the stretches around what was
+    unmasked (the rest reads the same as the original, which the detectors read anyway);
+    `full` is the whole unmasked text."""
 
     text: str
-    maps: tuple[_Map, ...]  # first: original → first rewrite; last: → this text
+    full: str
+    map: _Map
 
     def to_base(self, start: int, end: int) -> tuple[int, int]:
         """The span of the original text that [start, end) of this view came from."""
-        for m in reversed(self.maps):
-            start, end = m.span(start, end)
-        return start, end
+        return self.map.span(start, end)
 
 
 # ---------------------------------------------------------------------------------------
@@ -319,14 +365,17 @@ def _comments(text: str) -> tuple[list[Edit], list[tuple[int, int]]]:
     return _disjoint(edits), sorted(bodies)
 
 
-# Single letters or digits one separator apart: "p a s s w o r d", "i-g-n-o-r-e" (three or
-# more). A wider gap ("i g n o r e  a l l") stays a word break.
-_SPACED = re.compile(r"(?<![^\W_])[^\W_](?:[ .*·_-][^\W_](?![^\W_])){2,}")
-_SPACED_SEP = re.compile(r"[ .*·_-]")
+# Single letters or digits one separator apart, the same separator throughout:
+# "p a s s w o r d", "i-g-n-o-r-e" (three or more), starting a word (after a blank, an
+# opening bracket or quote, ":" or "="; so "1.2.3 a b" or "x=c p a s s" keep their
+# heads). A wider gap ("i g n o r e  a l l") stays a word break.
+_SPACED = re.compile(r"(?<![^\s(\[{\"'“‘「:=])[^\W_](?P<sep>[ .*·_-])[^\W_](?![^\W_])"
+                     r"(?:(?P=sep)[^\W_](?![^\W_]))+")
 
 
 def _spaced_edits(text: str) -> list[Edit]:
-    return [(m.start(), m.end(), _SPACED_SEP.sub("", m.group())) for m in _SPACED.finditer(text)]
+    return [(m.start(), m.end(), m.group().replace(m.group("sep"), ""))
+            for m in _SPACED.finditer(text)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -342,31 +391,63 @@ _STEPS: tuple[_Step, ...] = (
 )
 
 
-@functools.lru_cache(maxsize=1024)
+# Context the detectors need around an unmasked stretch ("password for my bank is",
+# "aws ... 40 characters", an injection's 100-character reach).
+_WINDOW = 160
+
+
+def _windows(text: str, m: _Map) -> tuple[str, _Map]:
+    """Only the stretches of `text` within _WINDOW of a change, one per line; the whole
+    text when that would not save much."""
+    spans: list[tuple[int, int]] = []
+    for a, b in m.changed():
+        lo, hi = max(0, a - _WINDOW), min(len(text), b + _WINDOW)
+        if spans and lo <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
+        else:
+            spans.append((lo, hi))
+    if sum(hi - lo for lo, hi in spans) * 4 > len(text) * 3:
+        return text, m
+    gaps: list[Edit] = []
+    cursor = 0
+    for lo, hi in spans:
+        if lo > cursor:
+            gaps.append((cursor, lo, "\n"))
+        cursor = hi
+    if cursor < len(text):
+        gaps.append((cursor, len(text), "\n"))
+    result = _rewrite(text, gaps)
+    if result is None:
+        return text, m
+    return result[0], result[1].then(m)
+
+
+@functools.lru_cache(maxsize=256)
 def views(folded: str) -> tuple[View, ...]:
     """The unmasked view of an NFKC-folded text, or () when nothing in it is disguised.
 
     Cached: the gate runs several detectors over the same content."""
     text = folded
-    maps: list[_Map] = []
+    composed: _Map | None = None
 
     def apply(result: tuple[str, _Map] | None) -> None:
-        nonlocal text
+        nonlocal text, composed
         if result is not None:
             text = result[0]
-            maps.append(result[1])
+            composed = result[1] if composed is None else result[1].then(composed)
 
     for step in _STEPS:
         apply(_rewrite(text, step(text)))
     edits, bodies = _comments(text)
     apply(_rewrite(text, edits, bodies))
     apply(_rewrite(text, _spaced_edits(text)))
-    if not maps or text == folded:
+    if composed is None or text == folded or not text.strip():
         return ()
-    return (View(text, tuple(maps)),)
+    windowed, windowed_map = _windows(text, composed)
+    return (View(windowed, text, windowed_map),)
 
 
 def unmasked(folded: str) -> str:
     """The unmasked text (the folded text itself when nothing is disguised)."""
     found = views(folded)
-    return found[0].text if found else folded
+    return found[0].full if found else folded

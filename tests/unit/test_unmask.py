@@ -4,6 +4,7 @@ text left alone (no view at all)."""
 from __future__ import annotations
 
 import base64
+import random
 from urllib.parse import quote
 
 import pytest
@@ -119,3 +120,60 @@ def test_view_positions_map_back_to_the_whole_original_span(
 def test_views_are_cached_per_text() -> None:
     text = "pass\u200bword: hunter2x"
     assert unmask.views(text) is unmask.views(text)
+
+
+FILLER = "The user prefers short answers and markdown tables for reports. " * 30
+
+
+_B64_PW = base64.b64encode(b"password=Zq7vW2xkR9").decode()
+
+
+@pytest.mark.parametrize(
+    ("disguise", "needle", "source"),
+    [
+        (_B64_PW, "Zq7vW2xkR9", _B64_PW),
+        ("p a s s w o r d : Z q 7 v W 2 x k R 9", "Zq7vW2xkR9", "Z q 7 v W 2 x k R 9"),
+        ("pass\u200bword: Zq7v\u200bW2xkR9", "Zq7vW2xkR9", "Zq7v\u200bW2xkR9"),
+        ("&#90;&#113;&#55;&#118;&#87;&#50;", "Zq7vW2", "&#90;&#113;&#55;&#118;&#87;&#50;"),
+        ("<!-- Zq7vW2xkR9 -->", "Zq7vW2xkR9", "Zq7vW2xkR9"),
+    ],
+    ids=["base64", "spaced", "zero_width", "entities", "html_comment"],
+)
+@pytest.mark.parametrize("where", ["start", "middle", "end", "twice"])
+def test_long_text_view_keeps_only_windows_and_maps_back(
+    disguise: str, needle: str, source: str, where: str
+) -> None:
+    parts = {"start": [disguise, FILLER], "middle": [FILLER, disguise, FILLER],
+             "end": [FILLER, disguise], "twice": [disguise, FILLER, FILLER, disguise]}[where]
+    text = " ".join(parts)
+    view = _view(text)
+    assert len(view.text) < len(text) / 2  # the detectors read the windows, not the rest
+    assert needle in view.full
+    hits = [i for i in range(len(view.text)) if view.text.startswith(needle, i)]
+    assert len(hits) == (2 if where == "twice" else 1)
+    for i in hits:
+        lo, hi = view.to_base(i, i + len(needle))
+        assert text[lo:hi] == source
+
+
+_PIECES = ["\\ud800", "\\U00110000", "\\x80\\xff", "%ff%fe", "%ed%a0%80", "&#xd800;", "&#0;",
+           "&#1114112;", "<!--", "-->", "[//]: # (", ")", "\u200b", "\U000e0041", "\u202e",
+           base64.b64encode(b"\xed\xa0\x80abcdefghijklmnop").decode(), "password: ", "4111",
+           ".", " ", "p a s s", "中", "\n", "0x", "ff" * 8, "==", "/", "_", "-", "{", "Basic ",
+           "![x](https://e.x/?q=", "recovery codes: ", "1234-abcd", "密码是"]
+
+
+def test_odd_input_never_raises() -> None:
+    """Invalid escapes, lone surrogates, unterminated comments, text that is only
+    invisible characters: the detectors and redaction answer, whatever the mix."""
+    from app.memory import detectors
+
+    rng = random.Random(7)
+    for _ in range(1500):
+        text = "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 20)))
+        detectors.screen(text)
+        detectors.redact(text)
+        for view in unmask.views(nfkc(text)):
+            lo, hi = view.to_base(0, len(view.text))
+            assert 0 <= lo <= hi <= len(nfkc(text))
+    assert unmask.views("\u200b\u200c") == ()
