@@ -5,6 +5,12 @@ come from python-stdnum, and detect-secrets only runs on text that carries a tok
 string. Every detector works on the NFKC-folded text, so full-width digits and
 punctuation (１２３, ：) are caught; spans therefore index the folded text, and `redact`
 returns the folded text with each secret/ID/card span replaced by a marker.
+
+Every detector but the transient one also reads the text unmasked (app.memory.unmask:
+invisible characters, look-alikes, spaced letters, comments, entities, percent, escapes,
+base64, hex); a hit there is reported at the original span it came from, so redaction
+removes, e.g., the whole base64 run that decoded to a password. Digit groups split by
+other separators (4111.1111.1111.1111) are folded here, where the checksum decides.
 """
 
 from __future__ import annotations
@@ -64,11 +70,10 @@ def _on_views(folded: str, spans_of: Callable[[str], list[Span]]) -> list[Span]:
 # Secrets
 # ---------------------------------------------------------------------------------------
 
-# (detail, pattern, group holding the secret: 0 = whole match, check or None). Provider
-# formats are exact prefixes, so they are precise without any entropy heuristics; the
-# keyword forms ("password is …") drop values that describe the secret instead of being
-# it, and the checks below keep the looser forms to token-like values.
-_Check = Callable[[re.Match[str], str], bool]
+# Provider formats are exact prefixes, so they are precise without any entropy
+# heuristics; the keyword forms ("password is …") drop values that describe the secret
+# instead of being it, and their checks keep the looser forms to token-like values.
+_Check = Callable[[re.Match[str], str], bool]  # (match, the text searched) -> keep it
 
 # A value as written after "password is": quoted (spaces allowed) or one token.
 _VALUE = (r"(?P<v>\"[^\"\n]{1,64}\"|'[^'\n]{1,64}'|“[^”\n]{1,64}”|`[^`\n]{1,64}`"
@@ -88,8 +93,12 @@ _AWS_CONTEXT = _rx(r"\baws\b|amazon|secret|aws_|_aws", _I)
 _AUTH_CONTEXT = _rx(r"authori[sz]ation|\bauth\b|header|curl|-H\s", _I)
 # One 2FA recovery / one-time code: "8f3k-2m9d", "123456", "A1B2C3D4" (a digit in it).
 _CODE = r"(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{2,12}){0,3}(?![A-Za-z0-9])"
+
+
 @dataclass(frozen=True)
 class _Secret:
+    """One secret format: `detail` names it in findings (never the matched text)."""
+
     detail: str
     pattern: re.Pattern[str]
     group: int = 0  # the group holding the secret: 0 = the whole match
@@ -835,7 +844,8 @@ _REDACT_LABEL = {"secret": "secret", "government_id": "id", "payment_card": "car
 
 
 def redact(text: str) -> str:
-    """The NFKC-folded text with every secret, ID and card span replaced by a marker.
+    """The NFKC-folded text with every secret, ID and card span replaced by a marker,
+    including those found only unmasked (the whole disguised span goes).
 
     What audit, logs, outbox and job payloads may keep (SPEC §12 "Secrets never rest").
     """
