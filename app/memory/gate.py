@@ -7,7 +7,6 @@ caller passes `now`, the existing facts and the tombstone hashes, and applies th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
@@ -81,19 +80,41 @@ _CONTENT_CHECKS: tuple[tuple[Reason, Callable[[str], list[detectors.Finding]]], 
 # ---------------------------------------------------------------------------------------
 
 
-def value_text(value: Any) -> str:
-    """The value as text for the detectors (a secret inside a JSON value is still a secret)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
+def value_text(value: Any, label: str | None = None) -> str:
+    """The value as text for the detectors, one line per string, number and object key at
+    any depth; a scalar with the key (or `label`, e.g. the predicate) it sits under, so
+    `{"db": {"password": "x"}}` reads "password: x" (a secret inside a value is a secret)."""
+    lines: list[str] = []
+    stack: list[tuple[Any, str | None]] = [(value, label)]
+    while stack:  # iterative: a deeply nested value must not exhaust the stack
+        item, key = stack.pop()
+        if isinstance(item, dict):
+            if key:
+                lines.append(key)
+            stack.extend((v, str(k)) for k, v in reversed(list(item.items())))
+        elif isinstance(item, list):
+            if key and not item:
+                lines.append(key)
+            stack.extend((v, key) for v in reversed(item))
+        elif item is None or isinstance(item, bool):
+            if key:
+                lines.append(key)
+        else:
+            lines.append(f"{key}: {item}" if key else str(item))
+    return "\n".join(lines)
 
 
 def _content(candidate: Candidate) -> str:
-    """Everything the store would keep: statement, value, evidence and search keys."""
-    parts = (candidate.statement, value_text(candidate.value), candidate.evidence or "",
-             *candidate.keys)
+    """Everything the store would keep, a line each: statement, predicate (also with its
+    underscores as spaces: "password_is_x" reads "password is x"), the value at any depth
+    (app.memory.gate.value_text, scalars labelled with the predicate), the evidence and
+    the search keys."""
+    parts = [candidate.statement]
+    spaced = None
+    if candidate.predicate:
+        spaced = candidate.predicate.replace("_", " ")
+        parts += [candidate.predicate, spaced]
+    parts += [value_text(candidate.value, spaced), candidate.evidence or "", *candidate.keys]
     return "\n".join(p for p in parts if p)
 
 

@@ -9,50 +9,29 @@ redacted. The detectors are the gate's (app.memory.detectors). Pure.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
-from collections.abc import Iterator
 from typing import Any
-from urllib.parse import unquote
 
+from app.memory import unmask
 from app.memory.detectors import contains_secret, find_secrets, redact
+from app.memory.text import nfkc
 
 # UUIDs (what memgate and most clients generate): no detector matches one, so skip the work.
 _UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}",
                    re.IGNORECASE)
 # Separators an id may use where a sentence has spaces ("my-password-is-hunter2").
 _ID_SEPARATORS = re.compile(r"[._:/+-]+")
-_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 
 
-def _decoded(value: str) -> Iterator[str]:
-    """The readable forms an id may hide a secret in: percent- and base64-encoded."""
-    if "%" in value:
-        once = unquote(value)
-        yield once
-        if "%" in once:
-            yield unquote(once)
-    if _BASE64.fullmatch(value):
-        padded = value + "=" * (-len(value) % 4)
-        for decode in (base64.b64decode, base64.urlsafe_b64decode):
-            try:
-                text = decode(padded).decode("utf-8")
-            except (binascii.Error, ValueError):
-                continue
-            if text.isprintable():
-                yield text
-                break
-
-
-def _variants(value: str) -> Iterator[str]:
-    yield value
-    for form in (value, *_decoded(value)):
-        if form is not value:
-            yield form
-        spaced = _ID_SEPARATORS.sub(" ", form)
-        if spaced != form:
-            yield spaced
+def _variants(value: str) -> list[str]:
+    """The id as written, and with its separators read as spaces; the detectors also read
+    each form unmasked (percent-, base64-, hex-encoded ..., app.memory.unmask), and so
+    does the spaced form of the unmasked id."""
+    forms = [value, _ID_SEPARATORS.sub(" ", value)]
+    decoded = unmask.unmasked(nfkc(value))
+    if decoded != nfkc(value):
+        forms.append(_ID_SEPARATORS.sub(" ", decoded))
+    return forms
 
 
 def identifier_holds_secret(value: str) -> bool:
@@ -61,6 +40,14 @@ def identifier_holds_secret(value: str) -> bool:
     if not value or _UUID.fullmatch(value):
         return False
     return any(find_secrets(form) for form in _variants(value))
+
+
+def redact_identifier(value: str | None) -> str | None:
+    """An identifier an audit row keeps (e.g. a predicate the extractor chose): as given,
+    or a marker when it is, contains or encodes a secret, an ID or a card."""
+    if not value or _UUID.fullmatch(value):
+        return value
+    return "[REDACTED:secret]" if any(map(contains_secret, _variants(value))) else value
 
 
 def redact_free_text(text: str) -> str:

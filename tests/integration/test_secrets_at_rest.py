@@ -10,6 +10,7 @@ test stored can match it.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import secrets
@@ -18,6 +19,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -265,6 +267,165 @@ async def test_no_planted_secret_rests_in_postgres_redis_or_logs(
         where: sorted(p.field for p in planted.values() if p.needle in text)
         for where, text in (("pg_dump", dump), ("redis", redis_text), ("logs", logs))
     }
+    assert found == {"pg_dump": [], "redis": [], "logs": []}
+
+
+# ---------------------------------------------------------------------------------------
+# Disguised secrets (app.memory.unmask): spaced, dotted, encoded, invisible, full-width ...
+# ---------------------------------------------------------------------------------------
+
+LOWER = string.ascii_lowercase + string.digits
+FULLWIDTH = str.maketrans({chr(c): chr(c + 0xFEE0) for c in range(0x21, 0x7F)})
+_RIC_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+
+
+def _pw(n: int = 12) -> str:
+    """A random password with a digit (so prose forms read it as one)."""
+    return _random(string.ascii_letters, n - 2) + _random(string.digits, 2)
+
+
+def _card() -> str:
+    digits = "4" + _random(string.digits, 14)
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        n = int(d) * (2 if i % 2 == 0 else 1)
+        total += n - 9 if n > 9 else n
+    return digits + str((10 - total % 10) % 10)
+
+
+def _ric() -> str:
+    body = f"110101{secrets.choice(range(1950, 2000))}{secrets.choice(range(1, 13)):02d}" \
+           f"{secrets.choice(range(1, 29)):02d}{_random(string.digits, 3)}"
+    total = sum(int(d) * w for d, w in zip(body, _RIC_WEIGHTS, strict=True))
+    return body + "10X98765432"[total % 11]
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _escaped(needle: str) -> list[str]:
+    """The needle, and its JSON-escaped form if it has non-ASCII (a log line may escape)."""
+    escaped = json.dumps(needle)[1:-1]
+    return [needle] if escaped == needle else [needle, escaped]
+
+
+def _disguised() -> dict[str, tuple[str, list[str]]]:
+    """format -> (text to send, needles that must rest nowhere); fresh secrets per call."""
+    pw = [_pw() for _ in range(9)]
+    spaced_pw = _random(LOWER, 10)
+    aws = "AKIA" + _random(UPPER, 16)
+    aws_zw = "\u200b".join(aws[i:i + 4] for i in range(0, 20, 4))
+    card, ric = _card(), _ric()
+    dotted = ".".join(card[i:i + 4] for i in range(0, 16, 4))
+    grouped = f"{ric[:6]} {ric[6:14]} {ric[14:]}"
+    keys = [_random(ALNUM, 18) + "/" + _random(ALNUM, 19) + "7" for _ in range(2)]
+    codes = [f"{_random(LOWER, 3)}{secrets.choice('23456789')}-{_random(LOWER, 4)}"
+             for _ in range(3)]
+    hexed = f"password={pw[2]}".encode().hex()
+    nested = _b64(quote(f"password={pw[3]}", safe=""))
+    basic = _b64(f"svc:{pw[5]}").rstrip("=")
+    return {
+        "spaced": (f"p a s s w o r d : {' '.join(spaced_pw)}",
+                   [spaced_pw, " ".join(spaced_pw)]),
+        "dotted_card": (f"卡号 {dotted}", [card, dotted]),
+        "grouped_ric": (f"身份证 {grouped}", [ric, grouped]),
+        "base64": ("config " + _b64(f"password={pw[0]}"),
+                   [pw[0], _b64(f"password={pw[0]}").rstrip("=")]),
+        "percent": (quote(f"password: {pw[1]}", safe=""), [pw[1]]),
+        "hex": (f"blob {hexed}", [pw[2], hexed]),
+        "nested_encoding": (nested, [pw[3], nested.rstrip("=")]),
+        "entities": ("".join(f"&#{ord(c)};" for c in f"password: {pw[4]}"),
+                     [pw[4], "".join(f"&#{ord(c)};" for c in pw[4])]),
+        "zero_width": (f"key {aws_zw}", [aws, aws_zw]),
+        "fullwidth": (f"ｐａｓｓｗｏｒｄ：{pw[6].translate(FULLWIDTH)}",
+                      [pw[6], pw[6].translate(FULLWIDTH)]),
+        "basic_auth": (f"Authorization: Basic {basic}", [basic, pw[5]]),
+        "aws_secret": (f"aws_secret_access_key={keys[0]}", [keys[0]]),
+        "aws_secret_prose": (f"my AWS secret key is {keys[1]}", [keys[1]]),
+        "prose_en": (f"my preferred password is {pw[7]}", [pw[7]]),
+        "prose_zh": (f"我的密码是{pw[8]}", [pw[8]]),
+        "recovery_codes": ("recovery codes: " + ", ".join(codes), codes),
+    }
+
+
+FIELDS = ("fact.statement", "fact.value_nested", "fact.value_key", "fact.evidence",
+          "observation.content", "session.turn", "feedback.note")
+
+
+async def _plant_disguised(c: httpx.AsyncClient, t: Tenant) -> dict[str, list[str]]:
+    """Every format into every field; returns "field/format" -> needles."""
+    h = t.h()
+    user = "disguise-user"
+    planted: dict[str, list[str]] = {}
+    ok = await c.post(f"/v1/users/{user}/facts", headers=h, json={
+        "type": "semantic", "statement": "The user prefers short answers",
+        "source": {"kind": "user_message"}})
+    assert ok.status_code == 201, ok.text
+    fact_id = ok.json()["fact"]["id"]
+
+    async def fact(body: dict[str, Any], where: str) -> None:
+        r = await c.post(f"/v1/users/{user}/facts", headers=h, json={
+            "type": "semantic", "source": {"kind": "user_message"}, **body})
+        if r.status_code == 422:  # refused as an identifier holding a secret: fine too
+            assert r.json()["error"]["code"] == "secret_in_identifier", (where, r.text)
+            return
+        assert r.status_code == 200, (where, r.text)
+        assert r.json()["decision"] == "rejected", (where, r.text)
+        assert r.json()["reason"] in ("secret_detected", "government_id", "payment_card"), where
+
+    for field in FIELDS:
+        for fmt, (text, needles) in _disguised().items():
+            where = f"{field}/{fmt}"
+            planted[where] = [e for n in needles for e in _escaped(n)]
+            # a statement of its own: a repeat would merge and never store the value
+            note = f"The user keeps note {len(planted)} about {fmt.replace('_', ' ')}"
+            if field == "fact.statement":
+                await fact({"statement": text}, where)
+            elif field == "fact.value_nested":
+                await fact({"statement": note, "value": {"account": {"notes": ["ok", text]}}},
+                           where)
+            elif field == "fact.value_key":
+                await fact({"statement": note, "value": {"labels": {text: True}}}, where)
+            elif field == "fact.evidence":
+                await fact({"statement": note, "source": {"kind": "user_message",
+                                                          "evidence": text}}, where)
+            elif field == "observation.content":
+                r = await c.post(f"/v1/users/{user}/observations", headers=h,
+                                 json={"messages": [{"role": "user", "content": text}]})
+                assert r.status_code == 202, (where, r.text)
+            elif field == "session.turn":
+                r = await c.post("/v1/sessions/s-disguise/turns", headers=h,
+                                 json={"user_id": user, "role": "user", "content": text})
+                assert r.status_code in (200, 201), (where, r.text)
+            else:
+                r = await c.post(f"/v1/users/{user}/facts/{fact_id}/feedback", headers=h,
+                                 json={"useful": False, "note": f"wrong: {text}"})
+                assert r.status_code == 200, (where, r.text)
+    # the predicate: a card or an ID in an otherwise well-formed predicate reaches the gate
+    for fmt, number in (("card", _card()), ("ric", _ric())):
+        grouped = "_".join(number[i:i + 4] for i in range(0, len(number), 4))
+        await fact({"type": "profile", "statement": "用户提供了一条信息", "value": "x",
+                    "predicate": f"n_{grouped.lower()}"}, f"fact.predicate/{fmt}")
+        planted[f"fact.predicate/{fmt}"] = [number, grouped.lower()]
+    return planted
+
+
+async def test_disguised_secrets_rest_nowhere(migrated: Stack, tenant: Tenant, live: Live) -> None:
+    """Spaced, dotted, nested, encoded, zero-width, full-width, Basic auth, AWS secret keys,
+    prose passwords (zh/en) and recovery codes, in every field that is stored or logged:
+    none of them is found in a pg_dump, Redis or the server log."""
+    async with live.client() as c:
+        planted = await _plant_disguised(c, tenant)
+        await asyncio.sleep(1.5)  # the recall log and audit are flushed
+    dump = _pg_dump(migrated.database_url)
+    assert "s-disguise" in await _redis_text(migrated.redis_url)
+    assert "[REDACTED:secret]" in dump and "[REDACTED:card]" in dump  # it did rest, redacted
+    texts = {"pg_dump": dump, "redis": await _redis_text(migrated.redis_url),
+             "logs": live.log_text()}
+    found = {where: sorted(name for name, needles in planted.items()
+                           if any(n in text for n in needles))
+             for where, text in texts.items()}
     assert found == {"pg_dump": [], "redis": [], "logs": []}
 
 

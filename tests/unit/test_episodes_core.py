@@ -68,8 +68,12 @@ def test_greetings_fillers_questions_and_moods_stay_refused(text: str, detail: s
 def test_a_one_off_refuses_a_preference_but_not_an_episode() -> None:
     text = "I like tables. Just this once use bullets."
     assert [f.detail for f in find_transient(text)] == ["one_off"]
+    assert [f.detail for f in find_transient("If I ever move, I'd pick Lisbon.",
+                                              episode=True)] == ["hypothetical"]
     assert find_transient("This time we took the train.", episode=True) == []
-    assert find_transient("I love hiking, what about you?") == []  # durable + question
+    # a fact is judged whole: a question in it makes it transient; an episode by clause
+    assert [f.detail for f in find_transient("I love hiking, what about you?")] == ["question"]
+    assert find_transient("I went hiking, what about you?", episode=True) == []
 
 
 @pytest.mark.parametrize(("text", "filler"), [

@@ -1,0 +1,453 @@
+"""Unmasking: the readable view of a disguised text, for the content detectors.
+
+A secret, ID, card or injection written to slip past pattern matching — zero-width or
+bidi characters inside it, homoglyphs, letters spaced out ("p a s s w o r d"), HTML
+entities, percent-encoding, ``\\x`` escapes, base64 or hex, an HTML comment splitting a
+word — is still that content. `views` returns the text with every disguise undone (or
+nothing, when there is none: the common sentence pays a few regex scans), and each view
+maps its positions back to the text it came from, so a hit found only in the view still
+redacts the whole original span (e.g. the base64 run that decoded to a password).
+
+Pure and deterministic. The input is the NFKC-folded text the detectors already use
+(full-width is folded there); decoded runs are folded again. Nothing here decides: the
+detectors run on the original and on the views (app.memory.detectors). Digit runs split
+by separators (``4111.1111.1111.1111``) are folded by the ID and card detectors
+themselves, where the checksum decides (a date or version is never rewritten here).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import html
+import re
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+# ---------------------------------------------------------------------------------------
+# Position maps
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Map:
+    """Positions of one rewritten text in the text it was made from.
+
+    Piece i covers the new text from `starts[i]` to `starts[i+1]` (the last up to
+    `length`); a linear piece is a copy (one character for one), any other piece stands
+    for the whole source span.
+    """
+
+    starts: tuple[int, ...]
+    pieces: tuple[tuple[int, int, bool], ...]  # (source start, source end, linear)
+    length: int
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        end = max(end, start + 1)
+        i = bisect_right(self.starts, start) - 1
+        s0, _, linear = self.pieces[i]
+        lo = s0 + (start - self.starts[i]) if linear else s0
+        j = bisect_right(self.starts, end - 1) - 1
+        e0, e1, linear = self.pieces[j]
+        hi = e0 + (end - self.starts[j]) if linear else e1
+        return lo, max(lo, hi)
+
+    def ranges(self) -> list[tuple[int, int, int, int, bool]]:
+        """(start, end) in the new text, (start, end) in the source, linear; per piece."""
+        ends = (*self.starts[1:], self.length)
+        return [(a, b, s0, s1, lin)
+                for a, b, (s0, s1, lin) in zip(self.starts, ends, self.pieces, strict=True)]
+
+    def then(self, inner: _Map) -> _Map:
+        """This map (new → middle) followed by `inner` (middle → source): new → source."""
+        starts: list[int] = []
+        pieces: list[tuple[int, int, bool]] = []
+        inner_ranges = inner.ranges()
+        for a, _, m0, m1, linear in self.ranges():
+            if not linear or m1 <= m0:
+                starts.append(a)
+                pieces.append((*inner.span(m0, m1), False))
+                continue
+            j = bisect_right(inner.starts, m0) - 1
+            while j < len(inner_ranges) and inner_ranges[j][0] < m1:
+                i0, i1, s0, s1, inner_linear = inner_ranges[j]
+                x0, x1 = max(i0, m0), min(i1, m1)
+                starts.append(a + (x0 - m0))
+                if inner_linear:
+                    pieces.append((s0 + (x0 - i0), s0 + (x1 - i0), True))
+                else:
+                    pieces.append((s0, s1, False))
+                j += 1
+        return _Map(tuple(starts), tuple(pieces), self.length)
+
+    def changed(self) -> list[tuple[int, int]]:
+        """Where the new text differs from its source: replaced pieces, and the points
+        where a copy resumes after something was cut."""
+        out: list[tuple[int, int]] = []
+        previous_end: int | None = 0  # a cut at the very start counts too
+        for a, b, s0, s1, linear in self.ranges():
+            if not linear:
+                out.append((a, b))
+            elif previous_end is not None and s0 != previous_end:
+                out.append((a, a))
+            previous_end = s1 if linear else None
+        return out
+
+
+class _Builder:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.parts: list[str] = []
+        self.starts: list[int] = []
+        self.pieces: list[tuple[int, int, bool]] = []
+        self.length = 0
+
+    def copy(self, start: int, end: int) -> None:
+        if end > start:
+            self._add(self.source[start:end], start, end, True)
+
+    def put(self, text: str, start: int, end: int) -> None:
+        if text:
+            self._add(text, start, end, False)
+
+    def _add(self, text: str, start: int, end: int, linear: bool) -> None:
+        self.starts.append(self.length)
+        self.pieces.append((start, end, linear))
+        self.parts.append(text)
+        self.length += len(text)
+
+    def build(self) -> tuple[str, _Map]:
+        if not self.pieces:  # everything was removed: one empty piece keeps lookups valid
+            self.starts.append(0)
+            self.pieces.append((0, len(self.source), False))
+        return "".join(self.parts), _Map(tuple(self.starts), tuple(self.pieces), self.length)
+
+
+Edit = tuple[int, int, str]  # replace source[start:end] with the text
+
+
+def _rewrite(source: str, edits: Sequence[Edit],
+             appended: Sequence[tuple[int, int]] = ()) -> tuple[str, _Map] | None:
+    """The source with non-overlapping, ordered edits applied (and source spans appended
+    on lines of their own); None when nothing changes."""
+    if not edits and not appended:
+        return None
+    b = _Builder(source)
+    cursor = 0
+    for start, end, text in edits:
+        b.copy(cursor, start)
+        b.put(text, start, end)
+        cursor = end
+    b.copy(cursor, len(source))
+    for start, end in appended:
+        b.put("\n", start, end)
+        b.copy(start, end)
+    return b.build()
+
+
+@dataclass(frozen=True)
+class View:
+    """What the detectors read of a disguised text, and where its spans came from.
+
+    `text` is the unmasked text, or for a long text only the stretches around what was
+    unmasked (the rest reads the same as the original, which the detectors read anyway);
+    `full` is the whole unmasked text."""
+
+    text: str
+    full: str
+    map: _Map
+
+    def to_base(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the original text that [start, end) of this view came from."""
+        return self.map.span(start, end)
+
+
+# ---------------------------------------------------------------------------------------
+# The disguises
+# ---------------------------------------------------------------------------------------
+
+# Format characters that render as nothing: zero-width, bidi controls and isolates, soft
+# hyphen, word joiner and invisible operators, BOM, Mongolian vowel separator, fillers,
+# variation selectors, and the tag block (U+E0020–E007E "ASCII smuggling" are decoded).
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f\U000e0100-\U000e01ef]+"
+)
+
+
+def _tag_ascii(run: str) -> str:
+    """Tag characters read as the ASCII they shadow, set apart as words of their own."""
+    ascii_text = "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+    return f" {ascii_text} " if ascii_text.strip() else ""
+
+
+def _invisible_edits(text: str) -> list[Edit]:
+    return [(m.start(), m.end(), _tag_ascii(m.group())) for m in _INVISIBLE.finditer(text)]
+
+
+# Cyrillic and Greek letters drawn like Latin ones ("раsswоrd" with Cyrillic р, о).
+_LOOKALIKES = {
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i",
+    "ј": "j", "ѕ": "s", "ԁ": "d", "һ": "h", "ԛ": "q", "ԝ": "w", "ո": "n", "ɡ": "g",
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P",
+    "С": "C", "Т": "T", "Х": "X", "І": "I", "Ј": "J", "Ѕ": "S",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M",
+    "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+    "ο": "o", "ι": "i", "ρ": "p", "ν": "v", "κ": "k",
+}
+_CONFUSABLE = str.maketrans(_LOOKALIKES)
+_CONFUSABLE_CHARS = frozenset(_LOOKALIKES)
+_HAS_CONFUSABLE = re.compile("[" + "".join(sorted(_LOOKALIKES)) + "]")
+_WORD_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _homoglyph_edits(text: str) -> list[Edit]:
+    """Words written with Cyrillic/Greek look-alikes: mixed with Latin, or made only of
+    look-alikes. (Ordinary Russian or Greek words are left alone.)"""
+    if not _HAS_CONFUSABLE.search(text):
+        return []
+    edits: list[Edit] = []
+    for m in _WORD_LETTERS.finditer(text):
+        word = m.group()
+        odd = [c for c in word if not c.isascii()]
+        if odd and all(c in _CONFUSABLE_CHARS for c in odd):
+            edits.append((m.start(), m.end(), word.translate(_CONFUSABLE)))
+    return edits
+
+
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)")
+_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_ESCAPE = re.compile(r"(?:\\x[0-9A-Fa-f]{2})+|(?:\\u[0-9A-Fa-f]{4})+|(?:\\U[0-9A-Fa-f]{8})+")
+# Base64 (standard or URL-safe) and hex runs long enough to hide a secret.
+_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])")
+_HEX_SPACED = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[ :]){7,}[0-9A-Fa-f]{2}(?![0-9A-Za-z])")
+_HEX = re.compile(r"[0-9A-Fa-f]+")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _clean(decoded: str) -> str:
+    return _INVISIBLE.sub(lambda m: _tag_ascii(m.group()), unicodedata.normalize("NFKC", decoded))
+
+
+def _textual(decoded: str) -> bool:
+    """Decoded bytes that read as text (random bytes essentially never do)."""
+    if len(decoded) < 4 or not all(c.isprintable() or c in "\n\r\t" for c in decoded):
+        return False
+    letters = sum(1 for c in decoded if c.isalnum() or c.isspace())
+    return letters * 2 >= len(decoded)
+
+
+def _utf8(data: bytes) -> str | None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if _textual(text) else None
+
+
+def _from_hex(run: str) -> str | None:
+    digits = re.sub(r"[ :]", "", run)
+    if digits[:2] in ("0x", "0X"):
+        digits = digits[2:]
+    if len(digits) < 16 or len(digits) % 2:
+        return None
+    try:
+        return _utf8(bytes.fromhex(digits))
+    except ValueError:
+        return None
+
+
+def _from_base64(run: str) -> str | None:
+    body = run.rstrip("=")
+    if len(body) % 4 == 1:
+        return None
+    urlsafe = "-" in body or "_" in body
+    if urlsafe and ("+" in body or "/" in body):
+        return None
+    padded = body + "=" * (-len(body) % 4)
+    try:
+        data = (base64.urlsafe_b64decode(padded) if urlsafe
+                else base64.b64decode(padded, validate=True))
+    except (binascii.Error, ValueError):
+        return None
+    return _utf8(data)
+
+
+def _encoded_run(run: str) -> str | None:
+    if _DIGITS.fullmatch(run):
+        return None  # a long number (card, order, phone) is not an encoding
+    if _HEX.fullmatch(run.rstrip("=")) or run[:2] in ("0x", "0X"):
+        decoded = _from_hex(run)
+        if decoded is not None:
+            return decoded
+    return _from_base64(run)
+
+
+def _decode_edits(text: str) -> list[Edit]:
+    """Entities, percent-encoding, escapes, base64 and hex decoded where they read as text."""
+    edits: list[Edit] = []
+    if "&" in text:
+        for m in _ENTITY.finditer(text):
+            decoded = html.unescape(m.group())
+            if decoded != m.group():
+                edits.append((m.start(), m.end(), _clean(decoded)))
+    if "%" in text:
+        for m in _PERCENT.finditer(text):
+            edits.append((m.start(), m.end(), _clean(unquote(m.group()))))
+    if "\\" in text:
+        for m in _ESCAPE.finditer(text):
+            raw = m.group()
+            decoded_escape: str | None
+            if raw[1] == "x":
+                decoded_escape = _utf8(bytes.fromhex(raw.replace("\\x", "")))
+            else:
+                try:
+                    decoded_escape = raw.encode("ascii").decode("unicode_escape")
+                except UnicodeDecodeError:
+                    decoded_escape = None
+            if decoded_escape:
+                edits.append((m.start(), m.end(), _clean(decoded_escape)))
+    for m in _HEX_SPACED.finditer(text):
+        decoded = _from_hex(m.group()) or ""
+        if decoded:
+            edits.append((m.start(), m.end(), _clean(decoded)))
+    for m in _B64_RUN.finditer(text):
+        run = m.group()
+        decoded_run = _encoded_run(run)
+        if decoded_run is not None:
+            edits.append((m.start(), m.end(), _clean(decoded_run)))
+            continue
+        if "/" in run:  # a URL path: each segment on its own
+            offset = m.start()
+            for seg in re.finditer(r"[^/]{16,}", run):
+                decoded_seg = _encoded_run(seg.group())
+                if decoded_seg is not None:
+                    edits.append((offset + seg.start(), offset + seg.end(), _clean(decoded_seg)))
+    return _disjoint(edits)
+
+
+def _disjoint(edits: list[Edit]) -> list[Edit]:
+    out: list[Edit] = []
+    for edit in sorted(edits):
+        if not out or edit[0] >= out[-1][1]:
+            out.append(edit)
+    return out
+
+
+# <!-- hidden -->, and markdown's invisible link definitions: [//]: # (hidden)
+_HTML_COMMENT = re.compile(r"<!--(.*?)(?:-->|$)", re.S)
+_MD_COMMENT = re.compile(
+    r"^[ \t]*\[[^\]\n]*\]:[ \t]*(?:#|<>)[ \t]*(?:\(([^)\n]*)\)|\"([^\"\n]*)\"|'([^'\n]*)')[ \t]*$",
+    re.M,
+)
+
+
+def _comments(text: str) -> tuple[list[Edit], list[tuple[int, int]]]:
+    """Comments cut out of the text (a comment splitting a word joins it again), their
+    bodies appended on lines of their own (still screened as text)."""
+    edits: list[Edit] = []
+    bodies: list[tuple[int, int]] = []
+    if "<!--" in text:
+        for m in _HTML_COMMENT.finditer(text):
+            edits.append((m.start(), m.end(), ""))
+            if m.group(1).strip():
+                bodies.append(m.span(1))
+    if "]:" in text:
+        for m in _MD_COMMENT.finditer(text):
+            edits.append((m.start(), m.end(), ""))
+            group = next(g for g in (1, 2, 3) if m.group(g) is not None)
+            if m.group(group).strip():
+                bodies.append(m.span(group))
+    return _disjoint(edits), sorted(bodies)
+
+
+# Single letters or digits one separator apart, the same separator throughout:
+# "p a s s w o r d", "i-g-n-o-r-e" (three or more), starting a word (after a blank, an
+# opening bracket or quote, ":" or "="; so "1.2.3 a b" or "x=c p a s s" keep their
+# heads). A wider gap ("i g n o r e  a l l") stays a word break.
+_SPACED = re.compile(r"(?<![^\s(\[{\"'“‘「:=])[^\W_](?P<sep>[ .*·_-])[^\W_](?![^\W_])"
+                     r"(?:(?P=sep)[^\W_](?![^\W_]))+")
+
+
+def _spaced_edits(text: str) -> list[Edit]:
+    return [(m.start(), m.end(), m.group().replace(m.group("sep"), ""))
+            for m in _SPACED.finditer(text)]
+
+
+# ---------------------------------------------------------------------------------------
+# The views
+# ---------------------------------------------------------------------------------------
+
+_Step = Callable[[str], list[Edit]]
+_STEPS: tuple[_Step, ...] = (
+    _invisible_edits,
+    _homoglyph_edits,
+    _decode_edits,
+    _decode_edits,  # nested one level: base64 of percent-encoded, entities of base64, ...
+)
+
+
+# Context the detectors need around an unmasked stretch ("password for my bank is",
+# "aws ... 40 characters", an injection's 100-character reach).
+_WINDOW = 160
+
+
+def _windows(text: str, m: _Map) -> tuple[str, _Map]:
+    """Only the stretches of `text` within _WINDOW of a change, one per line; the whole
+    text when that would not save much."""
+    spans: list[tuple[int, int]] = []
+    for a, b in m.changed():
+        lo, hi = max(0, a - _WINDOW), min(len(text), b + _WINDOW)
+        if spans and lo <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
+        else:
+            spans.append((lo, hi))
+    if sum(hi - lo for lo, hi in spans) * 4 > len(text) * 3:
+        return text, m
+    gaps: list[Edit] = []
+    cursor = 0
+    for lo, hi in spans:
+        if lo > cursor:
+            gaps.append((cursor, lo, "\n"))
+        cursor = hi
+    if cursor < len(text):
+        gaps.append((cursor, len(text), "\n"))
+    result = _rewrite(text, gaps)
+    if result is None:
+        return text, m
+    return result[0], result[1].then(m)
+
+
+@functools.lru_cache(maxsize=256)
+def views(folded: str) -> tuple[View, ...]:
+    """The unmasked view of an NFKC-folded text, or () when nothing in it is disguised.
+
+    Cached: the gate runs several detectors over the same content."""
+    text = folded
+    composed: _Map | None = None
+
+    def apply(result: tuple[str, _Map] | None) -> None:
+        nonlocal text, composed
+        if result is not None:
+            text = result[0]
+            composed = result[1] if composed is None else result[1].then(composed)
+
+    for step in _STEPS:
+        apply(_rewrite(text, step(text)))
+    edits, bodies = _comments(text)
+    apply(_rewrite(text, edits, bodies))
+    apply(_rewrite(text, _spaced_edits(text)))
+    if composed is None or text == folded or not text.strip():
+        return ()
+    windowed, windowed_map = _windows(text, composed)
+    return (View(windowed, text, windowed_map),)
+
+
+def unmasked(folded: str) -> str:
+    """The unmasked text (the folded text itself when nothing is disguised)."""
+    found = views(folded)
+    return found[0].full if found else folded
