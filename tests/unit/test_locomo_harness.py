@@ -37,6 +37,8 @@ def test_split_is_fixed_for_the_development_half_and_whole_otherwise() -> None:
         "all": ["conv-26", "conv-30", "conv-41", "conv-42", "conv-43"],
     }
     assert locomo.splits([conv("conv-1"), conv("conv-2")]) == {"all": ["conv-1", "conv-2"]}
+    zh = locomo.splits([conv("zh-01"), conv("zh-02")])
+    assert zh["tune"] == ["zh-01"] and zh["report"] == ["zh-02"]
 
 
 def test_the_chinese_set_loads_with_bodies_and_a_baseline() -> None:
