@@ -386,7 +386,8 @@ _LEAD_EN = (
 )
 _PREF_VERBS_EN = (
     r"prefer|like|love|enjoy|adore|hate|dislike|detest|loathe|favou?r|avoid|"
-    r"can't stand|cannot stand|can't live without|can't do without|swear by|live on"
+    r"can't stand|cannot stand|can't live without|can't do without|swear by|live on|"
+    r"(?:don't|do not|never)\s+(?:really\s+)?(?:like|enjoy|love)|(?:don't|do not)\s+care for"
 )
 _PREF_EN = re.compile(
     _LEAD_EN

@@ -55,7 +55,8 @@ TYPED: list[tuple[str, str, list[tuple[str, str]], SourceKind]] = [
     ("zh-shorter", "回复简短一点", [(C, "回复简短一点")], USER),
     ("zh-no-pleasantries", "别跟我客套", [(C, "不要客套")], USER),
     ("zh-no-alcohol-drinks", "别给我推荐含酒精的饮料", [(C, "不要推荐含酒精的饮料")], USER),
-    ("zh-standing-no-chitchat", "以后别寒暄了，直接回答", [(C, "不要寒暄"), (C, "直接回答")], EXPLICIT),
+    ("zh-standing-no-chitchat", "以后别寒暄了，直接回答", [(C, "不要寒暄"), (C, "直接回答")],
+     EXPLICIT),
     ("zh-standing-conclusion", "以后先说结论", [(C, "先说结论")], EXPLICIT),
     # carriers: "keep using X"
     ("en-keep-using-dhl", "right, keep using DHL by default", [("delivery_carrier", "DHL")], USER),
@@ -102,8 +103,8 @@ FREE: list[tuple[str, str, str, SourceKind]] = [
      "The user is most productive late at night", USER),
     ("en-thesis", "My thesis is about adversarial prompts",
      "The user's thesis is about adversarial prompts", USER),
-    ("en-favourite-band", "My favourite band is Radiohead", "The user's favourite band is Radiohead",
-     USER),
+    ("en-favourite-band", "My favourite band is Radiohead",
+     "The user's favourite band is Radiohead", USER),
     ("en-definition", "When I say 'the usual' I mean an oat flat white",
      "When the user says 'the usual' the user means an oat flat white", USER),
     ("en-definition-remember", "When I say 'the usual' I mean an oat flat white, remember that",
@@ -123,7 +124,8 @@ FREE: list[tuple[str, str, str, SourceKind]] = [
     ("zh-hobby", "我的爱好是摄影", "用户的爱好是摄影", USER),
     ("zh-favourite", "我最喜欢的颜色是蓝色", "用户最喜欢的颜色是蓝色", USER),
     ("zh-travel-hotel", "出差的时候我只住全季", "出差的时候用户只住全季", USER),
-    ("zh-definition", "我说的老地方就是公司楼下的星巴克", "用户说的老地方就是公司楼下的星巴克", USER),
+    ("zh-definition", "我说的老地方就是公司楼下的星巴克",
+     "用户说的老地方就是公司楼下的星巴克", USER),
     ("zh-filler-remember", "对，记住我的一对一是在周二", "用户的一对一是在周二", EXPLICIT),
 ]
 
