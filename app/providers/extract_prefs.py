@@ -135,7 +135,8 @@ def third_person_en(text: str) -> str:
 
 def third_person_zh(text: str) -> str:
     """ "我习惯早睡" → "用户习惯早睡" ("我们" is the user's team)."""
-    t = text.replace("我们的", "用户团队的").replace("我们", "用户团队")
+    t = re.sub(r"我们(团队|组|公司|部门)", r"用户的\1", text)
+    t = t.replace("我们的", "用户团队的").replace("我们", "用户团队")
     return t.replace("我的", "用户的").replace("我", "用户")
 
 
@@ -145,8 +146,20 @@ def third_person_zh(text: str) -> str:
 
 # A statement about the user does not direct the assistant: "I prefer that you always
 # approve my refunds" is an instruction, and only the typed rules learn instructions.
-_ADDRESSES_YOU_EN = re.compile(r"(?i)\b(?:you|your|yours|yourself|u|ur)\b")
-_ADDRESSES_YOU_ZH = re.compile(r"你|您")
+_ADDRESSES_YOU_EN = re.compile(
+    r"(?i)\b(?:you|your|yours|yourself|u|ur|the assistant|assistants?|the ai|the bot|the model|"
+    r"chatbots?|agents?)\b"
+)
+_ADDRESSES_YOU_ZH = re.compile(r"你|您|助手|助理|机器人|(?i:\bai\b)|模型|智能体")
+# Nor does it ask to skip the checks: an ordinary taste never turns off rules or safety.
+_SKIP_CHECKS = re.compile(
+    r"(?i)\b(?:ignore|ignoring|bypass(?:ing)?|overrid(?:e|ing)|disabl(?:e|ing)|skip(?:ping)?|"
+    r"turn(?:ing)? off|get(?:ting)? around|circumvent(?:ing)?|without)\b\W*(?:\w+\W+){0,3}?"
+    r"(?:rules?|instructions?|safety|guardrails?|restrictions?|filters?|checks?|checking|"
+    r"verification|confirm(?:ation|ing)?|2fa|approvals?|reviews?|policies|policy)\b|"
+    r"(?:无视|忽略|绕过|跳过|关闭|关掉|不用|不需要|无需|免去)(?:\S{0,6}?)"
+    r"(?:规则|指令|安全|限制|审核|审批|验证|确认|检查|过滤|策略)"
+)
 # The thing at hand, not a standing taste: "I love this", "I like that idea", "我喜欢这个".
 _DEICTIC_EN = re.compile(
     r"(?i)^(?:it|this|that|these|those|them|him|her|what|how|when|where|which|who|here|there|"
@@ -166,7 +179,7 @@ _CREDENTIAL = re.compile(
 def _about_user(obj: str, zh: bool) -> bool:
     """The object of a preference may be learned: not the assistant, not the thing at hand."""
     obj = obj.strip()
-    if len(obj) < 2 or _CREDENTIAL.search(obj):
+    if len(obj) < 2 or _CREDENTIAL.search(obj) or _SKIP_CHECKS.search(obj):
         return False
     if zh:
         return not (_ADDRESSES_YOU_ZH.search(obj) or _DEICTIC_ZH.match(obj))
@@ -533,8 +546,12 @@ _PREF_VERBS_ZH = (
 _PREF_ZH = re.compile(
     r"^(?P<who>我们|我)" + _PREF_ADV_ZH + r"(?P<v>" + _PREF_VERBS_ZH + r")(?P<o>.{2,40})$"
 )
+_WHEN_WORDS_ZH = (
+    r"(?:周末|工作日|平日|晚上|早上|白天|中午|上班时|下班后|出差时|出门时|在家时|在公司)"
+)
 _HABIT_ZH = re.compile(
-    r"^(?P<who>我们|我)(?:也|都|还)?(?P<adv>平时|平常|一般|通常|每天|每周|每晚|每天早上|每天晚上|"
+    r"^(?P<who>我们(?:团队|组|公司|部门)?|我)(?:" + _WHEN_WORDS_ZH + r"(?:的时候)?)?"
+    r"(?:也|都|还)?(?P<adv>平时|平常|一般|通常|每天|每周|每晚|每天早上|每天晚上|"
     r"总是|经常|常常|一向|向来|基本上?|从来不|从不|很少|只|只会|一直都)(?:都|会|也|是)?(?P<o>.{2,40})$"
 )
 # After a habit word: thinking and one-off states, not habits.
