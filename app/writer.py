@@ -662,6 +662,8 @@ async def submit_extracted(
         and row["reason"] is None  # sensitive candidates wait for the user
     )
     if ready:
+        if paraphrase is not None:  # the words that promoted it are in the trail too
+            detail["paraphrase"] = redact(c.statement)
         return await promote(ctx, conn, tenant_id, rights, row, policy, now, audit_detail=detail)
     outcome = WriteOutcome(Decision.PENDING, candidate_id=row["id"])
     await _audit_decision(

@@ -126,6 +126,8 @@ async def test_paraphrased_repeat_promotes_one_fact_once(
     assert str(promoted["fact_id"]) == fact["id"]
     assert promoted["detail"]["candidate"] == promoted["detail"]["paraphrase_of"] == cand["id"]
     assert promoted["detail"]["observations"] == 2
+    assert promoted["detail"]["paraphrase"] == "The user likes dark mode in all their editors"
+    assert promoted["detail"]["statement"] == "The user prefers dark mode in every editor"
     assert promoted["detail"]["similarity"] >= 0.85
     assert promoted["detail"]["origin"] == "promoted"
     assert details[2]["paraphrase_of"] == cand["id"]  # the edited a1: counted nothing
@@ -222,3 +224,37 @@ async def test_remember_is_gated_like_any_write(
         ("rm2", "prompt_injection"),
         ("rm5", "sensitive_needs_consent"),
     ]
+
+
+async def test_vectors_live_only_while_pending(
+    client: httpx.AsyncClient, tenant: Tenant, worker: Worker, owner_db: asyncpg.Pool
+) -> None:
+    await said(client, tenant, "pp7", "I prefer dark mode in every editor", "d1")
+    await said(client, tenant, "pp7", "I hate waiting in lines", "d2")
+    dark, lines = sorted(
+        await candidates_of(client, tenant, "pp7"), key=lambda c: c["statement"]
+    )[::-1]
+    assert "dark mode" in dark["statement"] and "lines" in lines["statement"]
+
+    async def has_vector(candidate_id: str) -> bool:
+        async with owner_db.acquire() as conn:
+            return bool(
+                await conn.fetchval(
+                    "SELECT embedding IS NOT NULL FROM candidates WHERE id = $1::uuid",
+                    candidate_id,
+                )
+            )
+
+    assert await has_vector(dark["id"]) and await has_vector(lines["id"])
+    res = await client.post(
+        f"/v1/users/pp7/candidates/{lines['id']}/reject", headers=tenant.h()
+    )
+    assert res.status_code == 200, res.text
+    assert not await has_vector(lines["id"])
+    res = await client.post(
+        f"/v1/users/pp7/candidates/{dark['id']}/confirm", headers=tenant.h()
+    )
+    assert res.status_code in (200, 201), res.text
+    assert not await has_vector(dark["id"])
+    [fact] = await facts_of(client, tenant, "pp7")
+    assert fact["statement"] == dark["statement"]
