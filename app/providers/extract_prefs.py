@@ -176,6 +176,25 @@ _CREDENTIAL = re.compile(
 )
 
 
+# Health, faith, money, politics and sex are learned when the user asks for it ("remember…"
+# is consent) or through the typed rules (allergies, diets), never from a general pattern:
+# the gate refuses them without consent, and a pattern must not feed it what it may miss.
+_SENSITIVE_TOPIC = re.compile(
+    r"(?i)\b(?:medications?|medicines?|meds|pills?|insulin|inhalers?|antidepressants?|"
+    r"therap(?:y|ist)|psychiatrist|diagnos\w*|prescri\w*|chemo\w*|dialysis|rehab|"
+    r"disorder|disease|illness|depress\w*|anxiety|adhd|autis\w*|pregnan\w*|"
+    r"church|mosque|synagogue|temple|pray(?:ing|ers?)?|bible|quran|sabbath|"
+    r"vot(?:e|es|ing)|party|democrats?|republicans?|"
+    r"debts?|loans?|mortgage|salary|income|owe|overdraft|bankrupt\w*|"
+    r"sex|sexual\w*|gay|lesbian|bisexual|queer|transgender)\b|"
+    r"药|病|症|治疗|诊断|医院|就诊|化疗|透析|怀孕|抑郁|焦虑|失眠|"
+    r"教堂|礼拜|寺庙|清真寺|祷告|念经|信教|信仰|基督|佛教|穆斯林|"
+    r"投票|党员|政党|选举|"
+    r"贷款|欠款|欠了|负债|房贷|工资|月薪|年薪|收入|存款|"
+    r"同性|性取向"
+)
+
+
 def _about_user(obj: str, zh: bool) -> bool:
     """The object of a preference may be learned: not the assistant, not the thing at hand."""
     obj = obj.strip()
@@ -223,7 +242,9 @@ _STYLE_EN = (
     # "answers under 200 words please", "short answers please"
     re.compile(
         r"(?i)^(?:please\s+)?(?:i\s+(?:prefer|like|want)\s+)?(?P<x>(?:short|brief|concise|"
-        r"succinct)\s+(?:answers|replies|responses|explanations)|(?:answers|replies|responses)"
+        r"succinct)\s+(?:answers|replies|responses|explanations)|(?:answers|replies|responses|"
+        r"explanations)\s+in\s+(?:plain|simple)\s+(?:english|language|words|terms)|"
+        r"(?:answers|replies|responses)"
         r"\s+(?:under|below|within|of at most|of no more than)\s+\d+\s*(?:words|sentences|lines|"
         r"paragraphs|characters))(?:\s+please)?$"
     ),
@@ -258,6 +279,67 @@ _NO_STYLE_EN = re.compile(
     r"(?i)^(?:please\s+)?no\s+(?P<x>fluff|filler|preambles?|disclaimers|apologies|lectures|"
     r"caveats|moralizing|pleasantries|chit-?chat|long answers|walls of text)(?:\s+please)?$"
 )
+
+
+# Conventions for the answers: units, spelling, dates, times, currency.
+_CONVENTION_EN = re.compile(
+    r"(?i)^(?:please\s+)?(?:always\s+)?(?:(?:use|give me|show|write|put)\s+)?"
+    r"(?:(?:the|all)\s+)?(?P<x>(?:metric|imperial)(?:\s+units)?|(?:celsius|fahrenheit)|"
+    r"kilometers|kilometres|miles|british spelling|american spelling|uk spelling|us spelling|"
+    r"british english|american english|the 24-hour clock|24-hour (?:time|clock)|"
+    r"iso (?:dates|date format|8601)|yyyy-mm-dd|dd/mm/yyyy|mm/dd/yyyy|"
+    r"(?:prices|amounts) in (?:eur|euros?|usd|dollars|gbp|pounds|rmb|cny|yuan|jpy|yen))"
+    r"(?:\s+units)?(?:\s+(?:for|in)\s+(?:me|everything|all (?:answers|replies)|"
+    r"(?:dates|times|distances|temperatures|weights|recipes)))?(?:\s+please)?$"
+)
+_CONVENTION_PREF_EN = re.compile(
+    r"(?i)^i\s+(?:prefer|use|want|like|think in)\s+(?P<x>metric(?:\s+units)?|imperial(?:\s+units)?|"
+    r"celsius|fahrenheit|british spelling|american spelling|the 24-hour clock|24-hour time)$"
+)
+_FORMAT_DATES_EN = re.compile(
+    r"(?i)^(?:please\s+)?(?:always\s+)?(?P<x>(?:format|write|give)\s+(?:all\s+)?(?:dates|times)"
+    r"\s+(?:as|in)\s+\S{4,12})(?:\s+for me)?$"
+)
+
+
+def _conventions_en(s: str) -> list[Pref]:
+    if detect_lang(s) != "en":
+        return []
+    out: list[Pref] = []
+    for clause in _clauses(s):
+        m = _CONVENTION_EN.match(clause) or _CONVENTION_PREF_EN.match(clause)
+        if m:
+            x = m.group("x")
+            value = x if x.startswith(("prices", "amounts")) else f"use {x}"
+            out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value,
+                            f"The user asks you to {value}", CONF_STYLE))
+            continue
+        m = _FORMAT_DATES_EN.match(clause)
+        if m:
+            value = m.group("x")[0].lower() + m.group("x")[1:]
+            out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value,
+                            f"The user asks you to {value}", CONF_STYLE))
+    return out
+
+
+_CONVENTION_ZH = re.compile(
+    r"^(?:请|麻烦|你)*(?:以后|今后)?(?:都|一律|统一)*(?P<x>(?:(?:单位|长度|距离|重量|温度|时间|日期|金额|价格)"
+    r"(?:都|请|一律|统一)*)?(?:用|使用|采用|按)(?:公制|英制|国际单位|摄氏度|华氏度|公里|英里|公斤|千克|"
+    r"24小时制|二十四小时制|12小时制|YYYY-MM-DD|yyyy-mm-dd|年月日|人民币|美元|欧元|日元|英式拼写|美式拼写)"
+    r"(?:单位|格式|计|表示|来写|显示)?)$"
+)
+
+
+def _conventions_zh(s: str) -> list[Pref]:
+    if detect_lang(s) != "zh":
+        return []
+    out: list[Pref] = []
+    for clause in _clauses(s):
+        m = _CONVENTION_ZH.match(clause)
+        if m:
+            value = m.group("x")
+            out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value, f"用户要求{value}", CONF_STYLE))
+    return out
 
 
 def _style_en(s: str) -> list[Pref]:
@@ -443,6 +525,16 @@ _TRAIT_EN = re.compile(
     r"traveller|traveler|runner|cyclist|gamer|reader|cook|baker|user|hobbyist|collector))"
     r"(?:\s+of\s+(?P<of>[^,]{2,50}))?$"
 )
+# Ongoing pursuits and pets: "I'm learning Japanese", "I'm training for a marathon", "I have a cat".
+_PURSUIT_EN = re.compile(
+    r"(?i)^i(?:'m| am)\s+(?:(?:currently|now|still|also|slowly)\s+)?(?P<v>learning|studying|"
+    r"training for|taking (?:classes|lessons|a course) in|practicing|practising)\s+(?P<o>.{2,50})$"
+)
+_PET_EN = re.compile(
+    r"(?i)^i\s+(?:have|own|'ve got|have got)\s+(?:a|an|one|two|three|\d)\s+(?:[a-z\-]+\s+){0,2}"
+    r"(?:dogs?|cats?|puppy|puppies|kittens?|rabbits?|hamsters?|parrots?|birds?|fish|turtles?|"
+    r"horses?|guinea pigs?)(?:\s+(?:named|called)\s+[A-Z][a-z]+)?$"
+)
 _TRAIT_ADJ_EN = re.compile(
     r"(?i)^i(?:'m| am)\s+(?:also\s+|definitely\s+|pretty\s+)?(?P<x>left-handed|right-handed|"
     r"ambidextrous|an? (?:morning|night|evening) person|most productive (?:in the|at|late at|"
@@ -502,7 +594,7 @@ def _pref_en_main(s: str) -> Pref | None:
 
 
 def _free_en(s: str) -> list[Pref]:
-    if detect_lang(s) != "en":
+    if detect_lang(s) != "en" or _SENSITIVE_TOPIC.search(s):
         return []
     s = _TRAILING.sub("", s)
     lead = re.match(_LEAD_EN, s, re.IGNORECASE)
@@ -522,6 +614,13 @@ def _free_en(s: str) -> list[Pref]:
     hit = _pref_en_main(s)
     if hit is not None:
         return [hit]
+    m = _PURSUIT_EN.match(s)
+    if m:
+        if not _about_user(m.group("o"), zh=False) or _PLAN_EN.search(m.group("o")):
+            return []
+        return [_free(s, _pref_statement_en(s), CONF_FREE)]
+    if _PET_EN.match(s):
+        return [_free(s, _pref_statement_en(s), CONF_FREE)]
     for pattern in (_TRAIT_EN, _TRAIT_ADJ_EN):
         m = pattern.match(s)
         if m:
@@ -553,6 +652,16 @@ _HABIT_ZH = re.compile(
     r"^(?P<who>我们(?:团队|组|公司|部门)?|我)(?:" + _WHEN_WORDS_ZH + r"(?:的时候)?)?"
     r"(?:也|都|还)?(?P<adv>平时|平常|一般|通常|每天|每周|每晚|每天早上|每天晚上|"
     r"总是|经常|常常|一向|向来|基本上?|从来不|从不|很少|只|只会|一直都)(?:都|会|也|是)?(?P<o>.{2,40})$"
+)
+# "我周五下午不开会", "我晚上只喝水": a time word, then 不/从不/只/很少 (a plain "我下午开会"
+# may be today's plan); "我在学吉他": an ongoing pursuit.
+_TIME_HABIT_ZH = re.compile(
+    r"^(?P<who>我们(?:团队|组|公司|部门)?|我)(?P<t>(?:每个?|周[一二三四五六日末]|星期[一二三四五六日天]|"
+    r"工作日|周末|平日|晚上|早上|中午|下午|上午|半夜|凌晨|饭后|睡前)[\u4e00-\u9fff\d]{0,6}?)"
+    r"(?:都|一般|通常|也)?(?P<neg>不|从不|很少|只|绝不)(?P<o>[\u4e00-\u9fff].{0,30})$"
+)
+_PURSUIT_ZH = re.compile(
+    r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?P<v>学|学习|练|练习|备考|准备考)(?P<o>[\u4e00-\u9fffA-Za-z].{0,20})$"
 )
 # After a habit word: thinking and one-off states, not habits.
 _NOT_HABIT_ZH = re.compile(r"^(?:觉得|认为|想|在想|不知道|以为|记得|忘|很忙|挺忙|没空|有空|说|问)")
@@ -586,11 +695,22 @@ def _pref_zh_main(s: str) -> Pref | None:
         if _NOT_HABIT_ZH.match(obj) or not _about_user(obj, zh=True) or _PLAN_ZH.search(obj):
             return None
         return _free(s, third_person_zh(s))
+    m = _TIME_HABIT_ZH.match(s)
+    if m:
+        obj = m.group("o")
+        if _NOT_HABIT_ZH.match(obj) or not _about_user(obj, zh=True) or _PLAN_ZH.search(s):
+            return None
+        return _free(s, third_person_zh(s))
+    m = _PURSUIT_ZH.match(s)
+    if m:
+        if not _about_user(m.group("o"), zh=True) or _PLAN_ZH.search(s):
+            return None
+        return _free(s, third_person_zh(s), CONF_FREE)
     return None
 
 
 def _free_zh(s: str) -> list[Pref]:
-    if detect_lang(s) != "zh":
+    if detect_lang(s) != "zh" or _SENSITIVE_TOPIC.search(s):
         return []
     s = _TRAILING.sub("", s)
     first = _TRAILING.sub("", re.split(r"[,，;；]", s)[0])
@@ -616,6 +736,6 @@ def _free_zh(s: str) -> list[Pref]:
     return []
 
 
-TYPED: tuple[PrefMatcher, ...] = (_style_en, _style_zh)
+TYPED: tuple[PrefMatcher, ...] = (_style_en, _style_zh, _conventions_en, _conventions_zh)
 STANDING: tuple[PrefMatcher, ...] = (_standing_style,)
 FALLBACK: tuple[PrefMatcher, ...] = (_free_en, _free_zh)

@@ -234,7 +234,8 @@ _REMEMBER_ZH = re.compile(
     r"(?:记住|记一下|记下来|记下|记好|牢记|别忘了|不要忘了|记得(?=我))(?:了|哦|啊|一下)?[:：,\s]*"
 )
 _REMEMBER_TAIL_ZH = re.compile(
-    r"[,\s]*(?:请|你)?(?:要)?(?:记住|记好|记下|记一下)(?:了|哦|啊|啦|一下)?\s*$"
+    r"[,\s]*(?:请|你)?(?:要)?(?:记住|记好|记下|记一下|记着|别忘了)(?:了|哦|啊|啦|一下)?"
+    r"(?:这点|这一点|这个)?(?:了|哦|啊|啦)?\s*$"
 )
 _STANDING_ZH = re.compile(
     _LEAD_ZH
@@ -247,7 +248,11 @@ _REMEMBER_EN = re.compile(
     r"note|for (?:future )?reference|save (?:this|that)|memorize)"
     r"(?:\s+(?:this|that|of this|of that))?(?:\s*[:,\-]\s*|\s+that\s+|\s+|$)"
 )
-_REMEMBER_TAIL_EN = re.compile(r"(?i)[,\s\-]*(?:please\s+)?remember\s+(?:that|this)[.!\s]*$")
+_REMEMBER_TAIL_EN = re.compile(
+    r"(?i)[,\s\-]*(?:please\s+)?(?:(?:remember|keep in mind|don't forget)\s+(?:that|this|it)|"
+    r"keep (?:that|this|it) in mind)"
+    r"(?:\s+(?:for|when|next time|in (?:the )?future|going forward)\b[^,]*)?[.!\s]*$"
+)
 _STANDING_EN = re.compile(
     r"(?i)^(?:ok(?:ay)?|so|also|and)?[,\s]*(?:please\s+)?"
     r"(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|always)"
@@ -1155,12 +1160,21 @@ def _cuisine_en(s: str) -> list[Hit]:
     return []
 
 
-_TECH = r"(?:[A-Za-z][A-Za-z0-9+#.\-]*(?:\s+[A-Z][A-Za-z0-9+#.\-]*)?(?:\s*v?\d+(?:\.\d+)*)?)"
+# Chinese names of common platforms and tools (the rest of the vocabulary is Latin).
+_TECH_NAMES_ZH = (
+    "阿里云|腾讯云|华为云|百度智能云|火山引擎|飞书|钉钉|企业微信|语雀|金山文档|腾讯文档|达梦|宝塔"
+)
+_TECH = (
+    r"(?:[A-Za-z][A-Za-z0-9+#.\-]*(?:\s+[A-Z][A-Za-z0-9+#.\-]*)?(?:\s*v?\d+(?:\.\d+)*)?|"
+    + _TECH_NAMES_ZH
+    + r")"
+)
 _TECH_LIST = _TECH + r"(?:\s*(?:和|、|,|，|以及|跟|加|\+|/)\s*" + _TECH + r")*"
 _TECH_ZH = (
     re.compile(
         r"(?P<who>我们团队|我们组|我们公司|我们项目|我们部门|我们小组|我们这边|我们|团队|公司|项目|"
         r"组里|咱们|我这边|我)(?:的)?"
+        r"(?:(?:服务|系统|后端|前端|项目|代码|应用|网站|产品|数据库|集群|团队|文档)(?:都|也)?)?"
         # habit and preference words before the verb: "我习惯用 Vim", "我一般用 Go"
         r"(?:都|一直|主要|现在|目前|正在|平时|日常|在|也|还|基本|习惯|喜欢|更喜欢|偏好|爱|一般|"
         r"通常|总是|经常|常|只|还是|更)*"
@@ -1200,8 +1214,20 @@ _TECH_EN = (
         r"is on|standardi[sz]ed on))\s+(?P<x>" + _TECH_EN_LIST + r")"
     ),
     re.compile(
-        r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:tech\s+)?(?:stack|backend|frontend|database|db|infra|"
-        r"infrastructure|language|editor|ide|os)(?:\s+of choice)?)\s+(?i:is|are)\s+(?P<x>"
+        r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:tech\s+)?(?:main\s+|primary\s+|daily\s+)?(?:stack|backend|"
+        r"frontend|database|db|infra|infrastructure|language|editor|ide|os|ci|ci/cd|cd|pipeline|"
+        r"cloud|cloud provider|hosting|shell|terminal|browser|orm|framework|runtime|"
+        r"package manager|build tool|laptop|machine|computer|phone|desktop|server|cluster|"
+        r"data warehouse|warehouse|message broker|queue|cache|monitoring|issue tracker)"
+        r"(?:\s+of choice)?)\s+(?i:is|are|runs|uses|'s)\s+(?P<x>"
+        + _TECH_EN_LIST
+        + r")"
+    ),
+    # "our app is written in Go", "my site is built with Astro"
+    re.compile(
+        r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:app|apps|service|services|backend|frontend|site|"
+        r"website|api|product|codebase|project|bot)\s+(?:is|are)\s+(?:written|built|developed|"
+        r"implemented|hosted|deployed)\s+(?:in|with|on))\s+(?P<x>"
         + _TECH_EN_LIST
         + r")"
     ),
@@ -1365,9 +1391,9 @@ def _where_zh(s: str) -> list[Hit]:
 
 _PLACE_EN = r"(?P<p>[A-Z][\w\-']*(?:(?:\s+|,\s*)[A-Z][\w\-']*){0,3})"
 _LIVE_EN = re.compile(
-    r"(?i:\bi\s+(?:currently\s+|now\s+|still\s+|just\s+|recently\s+)?"
-    r"(?:live|reside|am living|'m living|"
-    r"am based|'m based|am located|'m located|moved|have moved|'ve moved)\s+(?:in|to|at|out to))\s+"
+    r"(?i:\bi(?:\s+|(?='))(?:(?:'m|am)\s+(?:currently\s+|now\s+|still\s+)?"
+    r"(?:living|based|located)|(?:currently\s+|now\s+|still\s+|just\s+|recently\s+)?"
+    r"(?:live|reside|moved|have moved|'ve moved))\s+(?:in|to|at|out to))\s+"
     + _PLACE_EN
 )
 _EMPLOYER = r"(?P<e>[A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*){0,3})"
