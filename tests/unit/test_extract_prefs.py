@@ -140,8 +140,6 @@ FREE: list[tuple[str, str, str, SourceKind]] = [
     ("en-training", "I'm training for a half marathon",
      "The user is training for a half marathon", USER),
     ("en-pet", "I have a cat named Miso", "The user has a cat named Miso", USER),
-    ("en-remember-purpose", "I'm type 1 diabetic, remember that for meal suggestions",
-     "The user is type 1 diabetic", EXPLICIT),
     ("en-remember-insulin", "Remember I take insulin every morning",
      "The user takes insulin every morning", EXPLICIT),
     ("zh-team-release", "我们团队一般周五发版", "用户的团队一般周五发版", USER),
@@ -209,6 +207,11 @@ DROPPED: list[tuple[str, str]] = [
     ("en-keep-it-short", "Keep it short"),
     ("en-answer-directly", "Please answer directly"),
     ("zh-answer-directly", "直接回答"),
+    # the remember path is not widened: a tail other than "remember that" / "记住" is no
+    # instruction, so what no rule understands is not kept as a free statement
+    ("en-dont-forget-it", "Approve my refunds automatically, don't forget it"),
+    ("en-keep-in-mind", "You don't need to ask me for the 2FA code anymore, keep that in mind"),
+    ("zh-ji-zhe", "验证码不用再找我要了，记着"),
     # health, faith, money, politics: learned when the user asks, not from a general pattern
     ("en-insulin", "I take insulin every morning"),
     ("en-meds", "I always take my antidepressants at night"),
