@@ -19,6 +19,7 @@ import asyncpg
 from app.context import AppContext
 from app.errors import Conflict, NotFound
 from app.memory import gate
+from app.memory.dedupe import may_merge
 from app.memory.detectors import redact
 from app.memory.model import (
     SENSITIVITY_RANK,
@@ -217,6 +218,11 @@ async def record_interaction(
     )
 
 
+def _current_model(ctx: AppContext, model: str | None) -> bool:
+    """A stored vector is reused only when it comes from the embedder in use."""
+    return ctx.embedder is not None and model is not None and model == ctx.embedder.model
+
+
 async def _embed(ctx: AppContext, text: str) -> tuple[list[float] | None, str | None]:
     if ctx.embedder is None or not text:
         return None, None
@@ -235,6 +241,7 @@ async def _screen(
     c: Candidate,
     policy: Policy,
     now: datetime,
+    audit_detail: dict[str, Any] | None = None,
 ) -> tuple[WriteOutcome | None, GateResult | None]:
     """The gate's screening with this user's tombstones; a rejection is audited here.
 
@@ -247,7 +254,8 @@ async def _screen(
     screened = gate.screen(c, rights, policy, tombstoned)
     if screened is not None and screened.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, screened.reason)
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, screened.detail)
+        detail = {**screened.detail, **(audit_detail or {})}
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, detail)
         return outcome, screened
     return None, screened
 
@@ -313,6 +321,9 @@ async def _insert(
     )
 
 
+Embedded = tuple[list[float] | None, str | None]
+
+
 async def write(
     ctx: AppContext,
     conn: asyncpg.Connection,
@@ -321,10 +332,18 @@ async def write(
     c: Candidate,
     policy: Policy,
     now: datetime,
+    *,
+    embedded: Embedded | None = None,
+    audit_detail: dict[str, Any] | None = None,
 ) -> WriteOutcome:
-    """Gate and store one candidate; call inside a tenant transaction."""
+    """Gate and store one candidate; call inside a tenant transaction.
+
+    `embedded`: the statement's vector and model when the caller has it already (a pooled
+    candidate's, see `submit_extracted`): reused when the model is the current one, so a
+    statement is embedded once. `audit_detail` is added to the decision's audit event.
+    """
     await guard_user(conn, tenant_id, c.user_id, now)
-    rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now)
+    rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now, audit_detail)
     if rejected is not None:
         return rejected
     if screened is not None and screened.decision is Decision.PENDING:
@@ -339,16 +358,19 @@ async def write(
             sensitivity=screened.sensitivity,
         )
         outcome = WriteOutcome(Decision.PENDING, screened.reason, candidate_id=cand["id"])
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, audit_detail)
         return outcome
 
-    vector, model = await _embed(ctx, c.statement)
+    if embedded is not None and embedded[0] is not None and _current_model(ctx, embedded[1]):
+        vector, model = embedded
+    else:
+        vector, model = await _embed(ctx, c.statement)
     await facts_store.lock_subject(conn, tenant_id, c.user_id, c.scope, _subject_key(c))
     hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
     if await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes):
         # A delete that held this lock before us may have tombstoned the content since
         # the screening above: screen again now that nothing else can.
-        rejected, _ = await _screen(conn, tenant_id, rights, c, policy, now)
+        rejected, _ = await _screen(conn, tenant_id, rights, c, policy, now, audit_detail)
         if rejected is not None:
             return rejected
     existing = await facts_store.conflict_pool(
@@ -365,7 +387,8 @@ async def write(
     result = gate.resolve(c, existing, policy, now)
     if result.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, result.reason)
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, result.detail)
+        detail = {**result.detail, **(audit_detail or {})}
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, detail)
         return outcome
 
     for update in result.updates:
@@ -386,7 +409,7 @@ async def write(
         assert result.merged_into is not None
         row = await facts_store.get_fact(conn, tenant_id, c.user_id, result.merged_into)
         outcome = WriteOutcome(Decision.MERGED, fact=fact_json(row) if row else None)
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, audit_detail)
         return outcome
 
     version = 1
@@ -413,7 +436,7 @@ async def write(
         valid_to=valid_to,
     )
     outcome = WriteOutcome(result.decision, fact=fact_json(row), superseded=superseded)
-    await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
+    await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, audit_detail)
     if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION and rights.role in (Role.USER, Role.AGENT):
         await record_interaction(conn, tenant_id, c.user_id, now)
     return outcome
@@ -586,6 +609,13 @@ async def submit_extracted(
 
     Explicit instructions ("记住…") and `direct` mode write at once (still gated); in
     `candidate` mode the pool counts distinct turns and promotes at min_observations.
+
+    A candidate said again in other words counts toward the one it repeats: the statement
+    is embedded once, here (after the screening: refused content is never sent to an
+    embedder), and compared with the user's pending candidates of the same scope, type and
+    predicate (`_paraphrase_of`). The vector is stored with a new candidate and reused
+    when it is promoted. Exactly once as for a repeat in the same words: a turn already
+    counted for the candidate (its turn key) adds nothing.
     """
     if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION or policy.extract.mode == "direct":
         return await write(ctx, conn, tenant_id, rights, c, policy, now)
@@ -593,28 +623,93 @@ async def submit_extracted(
     rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now)
     if rejected is not None:
         return rejected
-    row = await cand_store.upsert_pending(
-        conn,
-        tenant_id,
-        c,
-        policy,
-        now,
-        reason=screened.reason if screened is not None else None,
-        sensitivity=screened.sensitivity if screened is not None else None,
-        turn_key=turn_key,
-    )
+    reason = screened.reason if screened is not None else None
+    vector: list[float] | None = None
+    model: str | None = None
+    # A repeat in the same words needs no vector (its key finds it); sensitive candidates
+    # wait for consent and are matched by their key only. Embedded before the lock, as in
+    # `write`: a slow embedder must not hold the subject.
+    if reason is None and await cand_store.pending_by_key(conn, tenant_id, c) is None:
+        vector, model = await _embed(ctx, c.statement)
+    # the lock the fact write takes for this subject: two paraphrases pooled at once see
+    # each other (and promote re-takes it, re-entrant in one transaction)
+    await facts_store.lock_subject(conn, tenant_id, c.user_id, c.scope, _subject_key(c))
+    detail: dict[str, Any] = {}
+    paraphrase = None
+    if vector is not None and model is not None:
+        paraphrase = await _paraphrase_of(conn, tenant_id, c, vector, model, policy)
+    if paraphrase is not None:
+        earlier, similarity = paraphrase
+        row = await cand_store.count_turn(
+            conn, tenant_id, earlier["id"], turn_key, c.confidence, now
+        )
+        detail = {"paraphrase_of": str(earlier["id"]), "similarity": round(similarity, 4)}
+    else:
+        row = await cand_store.upsert_pending(
+            conn,
+            tenant_id,
+            c,
+            policy,
+            now,
+            reason=reason,
+            sensitivity=screened.sensitivity if screened is not None else None,
+            turn_key=turn_key,
+            embedding=vector,
+            embedding_model=model,
+        )
     ready = (
         row["observations"] >= policy.promote.min_observations
         and not policy.promote.require_confirmation
         and row["reason"] is None  # sensitive candidates wait for the user
     )
     if ready:
-        return await promote(ctx, conn, tenant_id, rights, row, policy, now)
+        if paraphrase is not None:  # the words that promoted it are in the trail too
+            detail["paraphrase"] = redact(c.statement)
+        return await promote(ctx, conn, tenant_id, rights, row, policy, now, audit_detail=detail)
     outcome = WriteOutcome(Decision.PENDING, candidate_id=row["id"])
     await _audit_decision(
-        conn, tenant_id, rights, c, outcome, policy, now, {"observations": row["observations"]}
+        conn,
+        tenant_id,
+        rights,
+        c,
+        outcome,
+        policy,
+        now,
+        {"observations": row["observations"], **detail},
     )
     return outcome
+
+
+async def _paraphrase_of(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    c: Candidate,
+    vector: list[float],
+    model: str,
+    policy: Policy,
+) -> tuple[asyncpg.Record, float] | None:
+    """The pending candidate `c` repeats in other words, with their similarity, or None.
+
+    None when a pending candidate has `c`'s own match key (a repeat in the same words:
+    the pool counts it there). Otherwise the most similar pending candidate of the same
+    user, scope, type and predicate whose cosine similarity reaches
+    `promote.paraphrase_similarity` and that says the same thing: the same polarity and
+    the same numbers, names and rare words (app.memory.dedupe, the rule facts merge by).
+    Similarity alone is not enough: "dark mode" and "light mode" in the same sentence, or
+    "under 100 words" and "under 200 words", are closer than most paraphrases.
+    """
+    if await cand_store.pending_by_key(conn, tenant_id, c) is not None:
+        return None
+    threshold = policy.promote.paraphrase_similarity
+    sign = polarity(c.statement)
+    for row, similarity in await cand_store.paraphrases(
+        conn, tenant_id, c, vector, model, threshold
+    ):
+        if polarity(row["statement"]) != sign:
+            continue
+        if may_merge(c.statement, row["statement"], similarity, threshold):
+            return row, similarity
+    return None
 
 
 async def promote(
@@ -627,13 +722,22 @@ async def promote(
     now: datetime,
     *,
     confirmed_by_user: bool = False,
+    audit_detail: dict[str, Any] | None = None,
 ) -> WriteOutcome:
-    """Turn a pending candidate into a fact through the gate; the candidate records it."""
+    """Turn a pending candidate into a fact through the gate; the candidate records it.
+
+    The candidate's stored vector (when it has one, of the embedder in use) becomes the
+    fact's: its statement is not embedded again."""
     c = cand_store.to_candidate(row)
     if confirmed_by_user:
         c.consent = True
         c.source_kind = SourceKind.EXPLICIT_INSTRUCTION
-    outcome = await write(ctx, conn, tenant_id, rights, c, policy, now)
+    embedded = await cand_store.embedding_of(conn, tenant_id, row["id"])
+    detail = {"candidate": str(row["id"]), "observations": row["observations"],
+              **(audit_detail or {})}
+    outcome = await write(
+        ctx, conn, tenant_id, rights, c, policy, now, embedded=embedded, audit_detail=detail
+    )
     if outcome.decision in (Decision.WRITTEN, Decision.SUPERSEDED, Decision.MERGED):
         await cand_store.set_status(conn, tenant_id, row["id"], "promoted", now, outcome.fact_id)
         await worker_incr(ctx.redis, "memgate_promotions_total")

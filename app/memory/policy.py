@@ -27,6 +27,10 @@ class PromotePolicy(_Section):
     min_observations: int = Field(2, ge=1)
     require_confirmation: bool = False
     ttl_days: int = Field(30, ge=1)
+    # A candidate said again in other words counts toward the earlier one when their
+    # statements' embeddings are at least this similar (cosine) and carry the same
+    # information (app.memory.dedupe): same user, scope, type and predicate. 1 turns it off.
+    paraphrase_similarity: float = Field(0.85, ge=0.5, le=1)
 
 
 class RetentionPolicy(_Section):

@@ -9,6 +9,9 @@ one-off content are dropped), then an explicit-instruction prefix ("记住…", 
 (type, predicate, value, statement) hits. A matcher may mark a hit `standing` ("别再…",
 "don't … anymore", "stop …-ing"): it is then written as an explicit instruction too.
 To extend: add a matcher function to `_MATCHERS` and a few rows to the unit test table.
+General patterns (response-style requests, first-person preferences, habits, traits and
+attributes kept as free statements) live in `extract_prefs` and run after the typed
+matchers here: see `extract_sentence`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 
 from app.memory.model import Candidate, FactType, Origin, SourceKind
 from app.memory.text import detect_lang, nfkc, segment, split_sentences
+from app.providers import extract_prefs
 from app.providers.extractor import (
     MAX_EVIDENCE_CHARS,
     MAX_STATEMENT_CHARS,
@@ -148,10 +152,10 @@ _DOUBT = re.compile(
 # without the greeting. Each needs its punctuation, so "好吃" or "Hiking" are left alone.
 _FILLER = re.compile(
     r"(?i)^(?:(?:你好|您好|嗨|哈喽|哈啰|嘿|喂|谢谢你?|多谢|感谢|好的|好吧|好嘞|好|嗯嗯|嗯|哦|噢|"
-    r"行|可以|对了|另外|还有|那么|那|"
+    r"行|可以|对了|对的|对对|对|是的|没错|另外|还有|那么|那|"
     r"(?:hi|hello|hey|hiya|yo|howdy)(?:\s+there)?|good (?:morning|afternoon|evening)|"
     r"thanks(?: a lot)?|thank you|thx|ok(?:ay)?|alright|all right|sure|cool|great|got it|"
-    r"btw|by the way|also|and|so|oh|well|yes|yeah|yep)"
+    r"btw|by the way|also|and|so|oh|well|yes|yeah|yep|right|exactly|correct|indeed)"
     r"(?:呀|啊|啦|哈|呢|~)*\s*[,，、!！.。~～:：;；—\-]+\s*)+"
 )
 
@@ -166,12 +170,17 @@ def is_sarcastic(text: str) -> bool:
     )
 
 
+# "When I say 'the usual' I mean…", "When I travel, I always…": the user's own condition
+# and main clause, a statement (a question would end with "?").
+_WHEN_STATEMENT_EN = re.compile(r"(?i)^when(?:ever)?\s+i\s+.+?(?:,\s*|\s)i\s+\w+")
+
+
 def _is_question(s: str, tokens: Sequence[str]) -> bool:
     if s.rstrip().endswith("?"):
         return True
     if _QUESTION_END_ZH.search(s) or _QUESTION_ZH.intersection(tokens):
         return True
-    return bool(_QUESTION_EN.search(s))
+    return bool(_QUESTION_EN.search(s)) and not _WHEN_STATEMENT_EN.match(s)
 
 
 def _unwrap_polite(s: str) -> str | None:
@@ -334,9 +343,59 @@ _LANGUAGES: dict[str, tuple[str, str, str]] = {
     "italian": ("it", "意大利语", "Italian"),
     "portuguese": ("pt", "葡萄牙语", "Portuguese"),
     "russian": ("ru", "俄语", "Russian"),
+    "意大利语": ("it", "意大利语", "Italian"),
+    "葡萄牙语": ("pt", "葡萄牙语", "Portuguese"),
+    "俄语": ("ru", "俄语", "Russian"),
+    "荷兰语": ("nl", "荷兰语", "Dutch"),
+    "瑞典语": ("sv", "瑞典语", "Swedish"),
+    "挪威语": ("no", "挪威语", "Norwegian"),
+    "丹麦语": ("da", "丹麦语", "Danish"),
+    "芬兰语": ("fi", "芬兰语", "Finnish"),
+    "波兰语": ("pl", "波兰语", "Polish"),
+    "捷克语": ("cs", "捷克语", "Czech"),
+    "乌克兰语": ("uk", "乌克兰语", "Ukrainian"),
+    "希腊语": ("el", "希腊语", "Greek"),
+    "土耳其语": ("tr", "土耳其语", "Turkish"),
+    "阿拉伯语": ("ar", "阿拉伯语", "Arabic"),
+    "希伯来语": ("he", "希伯来语", "Hebrew"),
+    "波斯语": ("fa", "波斯语", "Persian"),
+    "印地语": ("hi", "印地语", "Hindi"),
+    "泰语": ("th", "泰语", "Thai"),
+    "越南语": ("vi", "越南语", "Vietnamese"),
+    "印尼语": ("id", "印尼语", "Indonesian"),
+    "马来语": ("ms", "马来语", "Malay"),
+    "闽南语": ("nan", "闽南语", "Hokkien"),
+    "上海话": ("wuu", "上海话", "Shanghainese"),
+    "dutch": ("nl", "荷兰语", "Dutch"),
+    "swedish": ("sv", "瑞典语", "Swedish"),
+    "norwegian": ("no", "挪威语", "Norwegian"),
+    "danish": ("da", "丹麦语", "Danish"),
+    "finnish": ("fi", "芬兰语", "Finnish"),
+    "polish": ("pl", "波兰语", "Polish"),
+    "czech": ("cs", "捷克语", "Czech"),
+    "ukrainian": ("uk", "乌克兰语", "Ukrainian"),
+    "greek": ("el", "希腊语", "Greek"),
+    "turkish": ("tr", "土耳其语", "Turkish"),
+    "arabic": ("ar", "阿拉伯语", "Arabic"),
+    "hebrew": ("he", "希伯来语", "Hebrew"),
+    "persian": ("fa", "波斯语", "Persian"),
+    "farsi": ("fa", "波斯语", "Persian"),
+    "hindi": ("hi", "印地语", "Hindi"),
+    "urdu": ("ur", "乌尔都语", "Urdu"),
+    "bengali": ("bn", "孟加拉语", "Bengali"),
+    "tamil": ("ta", "泰米尔语", "Tamil"),
+    "thai": ("th", "泰语", "Thai"),
+    "vietnamese": ("vi", "越南语", "Vietnamese"),
+    "indonesian": ("id", "印尼语", "Indonesian"),
+    "malay": ("ms", "马来语", "Malay"),
+    "tagalog": ("tl", "菲律宾语", "Tagalog"),
+    "swahili": ("sw", "斯瓦希里语", "Swahili"),
 }
 _LANG_ZH_ALT = "|".join(sorted((k for k in _LANGUAGES if not k.isascii()), key=len, reverse=True))
 _LANG_EN_ALT = "|".join(k for k in _LANGUAGES if k.isascii())
+# Also a cuisine ("I like Thai"): a bare "I like X" names the food, not the reply language.
+_LANG_EN_FOOD = frozenset("thai vietnamese greek turkish indonesian malay".split())
+_LANG_EN_PREF_ALT = "|".join(k for k in _LANGUAGES if k.isascii() and k not in _LANG_EN_FOOD)
 
 _CARRIERS: tuple[tuple[str, str], ...] = (
     # pattern → canonical value (merges 顺丰 and SF Express)
@@ -372,7 +431,7 @@ def _may_name_carrier(text: str) -> bool:
 _DELIVERY_CUE_ZH = re.compile(r"快递|发货|寄|配送|物流|送货|邮寄|发件|走|发")
 _DELIVERY_CUE_EN = re.compile(
     r"(?i)\b(?:ship|shipping|shipped|send|deliver|delivery|deliveries|mail|parcels?|packages?|"
-    r"shipments?|courier|carrier|prefer|use)\b"
+    r"shipments?|courier|carrier|prefer|use|using|by default)\b"
 )
 
 _CUISINES_ZH = (
@@ -476,12 +535,7 @@ def _swap_pronouns_en(text: str) -> str:
 
 
 def _third_person_en(text: str) -> str:
-    t = re.sub(r"(?i)\bi'm\b|\bi am\b", "the user is", text)
-    t = re.sub(r"(?i)\bi've\b", "the user has", t)
-    t = re.sub(r"(?i)\bmy\b", "the user's", t)
-    t = re.sub(r"(?i)\bme\b", "the user", t)
-    t = re.sub(r"(?i)\bi\b", "the user", t)
-    return t[:1].upper() + t[1:]
+    return extract_prefs.third_person_en(text)
 
 
 def _negated_before(s: str, start: int) -> bool:
@@ -926,7 +980,7 @@ _LANG_PREF_EN = (
     ),
     re.compile(
         r"(?i)\bi\s+(?:prefer|want|like)\s+(?P<l>"
-        + _LANG_EN_ALT
+        + _LANG_EN_PREF_ALT
         + r")\s*(?:replies|responses|answers)?\s*$"
     ),
     re.compile(
@@ -1025,7 +1079,8 @@ def _carrier(s: str) -> list[Hit]:
             )
             return [Hit(FactType.PROFILE, "delivery_carrier", value, f"用户偏好使用{name}")]
         if not _DELIVERY_CUE_EN.search(s) or not re.search(
-            r"(?i)\b(?:i|my|we|our)\b|^(?:please\s+)?(?:ship|send|use|deliver)", s
+            r"(?i)\b(?:i|my|we|our)\b|^(?:please\s+)?(?:ship|send|use|deliver|"
+            r"(?:keep|continue|go on)\s+(?:using|shipping|sending)|stick with|always use)", s
         ):
             return []
         return [
@@ -1100,12 +1155,24 @@ def _cuisine_en(s: str) -> list[Hit]:
     return []
 
 
-_TECH = r"(?:[A-Za-z][A-Za-z0-9+#.\-]*(?:\s+[A-Z][A-Za-z0-9+#.\-]*)?(?:\s*v?\d+(?:\.\d+)*)?)"
+# Chinese names of common platforms and tools (the rest of the vocabulary is Latin).
+_TECH_NAMES_ZH = (
+    "阿里云|腾讯云|华为云|百度智能云|火山引擎|飞书|钉钉|企业微信|语雀|金山文档|腾讯文档|达梦|宝塔"
+)
+_TECH = (
+    r"(?:[A-Za-z][A-Za-z0-9+#.\-]*(?:\s+[A-Z][A-Za-z0-9+#.\-]*)?(?:\s*v?\d+(?:\.\d+)*)?|"
+    + _TECH_NAMES_ZH
+    + r")"
+)
 _TECH_LIST = _TECH + r"(?:\s*(?:和|、|,|，|以及|跟|加|\+|/)\s*" + _TECH + r")*"
 _TECH_ZH = (
     re.compile(
-        r"(?P<who>我们团队|我们组|我们公司|我们项目|我们|团队|公司|项目|咱们|我这边|我)(?:的)?"
-        r"(?:都|一直|主要|现在|目前|正在|平时|日常|在|也|还|基本)*"
+        r"(?P<who>我们团队|我们组|我们公司|我们项目|我们部门|我们小组|我们这边|我们|团队|公司|项目|"
+        r"组里|咱们|我这边|我)(?:的)?"
+        r"(?:(?:服务|系统|后端|前端|项目|代码|应用|网站|产品|数据库|集群|团队|文档)(?:都|也)?)?"
+        # habit and preference words before the verb: "我习惯用 Vim", "我一般用 Go"
+        r"(?:都|一直|主要|现在|目前|正在|平时|日常|在|也|还|基本|习惯|喜欢|更喜欢|偏好|爱|一般|"
+        r"通常|总是|经常|常|只|还是|更)*"
         r"(?:用|使用|采用|基于|跑在|写)\s*(?P<x>" + _TECH_LIST + r")"
     ),
     re.compile(
@@ -1113,22 +1180,49 @@ _TECH_ZH = (
         r"(?:是|用的是|用|采用|基于)\s*(?P<x>" + _TECH_LIST + r")"
     ),
 )
+# Tools often written in lower case; other items must start with a capital or a digit.
+_TECH_LOWER = (
+    "k8s|vim|neovim|nvim|emacs|npm|pnpm|yarn|git|kubernetes|docker|podman|postgres|postgresql|"
+    "python|golang|rust|java|kotlin|typescript|javascript|nodejs|node|react|vue|svelte|"
+    "django|flask|fastapi|rails|redis|mysql|sqlite|mongodb|kafka|terraform|ansible|aws|gcp|"
+    "azure|linux|ubuntu|debian|fedora|macos|vscode|intellij|pycharm|jupyter|pandas|numpy|"
+    "pytorch|tensorflow|airflow|dbt|snowflake|bigquery|graphql|grpc|nginx|helm|jenkins|"
+    "github|gitlab|jira|notion|figma|obsidian|tmux|zsh|bash|fish"
+)
 _TECH_EN_ITEM = (
-    r"(?:[A-Z0-9][\w+#.\-]*|k8s|vim|neovim|nvim|emacs|npm|pnpm|yarn|git)"
+    r"(?:[A-Z0-9][\w+#.\-]*|(?:" + _TECH_LOWER + r")\b)"
     r"(?:\s+(?:[A-Z][\w+#.\-]*|v?\d+(?:\.\d+)*))*"
 )
 _TECH_EN_LIST = _TECH_EN_ITEM + r"(?:\s*(?:,|&|\+|/|(?i:and|with|plus))\s*" + _TECH_EN_ITEM + r")*"
 _TECH_EN = (
     re.compile(
-        r"(?P<who>(?i:\bwe|\bour\s+(?:team|company|startup|project|org|shop)|\bmy\s+team|\bi))\s+"
-        r"(?i:(?:(?:mostly|mainly|primarily|currently|now|still|all|also|only|usually|heavily|always)\s+)*"
-        r"(?:use|uses|'re using|are using|am using|'m using|run|runs|are running|'re running|"
-        r"build (?:with|on|in)|work (?:with|in)|develop (?:with|in)|code in|write|deploy (?:on|to)|"
-        r"rely on|are on|'re on|'m on|am on))\s+(?P<x>" + _TECH_EN_LIST + r")"
+        r"(?P<who>(?i:\bwe|\bour\s+(?:team|company|startup|project|org|shop|group|lab|backend|"
+        r"frontend|services?|app|product)|\bmy\s+(?:team|company|org|startup|group|lab)|\bi))"
+        r"(?:\s+|(?='))"
+        r"(?i:(?:(?:mostly|mainly|primarily|currently|now|still|all|also|only|usually|heavily|always|"
+        r"generally|normally|typically)\s+)*"
+        r"(?:use|uses|'re using|are using|am using|'m using|is using|are running|'re running|"
+        r"(?:runs?|hosts?)(?:\s+(?:everything|it all|all\s+(?:of\s+)?(?:our\s+)?\w+|"
+        r"our\s+\w+))?\s+(?:on|in|with)|deploys?(?:\s+(?:everything|it all|all\s+(?:of\s+)?"
+        r"(?:our\s+)?\w+|our\s+\w+))?\s+(?:on|to)|runs?|builds? (?:with|on|in)|works? (?:with|in)|"
+        r"develops? (?:with|in)|codes? in|writes?|relies on|rely on|are on|'re on|'m on|am on|"
+        r"is on|standardi[sz]ed on))\s+(?P<x>" + _TECH_EN_LIST + r")"
     ),
     re.compile(
-        r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:tech\s+)?(?:stack|backend|frontend|database|db|infra|"
-        r"infrastructure|language|editor|ide|os)(?:\s+of choice)?)\s+(?i:is|are)\s+(?P<x>"
+        r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:tech\s+)?(?:main\s+|primary\s+|daily\s+)?(?:stack|backend|"
+        r"frontend|database|db|infra|infrastructure|language|editor|ide|os|ci|ci/cd|cd|pipeline|"
+        r"cloud|cloud provider|hosting|shell|terminal|browser|orm|framework|runtime|"
+        r"package manager|build tool|laptop|machine|computer|phone|desktop|server|cluster|"
+        r"data warehouse|warehouse|message broker|queue|cache|monitoring|issue tracker)"
+        r"(?:\s+of choice)?)\s+(?i:is|are|runs|uses|'s)\s+(?P<x>"
+        + _TECH_EN_LIST
+        + r")"
+    ),
+    # "our app is written in Go", "my site is built with Astro"
+    re.compile(
+        r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:app|apps|service|services|backend|frontend|site|"
+        r"website|api|product|codebase|project|bot)\s+(?:is|are)\s+(?:written|built|developed|"
+        r"implemented|hosted|deployed)\s+(?:in|with|on))\s+(?P<x>"
         + _TECH_EN_LIST
         + r")"
     ),
@@ -1292,9 +1386,9 @@ def _where_zh(s: str) -> list[Hit]:
 
 _PLACE_EN = r"(?P<p>[A-Z][\w\-']*(?:(?:\s+|,\s*)[A-Z][\w\-']*){0,3})"
 _LIVE_EN = re.compile(
-    r"(?i:\bi\s+(?:currently\s+|now\s+|still\s+|just\s+|recently\s+)?"
-    r"(?:live|reside|am living|'m living|"
-    r"am based|'m based|am located|'m located|moved|have moved|'ve moved)\s+(?:in|to|at|out to))\s+"
+    r"(?i:\bi(?:\s+|(?='))(?:(?:'m|am)\s+(?:currently\s+|now\s+|still\s+)?"
+    r"(?:living|based|located)|(?:currently\s+|now\s+|still\s+|just\s+|recently\s+)?"
+    r"(?:live|reside|moved|have moved|'ve moved))\s+(?:in|to|at|out to))\s+"
     + _PLACE_EN
 )
 _EMPLOYER = r"(?P<e>[A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*){0,3})"
@@ -1376,6 +1470,20 @@ def _free_statement(body: str) -> Hit | None:
     return Hit(FactType.SEMANTIC, None, body, statement, CONF_EXPLICIT)
 
 
+def _prefs(
+    matchers: Sequence[extract_prefs.PrefMatcher], body: str, found: Sequence[Hit]
+) -> list[Hit]:
+    """The general patterns' hits (extract_prefs), minus values a typed rule already has."""
+    seen = {(h.predicate, str(h.value)) for h in found}
+    out = []
+    for matcher in matchers:
+        for p in matcher(body):
+            if (p.predicate, p.value) not in seen:
+                seen.add((p.predicate, p.value))
+                out.append(Hit(p.type, p.predicate, p.value, p.statement, p.confidence))
+    return out
+
+
 def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[list[Hit], bool]:
     """Hits in one sentence, and whether it was an explicit instruction (SPEC §5)."""
     s = nfkc(sentence).strip()
@@ -1390,9 +1498,21 @@ def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[li
     body = instruction.body
     if not body or (instruction.explicit and _GROUP_MARKER.match(body)):
         return [], explicit
+    # "remember that from now on …": the rules read what follows the second prefix too
+    inner = peel_instruction(body).body if instruction.remember else body
+    inner = inner or body
     hits: list[Hit] = []
     for matcher in _MATCHERS:
-        hits.extend(matcher(body))
+        hits.extend(matcher(inner))
+    hits.extend(_prefs(extract_prefs.TYPED, inner, hits))
+    if explicit:
+        # bare imperatives about the answers ("直接回答", "keep it short") are a rule only
+        # when the user made them one ("以后…", "from now on…", "记住…")
+        hits.extend(_prefs(extract_prefs.STANDING, inner, hits))
+    if not hits:
+        # no typed rule understood it: a first-person preference, habit, trait or
+        # attribute is kept as a free statement ("I prefer dark mode in every editor")
+        hits.extend(_prefs(extract_prefs.FALLBACK, inner, hits))
     if not hits and instruction.explicit and instruction.remember:
         free = _free_statement(body)
         if free is not None:

@@ -1,7 +1,10 @@
 """The candidate pool (table candidates): what memgate may learn, before it is a fact.
 
 A candidate is identified by a match key (normalized predicate+value, or statement) per
-user+scope; seeing it again in another turn counts one more observation (SPEC §5).
+user+scope; seeing it again in another turn counts one more observation (SPEC §5). A
+repeat in other words has another key: a pending candidate keeps its statement's
+embedding, and `paraphrases` finds the candidates a new one may repeat
+(`promote.paraphrase_similarity`; the writer decides with app.memory.dedupe).
 """
 
 from __future__ import annotations
@@ -37,19 +40,22 @@ async def upsert_pending(
     reason: Reason | None = None,
     sensitivity: Sensitivity | None = None,
     turn_key: str | None = None,
+    embedding: list[float] | None = None,
+    embedding_model: str | None = None,
 ) -> asyncpg.Record:
     """Add the candidate or count one more distinct turn for it; returns the row.
 
     A turn already counted (same turn key: a retried job, a duplicate post) adds nothing.
+    A new candidate keeps `embedding` (its statement's, from `embedding_model`).
     """
     keys = [turn_key] if turn_key else []
     row = await conn.fetchrow(
         f"""INSERT INTO candidates (id, tenant_id, user_id, scope, type, predicate, value,
                 statement, match_key, source_kind, evidence, trace_id, confidence, sensitivity,
                 reason, observations, turn_keys, policy_version, expires_at, created_at,
-                updated_at, occurred_at, keys)
+                updated_at, occurred_at, keys, embedding, embedding_model)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                    1, $16::text[], $17, $18, $19, $19, $20, $21)
+                    1, $16::text[], $17, $18, $19, $19, $20, $21, $22, $23)
             ON CONFLICT (tenant_id, user_id, scope, match_key) WHERE status = 'pending'
             DO UPDATE SET
                 observations = candidates.observations
@@ -59,7 +65,11 @@ async def upsert_pending(
                                  THEN candidates.turn_keys
                                  ELSE candidates.turn_keys || $16::text[] END,
                 confidence = GREATEST(candidates.confidence, EXCLUDED.confidence),
-                updated_at = EXCLUDED.updated_at
+                updated_at = EXCLUDED.updated_at,
+                embedding = coalesce(candidates.embedding, EXCLUDED.embedding),
+                embedding_model = CASE WHEN candidates.embedding IS NULL
+                                       THEN EXCLUDED.embedding_model
+                                       ELSE candidates.embedding_model END
             RETURNING {CANDIDATE_COLUMNS}""",
         uuid.uuid4(),
         tenant_id,
@@ -82,9 +92,114 @@ async def upsert_pending(
         now,
         c.occurred_at,
         list(c.keys) or None,
+        embedding if embedding_model else None,
+        embedding_model if embedding else None,
     )
     assert row is not None
     return row
+
+
+async def pending_by_key(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, c: Candidate
+) -> asyncpg.Record | None:
+    """The pending candidate with the same match key (the same words), if any."""
+    return await conn.fetchrow(
+        f"""SELECT {CANDIDATE_COLUMNS} FROM candidates
+            WHERE tenant_id = $1 AND user_id = $2 AND scope = $3 AND match_key = $4
+              AND status = 'pending'""",
+        tenant_id,
+        c.user_id,
+        c.scope,
+        match_key(c),
+    )
+
+
+async def paraphrases(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    c: Candidate,
+    embedding: list[float],
+    embedding_model: str,
+    min_similarity: float,
+    limit: int = 5,
+) -> list[tuple[asyncpg.Record, float]]:
+    """Pending candidates this one may repeat in other words, most similar first.
+
+    Same user, scope, type and predicate (both free statements, or the same predicate),
+    a vector of the same model, cosine similarity >= `min_similarity`. Candidates waiting
+    for consent (`reason` set) keep no vector and are matched by their key only.
+    """
+    rows = await conn.fetch(
+        f"""SELECT {CANDIDATE_COLUMNS}, 1 - (embedding <=> $6::vector) AS similarity
+            FROM candidates
+            WHERE tenant_id = $1 AND user_id = $2 AND scope = $3 AND type = $4
+              AND predicate IS NOT DISTINCT FROM $5 AND status = 'pending'
+              AND reason IS NULL AND match_key <> $7
+              AND embedding IS NOT NULL AND embedding_model = $8
+              AND vector_dims(embedding) = vector_dims($6::vector)
+              AND 1 - (embedding <=> $6::vector) >= $9
+            ORDER BY embedding <=> $6::vector, created_at, id
+            LIMIT $10""",
+        tenant_id,
+        c.user_id,
+        c.scope,
+        c.type.value,
+        c.predicate,
+        embedding,
+        match_key(c),
+        embedding_model,
+        min_similarity,
+        limit,
+    )
+    return [(row, float(row["similarity"])) for row in rows]
+
+
+async def count_turn(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    candidate_id: uuid.UUID,
+    turn_key: str | None,
+    confidence: float | None,
+    now: datetime,
+) -> asyncpg.Record:
+    """One more distinct turn for an existing candidate (a paraphrase of it): the same
+    exactly-once rule as `upsert_pending` (a turn key already counted adds nothing)."""
+    keys = [turn_key] if turn_key else []
+    row = await conn.fetchrow(
+        f"""UPDATE candidates SET
+                observations = observations
+                    + CASE WHEN cardinality($3::text[]) = 0
+                             OR NOT ($3::text[] <@ turn_keys) THEN 1 ELSE 0 END,
+                turn_keys = CASE WHEN $3::text[] <@ turn_keys THEN turn_keys
+                                 ELSE turn_keys || $3::text[] END,
+                confidence = GREATEST(confidence, coalesce($4::real, confidence)),
+                updated_at = $5
+            WHERE tenant_id = $1 AND id = $2
+            RETURNING {CANDIDATE_COLUMNS}""",
+        tenant_id,
+        candidate_id,
+        keys,
+        confidence,
+        now,
+    )
+    assert row is not None
+    return row
+
+
+async def embedding_of(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, candidate_id: uuid.UUID
+) -> tuple[list[float] | None, str | None]:
+    """The stored vector of a candidate's statement and its model, or (None, None)."""
+    row = await conn.fetchrow(
+        "SELECT embedding, embedding_model FROM candidates WHERE tenant_id = $1 AND id = $2",
+        tenant_id,
+        candidate_id,
+    )
+    if row is None or row["embedding"] is None or not row["embedding_model"]:
+        return None, None
+    vector = row["embedding"]
+    values = vector.to_list() if hasattr(vector, "to_list") else list(vector)
+    return [float(x) for x in values], str(row["embedding_model"])
 
 
 async def get(
@@ -119,7 +234,9 @@ async def set_status(
     fact_id: uuid.UUID | None = None,
 ) -> None:
     await conn.execute(
-        """UPDATE candidates SET status = $3, fact_id = coalesce($4, fact_id), updated_at = $5
+        """UPDATE candidates SET status = $3, fact_id = coalesce($4, fact_id), updated_at = $5,
+               embedding = CASE WHEN $3 = 'pending' THEN embedding END,
+               embedding_model = CASE WHEN $3 = 'pending' THEN embedding_model END
            WHERE tenant_id = $1 AND id = $2""",
         tenant_id,
         candidate_id,

@@ -49,7 +49,8 @@ async def expire_candidates(
                SELECT id FROM candidates
                WHERE tenant_id = $1 AND status = 'pending' AND expires_at <= $2
                ORDER BY expires_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-           UPDATE candidates c SET status = 'expired', updated_at = $2
+           UPDATE candidates c SET status = 'expired', updated_at = $2,
+               embedding = NULL, embedding_model = NULL
            FROM picked WHERE c.tenant_id = $1 AND c.id = picked.id
            RETURNING c.id""",
         tenant_id, now, limit,
@@ -213,7 +214,8 @@ async def erase_candidates_of(
     """Candidates promoted into deleted facts keep no copy of their words."""
     rows = await conn.fetch(
         """UPDATE candidates SET statement = '', value = NULL, evidence = NULL, keys = NULL,
-               match_key = 'erased:' || id::text, status = 'deleted', updated_at = $3
+               match_key = 'erased:' || id::text, status = 'deleted', updated_at = $3,
+               embedding = NULL, embedding_model = NULL
            WHERE tenant_id = $1 AND fact_id = ANY($2::uuid[])
            RETURNING id""",
         tenant_id, ids, now,

@@ -165,7 +165,8 @@ async def delete_candidates(
     await add_tombstones(conn, _tombstone_rows(tenant_id, pending, now, "candidate_ids"))
     await conn.execute(
         """UPDATE candidates SET status = 'deleted', statement = '', value = NULL,
-               evidence = NULL, keys = NULL, match_key = 'deleted:' || id::text, updated_at = $3
+               evidence = NULL, keys = NULL, match_key = 'deleted:' || id::text, updated_at = $3,
+               embedding = NULL, embedding_model = NULL
            WHERE tenant_id = $1 AND id = ANY($2::uuid[])""",
         tenant_id,
         [r["id"] for r in rows],
@@ -177,7 +178,8 @@ async def expire_candidates(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, ids: list[uuid.UUID], now: datetime
 ) -> None:
     await conn.execute(
-        """UPDATE candidates SET status = 'expired', updated_at = $3
+        """UPDATE candidates SET status = 'expired', updated_at = $3,
+               embedding = NULL, embedding_model = NULL
            WHERE tenant_id = $1 AND id = ANY($2::uuid[])""",
         tenant_id,
         ids,

@@ -1,0 +1,741 @@
+"""Ordinary preferences, habits, traits and response-style requests (SPEC §5).
+
+The rule extractor (`extract_rules`) knows a table of typed facts (allergies, formats,
+names, …). What users say about themselves is wider than that table: "I prefer dark mode
+in every editor", "我是夜猫子", "my thesis is about adversarial prompts", "please keep
+answers under 200 words". This module holds the general patterns for those, in three
+groups the rule extractor runs in order:
+
+- `TYPED`: response-style requests, written as `communication_constraint` like the
+  "don't …" rules ("keep answers under 200 words", "别寒暄", "回答控制在200字以内").
+- `STANDING`: bare imperatives about the answers ("answer directly", "直接回答"), which are
+  a rule only when the user made them one ("以后…", "from now on…", "remember…"); the
+  extractor runs them for explicit instructions only.
+- `FALLBACK`: first-person preference, habit, trait and attribute statements, kept as
+  free statements (no predicate) when no typed rule understood the sentence.
+
+Sentences arrive screened (questions, hypotheticals, other people, past, one-off, sarcasm
+are already dropped). The patterns here add their own precision rules: a statement is
+about the user, so an object that addresses the assistant ("I prefer that you never
+refuse") or points at the thing at hand ("I love this") is not one of them.
+
+A leaf module: it imports nothing from the extractor, which wraps `Pref` into its hits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.memory.model import FactType
+from app.memory.text import detect_lang
+
+CONF_STYLE = 0.8  # "keep answers under 200 words": a request, said on purpose
+CONF_PREF = 0.75  # "I prefer …", "我习惯…": a clear first-person statement
+CONF_FREE = 0.7  # a trait or attribute kept as a free statement
+
+CONSTRAINT = "communication_constraint"
+
+
+@dataclass(frozen=True)
+class Pref:
+    """One assertion found by these patterns (the extractor turns it into a Hit)."""
+
+    type: FactType
+    predicate: str | None
+    value: str
+    statement: str
+    confidence: float
+
+
+PrefMatcher = Callable[[str], list[Pref]]
+
+_TRAILING = re.compile(r"[\s。！？!?.;；,，:：~～…]+$")
+_CLAUSES = re.compile(r"[,，;；]|\s+(?:and|but)\s+(?=(?:please\s+)?(?:i|keep|be|skip|answer)\b)")
+
+
+def _clauses(s: str) -> list[str]:
+    return [c for c in (_TRAILING.sub("", x.strip()) for x in _CLAUSES.split(s)) if c]
+
+
+# ---------------------------------------------------------------------------------------
+# Third person
+# ---------------------------------------------------------------------------------------
+
+# Words after "I" that are not a present-tense verb to conjugate: modals, past forms.
+_NO_CONJUGATE = frozenset(
+    """can could will would should shall must may might did was were had went got made took
+    ate drank saw said told thought knew came became began bought brought felt found gave
+    kept left lost met paid put ran sent sold spent stood understood won wrote adopted
+    just really usually always never also only mostly generally often still normally
+    typically rarely strongly absolutely definitely much actually mainly primarily
+    sometimes seldom constantly already even""".split()
+)
+_ADVERBS = frozenset(
+    """just really usually always never also only mostly generally often still normally
+    typically rarely strongly absolutely definitely much actually mainly primarily
+    sometimes seldom constantly truly totally even""".split()
+)
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
+
+
+def _conjugate(verb: str) -> str:
+    low = verb.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(low) > 2 and low.endswith("y") and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def third_person_en(text: str) -> str:
+    """ "I prefer dark mode in my editor" → "The user prefers dark mode in their editor"."""
+    t = re.sub(r"(?i)\bi'm\b|\bi am\b", "the user is", text)
+    t = re.sub(r"(?i)\bi've\b", "the user has", t)
+    t = re.sub(r"(?i)\bi'd\b", "the user would", t)
+    t = re.sub(r"(?i)\bi'll\b", "the user will", t)
+    t = re.sub(r"(?i)\bi (?:don't|do not)\b", "the user doesn't", t)
+
+    def possessive(m: re.Match[str]) -> str:
+        # "I keep my key…" → "…keeps their key"; a sentence that opens on "my" names the user
+        named = re.search(r"(?i)\bthe user\b|\bi\b", t[: m.start()]) is not None
+        if m.group(0).lower() == "me":
+            return "them" if named else "the user"
+        return "their" if named else "the user's"
+
+    t = re.sub(r"(?i)\bmine\b", "the user's", t)
+    t = re.sub(r"(?i)\bmyself\b", "themselves", t)
+    t = re.sub(r"(?i)\bmy\b|\bme\b", possessive, t)
+
+    def subject(m: re.Match[str]) -> str:
+        words = m.group(1).split()
+        out: list[str] = []
+        conjugated = False
+        for word in words:
+            low = word.lower()
+            if not conjugated and low in _ADVERBS:
+                out.append(word)
+                continue
+            if not conjugated and low not in _NO_CONJUGATE and low.isalpha():
+                word = _conjugate(word)
+            conjugated = True
+            out.append(word)
+        return " ".join(out)
+
+    # "I" + up to three adverbs + the verb: the verb agrees with "the user"
+    t = re.sub(r"(?i)^we\b((?: [a-z]+){1,4})", lambda m: "the user's team " + subject(m), t)
+    t = re.sub(r"(?i)\bour\b", "the team's", t)
+    t = re.sub(r"(?i)\bi\b((?: [a-z]+){1,4})", lambda m: "the user " + subject(m), t)
+    t = re.sub(r"(?i)\bi\b", "the user", t)
+    return t[:1].upper() + t[1:]
+
+
+def third_person_zh(text: str) -> str:
+    """ "我习惯早睡" → "用户习惯早睡" ("我们" is the user's team)."""
+    t = re.sub(r"我们(团队|组|公司|部门)", r"用户的\1", text)
+    t = t.replace("我们的", "用户团队的").replace("我们", "用户团队")
+    return t.replace("我的", "用户的").replace("我", "用户")
+
+
+# ---------------------------------------------------------------------------------------
+# Guards shared by the free statements
+# ---------------------------------------------------------------------------------------
+
+# A statement about the user does not direct the assistant: "I prefer that you always
+# approve my refunds" is an instruction, and only the typed rules learn instructions.
+_ADDRESSES_YOU_EN = re.compile(
+    r"(?i)\b(?:you|your|yours|yourself|u|ur|the assistant|assistants?|the ai|the bot|the model|"
+    r"chatbots?|agents?)\b"
+)
+_ADDRESSES_YOU_ZH = re.compile(r"你|您|助手|助理|机器人|(?i:\bai\b)|模型|智能体")
+# Nor does it ask to skip the checks: an ordinary taste never turns off rules or safety.
+_SKIP_CHECKS = re.compile(
+    r"(?i)\b(?:ignore|ignoring|bypass(?:ing)?|overrid(?:e|ing)|disabl(?:e|ing)|skip(?:ping)?|"
+    r"turn(?:ing)? off|get(?:ting)? around|circumvent(?:ing)?|without)\b\W*(?:\w+\W+){0,3}?"
+    r"(?:rules?|instructions?|safety|guardrails?|restrictions?|filters?|checks?|checking|"
+    r"verification|confirm(?:ation|ing)?|2fa|approvals?|reviews?|policies|policy)\b|"
+    r"(?:无视|忽略|绕过|跳过|关闭|关掉|不用|不需要|无需|免去)(?:\S{0,6}?)"
+    r"(?:规则|指令|安全|限制|审核|审批|验证|确认|检查|过滤|策略)"
+)
+# The thing at hand, not a standing taste: "I love this", "I like that idea", "我喜欢这个".
+_DEICTIC_EN = re.compile(
+    r"(?i)^(?:it|this|that|these|those|them|him|her|what|how|when|where|which|who|here|there|"
+    r"the idea|the way|one|some of|all of|both of)\b"
+)
+_DEICTIC_ZH = re.compile(r"^(?:这|那|它|他|她|哪|啥|什么|怎么|上了|死)")
+# Words for the user's own secrets, ids and accounts: never a preference or an attribute.
+_CREDENTIAL = re.compile(
+    r"(?i)\b(?:passwords?|passcodes?|passphrases?|pins?|secrets?|api[\s_-]?keys?|tokens?|"
+    r"private keys?|ssh keys?|2fa|otp|mfa|verification codes?|recovery codes?|backup codes?|"
+    r"ssn|social security|passport|driver'?s licen[cs]e|credit cards?|card numbers?|cvv|iban|"
+    r"bank accounts?|routing numbers?)\b|"
+    r"密码|口令|私钥|密钥|令牌|验证码|备用码|恢复码|身份证|护照|社保号|银行卡|卡号|信用卡|账号|账户"
+)
+
+
+# Health, faith, money, politics and sex are learned when the user asks for it ("remember…"
+# is consent) or through the typed rules (allergies, diets), never from a general pattern:
+# the gate refuses them without consent, and a pattern must not feed it what it may miss.
+_SENSITIVE_TOPIC = re.compile(
+    r"(?i)\b(?:medications?|medicines?|meds|pills?|insulin|inhalers?|antidepressants?|"
+    r"therap(?:y|ist)|psychiatrist|diagnos\w*|prescri\w*|chemo\w*|dialysis|rehab|"
+    r"disorder|disease|illness|depress\w*|anxiety|adhd|autis\w*|pregnan\w*|"
+    r"church|mosque|synagogue|temple|pray(?:ing|ers?)?|bible|quran|sabbath|"
+    r"vot(?:e|es|ing)|party|democrats?|republicans?|"
+    r"debts?|loans?|mortgage|salary|income|owe|overdraft|bankrupt\w*|"
+    r"sex|sexual\w*|gay|lesbian|bisexual|queer|transgender)\b|"
+    r"药|病|症|治疗|诊断|医院|就诊|化疗|透析|怀孕|抑郁|焦虑|失眠|"
+    r"教堂|礼拜|寺庙|清真寺|祷告|念经|信教|信仰|基督|佛教|穆斯林|"
+    r"投票|党员|政党|选举|"
+    r"贷款|欠款|欠了|负债|房贷|工资|月薪|年薪|收入|存款|"
+    r"同性|性取向"
+)
+
+
+def _about_user(obj: str, zh: bool) -> bool:
+    """The object of a preference may be learned: not the assistant, not the thing at hand."""
+    obj = obj.strip()
+    if len(obj) < 2 or _CREDENTIAL.search(obj) or _SKIP_CHECKS.search(obj):
+        return False
+    if zh:
+        return not (_ADDRESSES_YOU_ZH.search(obj) or _DEICTIC_ZH.match(obj))
+    return not (_ADDRESSES_YOU_EN.search(obj) or _DEICTIC_EN.match(obj))
+
+
+# "on Monday", "next week", "later": a plan, not a habit ("on Mondays" is a habit).
+_PLAN_EN = re.compile(
+    r"(?i)\b(?:next|this coming|later|soon|tonight|this (?:week|weekend|month|year|morning|"
+    r"afternoon|evening)|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)|"
+    r"in (?:a|an|\d+|a few|two|three) (?:minutes?|hours?|days?|weeks?))\b"
+)
+_PLAN_ZH = re.compile(r"下周|下个月|明年|待会|等会|一会儿|马上|这周|这个周末|这个月|今年|后天|稍后")
+
+
+# ---------------------------------------------------------------------------------------
+# TYPED: response-style requests (communication_constraint)
+# ---------------------------------------------------------------------------------------
+
+_ANSWERS_EN = (
+    r"(?:your\s+|the\s+|all\s+|my\s+)?(?:answers|replies|responses|explanations|summaries|"
+    r"messages|emails|comments|commit messages|code reviews|reviews|outputs|paragraphs)"
+)
+_LIMIT_EN = (
+    r"(?:short|shorter|brief|briefer|concise|succinct|simple|simpler|tight|focused|casual|"
+    r"formal|professional|friendly|polite|plain|to the point|"
+    r"(?:under|below|within|less than|fewer than|at most|no more than|no longer than|up to)"
+    r"\s+\d+\s*(?:words|sentences|lines|paragraphs|bullets|bullet points|characters|chars|"
+    r"pages|points)|to\s+(?:one|two|three|four|five|a few|\d+)\s+(?:words|sentences|lines|"
+    r"paragraphs|bullets|bullet points|points))"
+)
+_STYLE_EN = (
+    # "keep answers under 200 words", "keep your replies short"
+    re.compile(
+        r"(?i)^(?:please\s+)?(?:always\s+)?(?:try to\s+)?(?P<x>(?:keep|make)\s+"
+        + _ANSWERS_EN
+        + r"\s+"
+        + _LIMIT_EN
+        + r")$"
+    ),
+    # "answers under 200 words please", "short answers please"
+    re.compile(
+        r"(?i)^(?:please\s+)?(?:i\s+(?:prefer|like|want)\s+)?(?P<x>(?:short|brief|concise|"
+        r"succinct)\s+(?:answers|replies|responses|explanations)|(?:answers|replies|responses|"
+        r"explanations)\s+in\s+(?:plain|simple)\s+(?:english|language|words|terms)|"
+        r"(?:answers|replies|responses)"
+        r"\s+(?:under|below|within|of at most|of no more than)\s+\d+\s*(?:words|sentences|lines|"
+        r"paragraphs|characters))(?:\s+please)?$"
+    ),
+    # "skip the small talk", "cut the fluff", "spare me the disclaimers"
+    re.compile(
+        r"(?i)^(?:please\s+)?(?:always\s+)?(?P<x>(?:skip|cut|drop|leave out|spare me|lose)\s+"
+        r"(?:the\s+|all\s+(?:the\s+)?)?(?:small talk|pleasantries|chit-?chat|intros?|"
+        r"introductions|preambles?|fluff|filler|disclaimers|caveats|apologies|greetings|"
+        r"recaps?|boilerplate|moralizing|lectures?))$"
+    ),
+    # "always cite sources", "include code examples in your answers"
+    re.compile(
+        r"(?i)^(?:please\s+)?(?:always\s+)?(?P<x>(?:include|cite|add|give|show|provide|list)\s+"
+        r"(?:the\s+)?(?:sources|references|citations|links to (?:the\s+)?sources|code examples|"
+        r"examples|units|page numbers|type hints|a tl;?dr|tl;?drs?|a short summary|"
+        r"a summary at the (?:top|end))(?:\s+(?:in|with|to|at the end of|at the top of)\s+"
+        + _ANSWERS_EN
+        + r")?)$"
+    ),
+    # "don't apologize", "stop repeating my question", "never lecture me"
+    re.compile(
+        r"(?i)^(?:please\s+)?(?P<neg>don't|do not|dont|never|stop|no need to)\s+(?:ever\s+)?"
+        r"(?P<x>(?:apologi[sz](?:e|ing)|repeat(?:ing)?\s+(?:my|the)\s+questions?|"
+        r"restat(?:e|ing)\s+(?:my|the)\s+questions?|lectur(?:e|ing)(?:\s+me)?|moraliz(?:e|ing)|"
+        r"sugarcoat(?:ing)?(?:\s+things)?|over-?explain(?:ing)?(?:\s+things)?|"
+        r"explain(?:ing)?\s+the\s+basics|pad(?:ding)?\s+(?:your\s+)?answers|ramble|rambling|"
+        r"hedg(?:e|ing)|add(?:ing)?\s+disclaimers|summariz(?:e|ing)\s+at the end))"
+        r"(?:\s+(?:so much|all the time|every time|constantly|too much))?$"
+    ),
+)
+_NO_STYLE_EN = re.compile(
+    r"(?i)^(?:please\s+)?no\s+(?P<x>fluff|filler|preambles?|disclaimers|apologies|lectures|"
+    r"caveats|moralizing|pleasantries|chit-?chat|long answers|walls of text)(?:\s+please)?$"
+)
+
+
+# Conventions for the answers: units, spelling, dates, times, currency.
+_CONVENTION_EN = re.compile(
+    r"(?i)^(?:please\s+)?(?:always\s+)?(?:(?:use|give me|show|write|put)\s+)?"
+    r"(?:(?:the|all)\s+)?(?P<x>(?:metric|imperial)(?:\s+units)?|(?:celsius|fahrenheit)|"
+    r"kilometers|kilometres|miles|british spelling|american spelling|uk spelling|us spelling|"
+    r"british english|american english|the 24-hour clock|24-hour (?:time|clock)|"
+    r"iso (?:dates|date format|8601)|yyyy-mm-dd|dd/mm/yyyy|mm/dd/yyyy|"
+    r"(?:prices|amounts) in (?:eur|euros?|usd|dollars|gbp|pounds|rmb|cny|yuan|jpy|yen))"
+    r"(?:\s+units)?(?:\s+(?:for|in)\s+(?:me|everything|all (?:answers|replies)|"
+    r"(?:dates|times|distances|temperatures|weights|recipes)))?(?:\s+please)?$"
+)
+_CONVENTION_PREF_EN = re.compile(
+    r"(?i)^i\s+(?:prefer|use|want|like|think in)\s+(?P<x>metric(?:\s+units)?|imperial(?:\s+units)?|"
+    r"celsius|fahrenheit|british spelling|american spelling|the 24-hour clock|24-hour time)$"
+)
+_FORMAT_DATES_EN = re.compile(
+    r"(?i)^(?:please\s+)?(?:always\s+)?(?P<x>(?:format|write|give)\s+(?:all\s+)?(?:dates|times)"
+    r"\s+(?:as|in)\s+\S{4,12})(?:\s+for me)?$"
+)
+
+
+def _conventions_en(s: str) -> list[Pref]:
+    if detect_lang(s) != "en":
+        return []
+    out: list[Pref] = []
+    for clause in _clauses(s):
+        m = _CONVENTION_EN.match(clause) or _CONVENTION_PREF_EN.match(clause)
+        if m:
+            x = m.group("x")
+            value = x if x.startswith(("prices", "amounts")) else f"use {x}"
+            out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value,
+                            f"The user asks you to {value}", CONF_STYLE))
+            continue
+        m = _FORMAT_DATES_EN.match(clause)
+        if m:
+            value = m.group("x")[0].lower() + m.group("x")[1:]
+            out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value,
+                            f"The user asks you to {value}", CONF_STYLE))
+    return out
+
+
+_CONVENTION_ZH = re.compile(
+    r"^(?:请|麻烦|你)*(?:以后|今后)?(?:都|一律|统一)*(?P<x>(?:(?:单位|长度|距离|重量|温度|时间|日期|金额|价格)"
+    r"(?:都|请|一律|统一)*)?(?:用|使用|采用|按)(?:公制|英制|国际单位|摄氏度|华氏度|公里|英里|公斤|千克|"
+    r"24小时制|二十四小时制|12小时制|YYYY-MM-DD|yyyy-mm-dd|年月日|人民币|美元|欧元|日元|英式拼写|美式拼写)"
+    r"(?:单位|格式|计|表示|来写|显示)?)$"
+)
+
+
+def _conventions_zh(s: str) -> list[Pref]:
+    if detect_lang(s) != "zh":
+        return []
+    out: list[Pref] = []
+    for clause in _clauses(s):
+        m = _CONVENTION_ZH.match(clause)
+        if m:
+            value = m.group("x")
+            out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value, f"用户要求{value}", CONF_STYLE))
+    return out
+
+
+def _style_en(s: str) -> list[Pref]:
+    if detect_lang(s) != "en":
+        return []
+    out: list[Pref] = []
+    for clause in _clauses(s):
+        clause = re.sub(r"(?i)\s+please$", "", clause)
+        m = _NO_STYLE_EN.match(clause)
+        if m:
+            x = m.group("x").lower()
+            out.append(
+                Pref(FactType.SEMANTIC, CONSTRAINT, f"no {x}", f"The user asks for no {x}",
+                     CONF_STYLE)
+            )
+            continue
+        for pattern in _STYLE_EN:
+            m = pattern.match(clause)
+            if not m:
+                continue
+            x = m.group("x")
+            neg = (m.groupdict().get("neg") or "").lower()
+            if neg:
+                neg = "don't" if neg in ("do not", "dont", "no need to") else neg
+                value = f"{neg} {x}"
+                them = re.sub(r"(?i)\bmy\b", "their", re.sub(r"(?i)\bme\b", "them", x))
+                verb = {"don't": "not to", "never": "never to", "stop": "to stop"}[neg]
+                statement = f"The user asks you {verb} {them}"
+            else:
+                value = x[0].lower() + x[1:]
+                them = re.sub(r"(?i)\bmy\b", "their", value)
+                statement = f"The user asks you to {them}"
+                if not re.match(r"(?i)(?:keep|make|skip|cut|drop|leave|spare|lose|include|cite|"
+                                r"add|give|show|provide|list)\b", value):
+                    statement = f"The user prefers {them}"
+            out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value, statement, CONF_STYLE))
+            break
+    return out
+
+
+_ANSWERS_ZH = r"(?:回答|回复|答案|解释|说明|总结|内容|文字|篇幅|字数|输出|每次回答|每个回答)"
+_STYLE_ZH = (
+    # "回答简短一点", "回复尽量简洁", "解释通俗一些"
+    re.compile(
+        r"^(?:请|麻烦|你)*(?:以后|今后)?(?:的)?(?P<x>" + _ANSWERS_ZH
+        + r"(?:请|都|尽量|要|最好|务必|一律|再)*"
+        r"(?:简短|简洁|精简|简单|短|直接|详细|具体|通俗|口语化|正式|严谨|有条理)(?:一点|一些|些|点)?)(?:吧|就好|就行|哦|啊)?$"
+    ),
+    # "回答控制在200字以内", "回复别超过三句话"
+    re.compile(
+        r"^(?:请|麻烦|你)*(?P<x>" + _ANSWERS_ZH
+        + r"(?:请|都|尽量|要|最好|务必|一律)*"
+        r"(?:控制在|限制在|保持在|不要超过|别超过|不超过|不能超过|少于|不多于)\s*(?:\d+|[一二两三四五六七八九十百千]+)\s*(?:个)?(?:字|词|句话|句|行|段|个要点|点)"
+        r"(?:以内|之内|左右|以下)?)(?:吧|就好|就行)?$"
+    ),
+    # "说话/回答别绕弯子" falls to the negatives below; "多举例子", "附上出处"
+    re.compile(
+        r"^(?:请|麻烦|你)*(?:都|尽量|最好|务必|一律)*(?P<x>多举(?:几个|一些|点)?例子|"
+        r"(?:附上|给出|标明|注明|标注)(?:信息)?(?:出处|来源|参考资料|参考文献|引用)|"
+        r"(?:先|直接)(?:说|给|讲)(?:结论|答案|重点|代码))$"
+    ),
+)
+_NO_STYLE_ZH = re.compile(
+    r"^(?:请|你|也|都|再|以后|今后)*(?P<neg>千万别|不要再|别再|不用再|不要|别|不用|无需|不必|少)"
+    r"(?:跟我|和我|给我|对我)?(?P<x>寒暄|客套|说客套话|说废话|废话|啰嗦|啰里啰嗦|绕弯子|铺垫|说教|讲大道理|"
+    r"打官腔|灌鸡汤|长篇大论|重复(?:我的)?问题|复述(?:我的)?问题|道歉|用敬语|"
+    r"解释基础(?:知识|概念)?|(?:加|写|放)免责声明|说正确的废话)(?:了|啦|哦|啊)*$"
+)
+
+
+def _style_zh(s: str) -> list[Pref]:
+    if detect_lang(s) != "zh":
+        return []
+    out: list[Pref] = []
+    for clause in _clauses(s):
+        m = _NO_STYLE_ZH.match(clause)
+        if m:
+            value = f"不要{m.group('x')}"
+            out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value, f"用户要求{value}", CONF_STYLE))
+            continue
+        for pattern in _STYLE_ZH:
+            m = pattern.match(clause)
+            if m:
+                value = m.group("x")
+                out.append(
+                    Pref(FactType.SEMANTIC, CONSTRAINT, value, f"用户要求{value}", CONF_STYLE)
+                )
+                break
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# STANDING: bare imperatives about the answers, a rule only when said as one
+# ---------------------------------------------------------------------------------------
+
+_BARE_EN = re.compile(
+    r"(?i)^(?:please\s+)?(?:always\s+)?(?P<x>(?:answer|reply|respond|write|explain(?: things)?|"
+    r"talk to me|speak to me)\s+(?:directly|concisely|briefly|succinctly|formally|casually|"
+    r"plainly|simply|honestly|bluntly|in plain (?:english|language|words)|in detail|step by step|"
+    r"in (?:short|simple) (?:sentences|words|terms))|(?:get|go|cut)\s+(?:straight\s+)?to the point|"
+    r"keep it (?:short|brief|simple|concise|casual|formal)|be (?:concise|brief|direct|blunt|"
+    r"succinct|formal|casual|thorough|detailed)|(?:put|give|show)\s+(?:the\s+)?(?:code|answer|"
+    r"conclusion|bottom line|summary|tl;?dr)\s+(?:first|up front|at the top|before (?:the\s+)?"
+    r"(?:explanations?|details|reasoning|text)))$"
+)
+_BARE_ZH = re.compile(
+    r"^(?:请|麻烦|你)*(?:都|也|尽量|最好|务必|一律)*(?P<x>直接(?:回答|回复|说|讲|给答案|给结论)|"
+    r"(?:直接)?说重点|(?:简单|简短|简洁)(?:点|一点|些|一些)|说人话|通俗(?:点|一点|些|一些)|"
+    r"分(?:点|步骤)(?:回答|讲|说|解释)|一步一步(?:讲|解释|来))$"
+)
+
+
+def _standing_style(s: str) -> list[Pref]:
+    out: list[Pref] = []
+    zh = detect_lang(s) == "zh"
+    for clause in _clauses(s):
+        if zh:
+            m = _BARE_ZH.match(clause)
+            if m:
+                x = m.group("x")
+                out.append(Pref(FactType.SEMANTIC, CONSTRAINT, x, f"用户要求{x}", CONF_STYLE))
+        else:
+            clause = re.sub(r"(?i)\s+please$", "", clause)
+            m = _BARE_EN.match(clause)
+            if m:
+                x = m.group("x")
+                value = x[0].lower() + x[1:]
+                out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value,
+                                f"The user asks you to {value}", CONF_STYLE))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# FALLBACK: free statements about the user
+# ---------------------------------------------------------------------------------------
+
+_LEAD_EN = (
+    r"^(?:(?:personally|honestly|generally|in general|for the record|for me|as for me)\s*,?\s+)?"
+)
+_PREF_VERBS_EN = (
+    r"prefer|like|love|enjoy|adore|hate|dislike|detest|loathe|favou?r|avoid|"
+    r"can't stand|cannot stand|can't live without|can't do without|swear by|live on|"
+    r"(?:don't|do not|never)\s+(?:really\s+)?(?:like|enjoy|love)|(?:don't|do not)\s+care for"
+)
+_PREF_EN = re.compile(
+    _LEAD_EN
+    + r"(?P<who>i|we)\s+(?P<adv>(?:(?:really|truly|strongly|generally|usually|always|also|"
+    r"definitely|much|mostly|just|absolutely|still|normally|typically|totally|actually)\s+)*)"
+    r"(?P<v>" + _PREF_VERBS_EN + r")\s+(?P<o>.+)$",
+    re.IGNORECASE,
+)
+_HABIT_ADV_EN = (
+    r"usually|always|normally|typically|generally|mostly|often|never|rarely|seldom|only|"
+    r"regularly|tend to|like to|love to|prefer to|almost always|almost never"
+)
+# Verbs after a habit adverb that are not a habit: thinking, wanting, one-off asking.
+_NOT_HABIT_EN = re.compile(
+    r"(?i)^(?:think|guess|know|feel|forget|forgot|mean|wonder|hope|say|said|ask|need|want|"
+    r"get it|have to|do it|am|was|were|is|are|be|wish|try|tried|see|saw|meant)\b"
+)
+_HABIT_EN = re.compile(
+    _LEAD_EN + r"(?P<who>i|we)\s+(?P<adv>" + _HABIT_ADV_EN + r")\s+(?P<o>[a-z].+)$",
+    re.IGNORECASE,
+)
+# Present-simple verbs that state a habit or a standing fact on their own: "I drink oat
+# milk", "I work remotely", "I commute by bike", "I use a standing desk".
+_PRESENT_VERBS_EN = (
+    r"use|drink|wear|read|watch|listen to|play|drive|ride|commute|cycle|bike|run|swim|"
+    r"hike|work|study|practice|practise|collect|follow|cook|bake|take|fly|sleep|wake up|"
+    r"go to bed|go to|shop at|order|book|stay at|travel|volunteer|meditate|journal|"
+    r"work out|train|code|write|draw|paint|sing|knit|garden|climb|surf|ski|own|rent|keep"
+)
+_PRESENT_EN = re.compile(
+    _LEAD_EN + r"(?P<who>i|we)\s+(?P<v>" + _PRESENT_VERBS_EN + r")\s+(?P<o>[a-z0-9].+)$",
+    re.IGNORECASE,
+)
+_TRAIT_EN = re.compile(
+    r"(?i)^i(?:'m| am)\s+(?:(?:a|an|such an?|kind of an?|sort of an?|a total|a big|a huge|"
+    r"a real|a lifelong|definitely an?|very much an?|totally an?|also an?|more of an?)\s+)"
+    r"(?P<x>night owl|early bird|early riser|morning person|night person|evening person|"
+    r"introvert|extrovert|ambivert|homebody|(?:[a-z][a-z\-']*\s+){0,2}(?:person|fan|lover|"
+    r"enthusiast|nerd|geek|buff|snob|aficionado|purist|minimalist|perfectionist|foodie|"
+    r"traveller|traveler|runner|cyclist|gamer|reader|cook|baker|user|hobbyist|collector))"
+    r"(?:\s+of\s+(?P<of>[^,]{2,50}))?$"
+)
+# Ongoing pursuits and pets: "I'm learning Japanese", "I'm training for a marathon", "I have a cat".
+_PURSUIT_EN = re.compile(
+    r"(?i)^i(?:'m| am)\s+(?:(?:currently|now|still|also|slowly)\s+)?(?P<v>learning|studying|"
+    r"training for|taking (?:classes|lessons|a course) in|practicing|practising)\s+(?P<o>.{2,50})$"
+)
+_PET_EN = re.compile(
+    r"(?i)^i\s+(?:have|own|'ve got|have got)\s+(?:a|an|one|two|three|\d)\s+(?:[a-z\-]+\s+){0,2}"
+    r"(?:dogs?|cats?|puppy|puppies|kittens?|rabbits?|hamsters?|parrots?|birds?|fish|turtles?|"
+    r"horses?|guinea pigs?)(?:\s+(?:named|called)\s+[A-Z][a-z]+)?$"
+)
+_TRAIT_ADJ_EN = re.compile(
+    r"(?i)^i(?:'m| am)\s+(?:also\s+|definitely\s+|pretty\s+)?(?P<x>left-handed|right-handed|"
+    r"ambidextrous|an? (?:morning|night|evening) person|most productive (?:in the|at|late at|"
+    r"early in the) [a-z ]{3,20})$"
+)
+_ATTR_NOUNS_EN = (
+    r"favou?rite\s+[a-z][a-z ]{1,30}?|hobby|hobbies|thesis|dissertation|research|"
+    r"research (?:area|topic|focus|field)|phd|master'?s thesis|major|minor|field|"
+    r"area of expertise|specialty|speciality|expertise|side project|main project|"
+    r"day job|timezone|time zone|home airport|usual order|go-to [a-z ]{2,20}?|"
+    r"daily driver|workflow|pronouns|love language|star sign|zodiac sign|comfort food|"
+    r"guilty pleasure|dream job|morning routine"
+)
+_ATTR_EN = re.compile(
+    r"(?i)^my\s+(?P<k>" + _ATTR_NOUNS_EN + r")\s+(?:is|are|'s)\s+(?P<v>.{2,80})$"
+)
+_DEFINE_EN = re.compile(
+    r"(?i)^(?:when(?:ever)?\s+i\s+say|by)\s+(?P<q>['\"“‘][^'\"”’]{1,40}['\"”’]|[a-z][\w\-]*"
+    r"(?:\s+[a-z][\w\-]*)?)\s*,?\s*i\s+(?:always\s+)?mean\s+(?P<v>.{2,80})$"
+)
+# "When I travel, I always book window seats": a condition on the user's own habit.
+_WHEN_EN = re.compile(r"(?i)^(?P<c>when(?:ever)?\s+i\s+[^,]{2,60}?)\s*,\s*(?P<m>i\s+.+)$")
+
+
+def _pref_statement_en(body: str) -> str:
+    return third_person_en(body)
+
+
+def _free(value: str, statement: str, confidence: float = CONF_PREF) -> Pref:
+    return Pref(FactType.SEMANTIC, None, value, statement, confidence)
+
+
+def _pref_en_main(s: str) -> Pref | None:
+    """A first-person preference or habit sentence (no leading condition)."""
+    m = _PREF_EN.match(s)
+    if m:
+        obj = m.group("o")
+        if re.match(r"(?i)to\s+(?:be|have|get|go|book|buy|order|know|see|ask)\b", obj) and \
+                m.group("v").lower() in ("like", "love"):
+            return None  # "I like to know…", "I love to see…": a request in disguise
+        if not _about_user(obj, zh=False) or _PLAN_EN.search(obj):
+            return None
+        return _free(s, _pref_statement_en(s))
+    m = _HABIT_EN.match(s)
+    if m:
+        obj = m.group("o")
+        if _NOT_HABIT_EN.match(obj) or not _about_user(obj, zh=False) or _PLAN_EN.search(obj):
+            return None
+        return _free(s, _pref_statement_en(s))
+    m = _PRESENT_EN.match(s)
+    if m:
+        obj = m.group("o")
+        if not _about_user(obj, zh=False) or _PLAN_EN.search(obj):
+            return None
+        return _free(s, _pref_statement_en(s), CONF_FREE)
+    return None
+
+
+def _free_en(s: str) -> list[Pref]:
+    if detect_lang(s) != "en" or _SENSITIVE_TOPIC.search(s):
+        return []
+    s = _TRAILING.sub("", s)
+    lead = re.match(_LEAD_EN, s, re.IGNORECASE)
+    if lead and lead.end():
+        s = s[lead.end() :]
+    m = _DEFINE_EN.match(s)
+    if m:
+        if not _about_user(m.group("v"), zh=False):
+            return []
+        return [_free(s, _pref_statement_en(s))]
+    m = _WHEN_EN.match(s)
+    if m:
+        main = _pref_en_main(m.group("m"))
+        if main is None or not _about_user(m.group("c")[5:], zh=False):
+            return []
+        return [_free(s, _pref_statement_en(s))]
+    hit = _pref_en_main(s)
+    if hit is not None:
+        return [hit]
+    m = _PURSUIT_EN.match(s)
+    if m:
+        if not _about_user(m.group("o"), zh=False) or _PLAN_EN.search(m.group("o")):
+            return []
+        return [_free(s, _pref_statement_en(s), CONF_FREE)]
+    if _PET_EN.match(s):
+        return [_free(s, _pref_statement_en(s), CONF_FREE)]
+    for pattern in (_TRAIT_EN, _TRAIT_ADJ_EN):
+        m = pattern.match(s)
+        if m:
+            of = (m.groupdict().get("of") or "").strip()
+            if of and not _about_user(of, zh=False):
+                return []
+            return [_free(s, _pref_statement_en(s), CONF_FREE)]
+    m = _ATTR_EN.match(s)
+    if m and _about_user(m.group("v"), zh=False) and not _CREDENTIAL.search(m.group("k")):
+        return [_free(s, _pref_statement_en(s), CONF_FREE)]
+    return []
+
+
+_PREF_ADV_ZH = (
+    r"(?:很|最|特别|比较|更|超|挺|一直|平时|通常|一般|都|也|还是|总是|向来|从小就?|非常|真的|确实|"
+    r"蛮|相当|其实|本来就)*"
+)
+_PREF_VERBS_ZH = (
+    r"更喜欢|更爱|更偏好|最喜欢|最爱|喜欢|喜爱|热爱|钟爱|偏爱|偏好|习惯于?|倾向于?|讨厌|不喜欢|不爱|"
+    r"受不了|离不开|爱"
+)
+_PREF_ZH = re.compile(
+    r"^(?P<who>我们|我)" + _PREF_ADV_ZH + r"(?P<v>" + _PREF_VERBS_ZH + r")(?P<o>.{2,40})$"
+)
+_WHEN_WORDS_ZH = (
+    r"(?:周末|工作日|平日|晚上|早上|白天|中午|上班时|下班后|出差时|出门时|在家时|在公司)"
+)
+_HABIT_ZH = re.compile(
+    r"^(?P<who>我们(?:团队|组|公司|部门)?|我)(?:" + _WHEN_WORDS_ZH + r"(?:的时候)?)?"
+    r"(?:也|都|还)?(?P<adv>平时|平常|一般|通常|每天|每周|每晚|每天早上|每天晚上|"
+    r"总是|经常|常常|一向|向来|基本上?|从来不|从不|很少|只|只会|一直都)(?:都|会|也|是)?(?P<o>.{2,40})$"
+)
+# "我周五下午不开会", "我晚上只喝水": a time word, then 不/从不/只/很少 (a plain "我下午开会"
+# may be today's plan); "我在学吉他": an ongoing pursuit.
+_TIME_HABIT_ZH = re.compile(
+    r"^(?P<who>我们(?:团队|组|公司|部门)?|我)(?P<t>(?:每个?|周[一二三四五六日末]|星期[一二三四五六日天]|"
+    r"工作日|周末|平日|晚上|早上|中午|下午|上午|半夜|凌晨|饭后|睡前)[\u4e00-\u9fff\d]{0,6}?)"
+    r"(?:都|一般|通常|也)?(?P<neg>不|从不|很少|只|绝不)(?P<o>[\u4e00-\u9fff].{0,30})$"
+)
+_PURSUIT_ZH = re.compile(
+    r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?P<v>学|学习|练|练习|备考|准备考)(?P<o>[\u4e00-\u9fffA-Za-z].{0,20})$"
+)
+# After a habit word: thinking and one-off states, not habits.
+_NOT_HABIT_ZH = re.compile(r"^(?:觉得|认为|想|在想|不知道|以为|记得|忘|很忙|挺忙|没空|有空|说|问)")
+_TRAIT_ZH = re.compile(
+    r"^我(?:是|算是|属于)(?:一个|一名|个|典型的|资深的?|重度的?|十足的|彻底的)?"
+    r"(?P<x>夜猫子|早起的人|早睡早起的人|晨型人|夜型人|左撇子|右撇子|路痴|吃货|宅男|宅女|社恐|"
+    r"[iIeE]人|[\u4e00-\u9fffA-Za-z]{1,6}?(?:控|迷|粉|派|爱好者|发烧友|主义者))$"
+)
+_ATTR_ZH = re.compile(
+    r"^我(?:的|最喜欢的|最爱的|常用的)(?P<k>爱好|兴趣爱好|兴趣|论文|毕业论文|毕设|研究方向|研究领域|"
+    r"研究课题|研究|课题|专业|主修|专长|副业|项目|主业|时区|口头禅|偶像|[\u4e00-\u9fff]{1,4})"
+    r"(?P<cop>是|研究的是|做的是|写的是|关于|主要是|方向是|主要研究)(?P<v>.{2,40})$"
+)
+_DEFINE_ZH = re.compile(
+    r"^我(?:说的|说|提到的?|讲的)(?P<q>[「『“\"'‘][^」』”\"'’]{1,15}[」』”\"'’]|[^，,]{1,10}?)"
+    r"(?:的时候|时)?[,，]?(?:就是|是指|指的是|意思是|就是指|都是指|一般指)(?P<v>.{1,40})$"
+)
+_WHEN_ZH = re.compile(r"^(?P<c>[^，,]{2,15}(?:的时候|时))[,，]?(?P<m>我.+)$")
+
+
+def _pref_zh_main(s: str) -> Pref | None:
+    m = _PREF_ZH.match(s)
+    if m:
+        obj = m.group("o")
+        if not _about_user(obj, zh=True) or _PLAN_ZH.search(obj):
+            return None
+        return _free(s, third_person_zh(s))
+    m = _HABIT_ZH.match(s)
+    if m:
+        obj = m.group("o")
+        if _NOT_HABIT_ZH.match(obj) or not _about_user(obj, zh=True) or _PLAN_ZH.search(obj):
+            return None
+        return _free(s, third_person_zh(s))
+    m = _TIME_HABIT_ZH.match(s)
+    if m:
+        obj = m.group("o")
+        if _NOT_HABIT_ZH.match(obj) or not _about_user(obj, zh=True) or _PLAN_ZH.search(s):
+            return None
+        return _free(s, third_person_zh(s))
+    m = _PURSUIT_ZH.match(s)
+    if m:
+        if not _about_user(m.group("o"), zh=True) or _PLAN_ZH.search(s):
+            return None
+        return _free(s, third_person_zh(s), CONF_FREE)
+    return None
+
+
+def _free_zh(s: str) -> list[Pref]:
+    if detect_lang(s) != "zh" or _SENSITIVE_TOPIC.search(s):
+        return []
+    s = _TRAILING.sub("", s)
+    first = _TRAILING.sub("", re.split(r"[,，;；]", s)[0])
+    m = _DEFINE_ZH.match(s)
+    if m:
+        return [_free(s, third_person_zh(s))] if _about_user(m.group("v"), zh=True) else []
+    m = _WHEN_ZH.match(s)
+    if m:
+        main = _pref_zh_main(m.group("m"))
+        if main is None or not _about_user(m.group("c"), zh=True):
+            return []
+        return [_free(s, third_person_zh(s))]
+    hit = _pref_zh_main(s)
+    if hit is not None:
+        return [hit]
+    # "我是夜猫子，半夜效率最高": the trait is the first clause
+    m = _TRAIT_ZH.match(first)
+    if m and not m.group("x").endswith(("患者", "病人")):
+        return [_free(first, third_person_zh(first), CONF_FREE)]
+    m = _ATTR_ZH.match(s)
+    if m and _about_user(m.group("v"), zh=True) and not _CREDENTIAL.search(m.group("k")):
+        return [_free(s, third_person_zh(s), CONF_FREE)]
+    return []
+
+
+TYPED: tuple[PrefMatcher, ...] = (_style_en, _style_zh, _conventions_en, _conventions_zh)
+STANDING: tuple[PrefMatcher, ...] = (_standing_style,)
+FALLBACK: tuple[PrefMatcher, ...] = (_free_en, _free_zh)
