@@ -38,7 +38,7 @@ import numpy as np
 import yaml
 
 from app.memory import gate, semantic
-from app.memory.model import Candidate, Decision, KeyRights, Reason, Role, SourceKind
+from app.memory.model import Candidate, Decision, KeyRights, Role, SourceKind
 from app.memory.policy import Policy
 from app.memory.semantic import HEADS, Params, Segment
 
@@ -296,7 +296,7 @@ def sample_report(samples: Sequence[Sample], oof: dict[str, np.ndarray]) -> list
     lines = ["class        method  pos  neg   AUC   recall@FPR1%  recall@FPR3%"]
     corpus = np.asarray([s.case is not None for s in samples])
     for head in HEADS:
-        idx, y = _rows(samples, head)
+        idx, _ = _rows(samples, head)
         idx_c = idx[corpus[idx]]
         yc = np.asarray([1.0 if samples[i].head == head else 0.0 for i in idx_c])
         for method in ("lr", "bank"):

@@ -184,6 +184,16 @@ _OPERATOR_SOURCES = frozenset({SourceKind.ADMIN_POLICY, SourceKind.SYSTEM})
 _NOT_ASSESSED = Assessment.disabled("not assessed")
 
 
+def semantic_state(policy: Policy, assessment: Assessment | None) -> str:
+    """Whether the semantic classes run for this write: "on", or "off: why"."""
+    if not policy.gate.semantic.enabled:
+        return "off: disabled by policy"
+    assessment = assessment or _NOT_ASSESSED
+    if assessment.off is not None:
+        return f"off: {assessment.off}"
+    return "on"
+
+
 class _Semantic:
     """The semantic classes as this candidate and policy apply them (app/memory/semantic.py)."""
 
@@ -191,12 +201,7 @@ class _Semantic:
         self.candidate = candidate
         self.settings = policy.gate.semantic
         self.assessment = assessment or _NOT_ASSESSED
-        if not self.settings.enabled:
-            self.state = "off: disabled by policy"
-        elif self.assessment.off is not None:
-            self.state = f"off: {self.assessment.off}"
-        else:
-            self.state = "on"
+        self.state = semantic_state(policy, assessment)
         self.operator = candidate.source_kind in _OPERATOR_SOURCES
 
     def hit(self, head: str, fields: Sequence[str] | None = None) -> Hit | None:

@@ -62,20 +62,23 @@ _FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:from\s+now\s+on|going\s+forward|henceforth|from\s+here\s+on|always|never|"
         r"whenever|every\s+time|each\s+time|any\s+time|all\s+future|future|permanent(?:ly)?|"
         r"by\s+default|default|standing|for\s+good|in\s+all)\b"
-        r"|以后|今后|往后|从现在|从今|从此|每次|每当|凡是|一律|永远|永久|总是|默认|只要|一直|长期|所有", _I)),
+        r"|以后|今后|往后|从现在|从今|从此|每次|每当|凡是|一律|永远|永久|总是|默认|只要|一直"
+        r"|长期|所有", _I)),
     ("waives_check", re.compile(
         r"\b(?:without\s+(?:any\s+)?(?:check|checking|verif\w*|confirm\w*|review\w*|asking|"
         r"approval|looking)|skip\w*|bypass\w*|no\s+need|don'?t\s+(?:check|verify|ask|bother|"
         r"flag|question)|waive\w*|auto-?approv\w*|regardless|no\s+matter|not\s+required|"
         r"unnecessary|exempt\w*|lift\w*|disabled?|switched\s+off|turned\s+off|void|"
         r"no\s+longer)\b"
-        r"|不用|无需|不需要|不必|跳过|绕过|绕开|别查|不用查|别管|不管|免于|免除|直接(?:批准|通过|付款|执行|运行|打开)"
+        r"|不用|无需|不需要|不必|跳过|绕过|绕开|别查|不用查|别管|不管|免于|免除"
+        r"|直接(?:批准|通过|付款|执行|运行|打开)"
         r"|自动(?:通过|批准|处理)|取消|关闭|关掉|作废|失效|不算数|放行|解除", _I)),
     ("authority_words", re.compile(
         r"\b(?:system|sys|admin\w*|operator|operations|policy|compliance|security\s+team|"
         r"developers?|official|verified|authori[sz]\w*|override|privileg\w*|permissions?|"
         r"root|superadmin|moderator|whitelist\w*|staff|it\s+department|trust\s+and\s+safety)\b"
-        r"|系统|管理员|运营|政策|策略|合规|官方|授权|权限|特批|开发者|开发人员|已认证|已验证|认证|版主|白名单|安全团队|安全部门", _I)),
+        r"|系统|管理员|运营|政策|策略|合规|官方|授权|权限|特批|开发者|开发人员|已认证|已验证|认证"
+        r"|版主|白名单|安全团队|安全部门", _I)),
     ("markup", re.compile(r"<\s*/?\s*[a-z]{2,12}\s*>|\[[^\]\n]{2,30}\]|【[^】\n]{1,20}】"
                           r"|^[A-Z][A-Z _-]{3,}:|\{\s*\"", _I)),
     ("first_person", re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|myself)\b|我", _I)),
@@ -164,8 +167,9 @@ def segments(candidate: Candidate) -> list[Segment]:
     seen = {nfkc(candidate.statement).strip().casefold()}
     out: list[Segment] = []
     for name, text in raw:
-        text = text.strip()[:MAX_CHARS]
-        if not text:
+        # the statement as written: its vector is the one stored with the fact
+        text = text if name == "statement" else text.strip()[:MAX_CHARS]
+        if not text.strip():
             continue
         key = nfkc(text).casefold()
         if name != "statement":
