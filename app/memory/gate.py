@@ -265,9 +265,11 @@ def _screen(
         if findings:
             # detail names the detectors only: the matched text must never reach audit
             return _reject(candidate, reason, **_rule_detail(candidate, finder, findings))
-    # Instructions and authority claims the rules do not list: every field (what the
-    # rules read), every source but the operator's, also explicit instructions.
-    for head in ("injection", "authority"):
+    # Authority claims and instructions the rules do not list: every field (what the
+    # rules read), every source but the operator's, also explicit instructions. A claim
+    # of authority usually carries an instruction too: it is named first, as the more
+    # specific explanation.
+    for head in ("authority", "injection"):
         hit = sem.hit(head)
         if hit is not None:
             return _reject(candidate, Reason.PROMPT_INJECTION, **sem.detail(hit))
