@@ -316,8 +316,9 @@ def _screen(
         return _reject(candidate, Reason.NOT_REUSABLE, detector=transient[0].detail,
                        kind="rule", field="statement")
     # An episode is a thing that happened: one-off by nature, never refused as transient
-    # by its meaning (the rules above still refuse a greeting or a question).
-    if not episode:
+    # by its meaning (the rules above still refuse a greeting or a question); a document
+    # is not chatter either (a transcript's notes say "now" of lasting progress).
+    if not episode and candidate.source_kind is not SourceKind.DOCUMENT:
         hit = sem.hit("transient", ("statement",))
         if hit is not None:
             return _reject(candidate, Reason.NOT_REUSABLE, **sem.detail(hit))
