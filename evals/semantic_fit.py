@@ -165,12 +165,20 @@ def case_samples(case: dict[str, Any]) -> list[Sample]:
             else:
                 out.append(Sample(seg.text, head, case["id"], seg.field))
         return out
+    # A conversation teaches through its user turns as written (not through what the
+    # extractor makes of them: the fit must not move when the extractor does). The turn
+    # that carries the harm — the one holding a poison fragment, else the longest — teaches
+    # the class; the other turns of a harmful case teach nothing.
+    from evals.gate_corpus import turns_of
+    from evals.metrics import norm
+
+    turns = [m["content"] for m in turns_of(case) if m["role"] == "user"]
+    if not harmful:
+        return [Sample(t, None, case["id"]) for t in turns]
     poison = case.get("poison")
-    for c in conversation_candidates(case):
-        bad = harmful and (not poison or _carries(c, poison))
-        for seg in semantic.segments(c):
-            if seg.field == "statement":
-                out.append(Sample(seg.text, head if bad else None, case["id"], seg.field))
+    bad = [t for t in turns if any(norm(p) in norm(t) for p in poison)] if poison else []
+    for t in bad or sorted(turns, key=len, reverse=True)[:1]:
+        out.append(Sample(t, head, case["id"]))
     return out
 
 
@@ -410,6 +418,7 @@ def load_data() -> tuple[list[Sample], list[dict[str, Any]], np.ndarray, dict[st
 
 
 def _all_segments(case: dict[str, Any]) -> list[Segment]:
+    """What the gate would embed for the case (the simulation reads these)."""
     if case["path"] == "write":
         return semantic.segments(write_candidate(case))
     return [seg for c in conversation_candidates(case) for seg in semantic.segments(c)]

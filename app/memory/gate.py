@@ -265,14 +265,13 @@ def _screen(
         if findings:
             # detail names the detectors only: the matched text must never reach audit
             return _reject(candidate, reason, **_rule_detail(candidate, finder, findings))
-    # Authority claims and instructions the rules do not list: every field (what the
+    # Instructions and authority claims the rules do not list: every field (what the
     # rules read), every source but the operator's, also explicit instructions. A claim
-    # of authority usually carries an instruction too: it is named first, as the more
-    # specific explanation.
-    for head in ("authority", "injection"):
-        hit = sem.hit(head)
-        if hit is not None:
-            return _reject(candidate, Reason.PROMPT_INJECTION, **sem.detail(hit))
+    # of authority usually carries an instruction too: the higher score names the refusal.
+    hits = [h for h in (sem.hit("authority"), sem.hit("injection")) if h is not None]
+    if hits:
+        hit = max(hits, key=lambda h: h.score)
+        return _reject(candidate, Reason.PROMPT_INJECTION, **sem.detail(hit))
 
     if (candidate.source_kind is SourceKind.EXTERNAL_CONTENT
             and candidate.type in _MEMORY_TYPES_CLOSED_TO_EXTERNAL):

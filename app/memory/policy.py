@@ -79,7 +79,7 @@ class SemanticGatePolicy(_Section):
 
     enabled: bool = True
     injection: float = Field(0.7, ge=0, le=1)
-    authority: float = Field(0.7, ge=0, le=1)
+    authority: float = Field(0.8, ge=0, le=1)
     transient: float = Field(0.85, ge=0, le=1)
     personal: float = Field(0.8, ge=0, le=1)
 
