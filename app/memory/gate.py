@@ -270,8 +270,8 @@ def _screen(
     # of authority usually carries an instruction too: the higher score names the refusal.
     hits = [h for h in (sem.hit("authority"), sem.hit("injection")) if h is not None]
     if hits:
-        hit = max(hits, key=lambda h: h.score)
-        return _reject(candidate, Reason.PROMPT_INJECTION, **sem.detail(hit))
+        top = max(hits, key=lambda h: h.score)
+        return _reject(candidate, Reason.PROMPT_INJECTION, **sem.detail(top))
 
     if (candidate.source_kind is SourceKind.EXTERNAL_CONTENT
             and candidate.type in _MEMORY_TYPES_CLOSED_TO_EXTERNAL):
@@ -318,9 +318,9 @@ def _screen(
     # by its meaning (the rules above still refuse a greeting or a question); a document
     # is not chatter either (a transcript's notes say "now" of lasting progress).
     if not episode and candidate.source_kind is not SourceKind.DOCUMENT:
-        hit = sem.hit("transient", ("statement",))
-        if hit is not None:
-            return _reject(candidate, Reason.NOT_REUSABLE, **sem.detail(hit))
+        momentary = sem.hit("transient", ("statement",))
+        if momentary is not None:
+            return _reject(candidate, Reason.NOT_REUSABLE, **sem.detail(momentary))
 
     if tombstones and _source_authority(candidate) < authority(SourceKind.EXPLICIT_INSTRUCTION) \
             and candidate.origin is not Origin.CORRECTION:
