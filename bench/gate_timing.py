@@ -5,6 +5,10 @@ the eval data, the detector test tables, the disguise tables, and 20 candidates 
 1–2 KB of evidence. Each is screened once to warm up, then five times measured (the
 unmask cache cleared each round); p50/p95/p99 of single `gate.screen` calls. Nothing is
 asserted: the figures are reported.
+
+Twice: the rules alone, and the whole gate with the semantic classes — choosing the
+segments to embed, the rule features, the classifiers and `gate.screen` — with the
+embeddings computed beforehand (the write path computes them anyway; excluded here).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from app.memory import gate, unmask
+from app.memory import gate, semantic, unmask
 from app.memory.model import Candidate, FactType, KeyRights, Role, SourceKind
 from app.memory.policy import Policy
 from tests.unit import test_detectors, test_disguises
@@ -66,28 +70,51 @@ def candidates() -> tuple[list[Candidate], int]:
     return out, from_eval
 
 
+def _quantiles(times: list[float]) -> str:
+    times = sorted(times)
+
+    def q(p: float) -> float:
+        return times[int(p * (len(times) - 1))] * 1e3
+
+    return (f"p50={q(.5):.3f} ms p95={q(.95):.3f} ms p99={q(.99):.3f} ms "
+            f"max={times[-1] * 1e3:.3f} ms mean={statistics.mean(times) * 1e3:.3f} ms")
+
+
+def _embeddings(cands: list[Candidate]) -> dict[str, list[float]]:
+    import asyncio
+
+    from app.providers.embedders import USEM3Embedder
+
+    texts = sorted({seg.text for c in cands for seg in semantic.segments(c)})
+    vectors = asyncio.run(USEM3Embedder(isolate=False).embed_documents(texts))
+    return dict(zip(texts, vectors, strict=True))
+
+
 def main() -> None:
     policy = Policy.model_validate(
         yaml.safe_load((ROOT / "config" / "policy.yaml").read_text(encoding="utf-8")))
     rights = KeyRights(key_id=uuid.uuid4(), role=Role.AGENT)
     cands, from_eval = candidates()
-    for c in cands:
-        gate.screen(c, rights, policy, ())
-    times: list[float] = []
-    for _ in range(ROUNDS):
-        unmask.views.cache_clear()
+    by_text = _embeddings(cands)
+
+    def whole_gate(c: Candidate) -> None:
+        segs = semantic.segments(c)
+        a = semantic.assess(segs, [by_text[s.text] for s in segs], semantic.MODEL)
+        gate.screen(c, rights, policy, (), a)
+
+    for label, run in (("rules alone", lambda c: gate.screen(c, rights, policy, ())),
+                       ("rules + semantic", whole_gate)):
         for c in cands:
-            start = time.perf_counter()
-            gate.screen(c, rights, policy, ())
-            times.append(time.perf_counter() - start)
-    times.sort()
-
-    def q(p: float) -> float:
-        return times[int(p * (len(times) - 1))] * 1e3
-
-    print(f"{len(cands)} candidates ({from_eval} from the eval data) x{ROUNDS}: "
-          f"p50={q(.5):.3f} ms p95={q(.95):.3f} ms p99={q(.99):.3f} ms "
-          f"max={times[-1] * 1e3:.3f} ms mean={statistics.mean(times) * 1e3:.3f} ms")
+            run(c)
+        times: list[float] = []
+        for _ in range(ROUNDS):
+            unmask.views.cache_clear()
+            for c in cands:
+                start = time.perf_counter()
+                run(c)
+                times.append(time.perf_counter() - start)
+        print(f"{label}: {len(cands)} candidates ({from_eval} from the eval data) x{ROUNDS}: "
+              f"{_quantiles(times)}")
 
 
 if __name__ == "__main__":

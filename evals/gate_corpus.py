@@ -620,7 +620,9 @@ def print_report(section: dict[str, Any], limit: int = 15) -> list[str]:
         "train": "TRAIN split (the tuning split: detectors may be tuned on it)",
     }
     for split in SPLITS:
-        print(table(split_rows(figs[split]), f"gate corpus — {labels[split]} — {n[split]} cases"))
+        if n[split]:  # `python -m evals gate train` runs one split
+            print(table(split_rows(figs[split]),
+                        f"gate corpus — {labels[split]} — {n[split]} cases"))
     misses = [
         o
         for o in section["outcomes"]
@@ -639,7 +641,7 @@ def print_report(section: dict[str, Any], limit: int = 15) -> list[str]:
             print(line if len(line) <= 200 else line[:197] + "...")
         if len(misses) > limit:
             print("  ...")
-    lines = [headline(split, figs[split]) for split in SPLITS]
+    lines = [headline(split, figs[split]) for split in SPLITS if n[split]]
     for line in lines:
         print(line)
     return lines

@@ -1117,8 +1117,10 @@ def _print_misses(report: dict[str, Any], limit: int = 12) -> None:
 
 
 def _gate_only(argv: Sequence[str]) -> bool | None:
-    """`python -m evals gate` (or MEMGATE_EVAL=gate): the gate corpus alone. None: bad args."""
-    if list(argv) == ["gate"]:
+    """`python -m evals gate` (or MEMGATE_EVAL=gate): the gate corpus alone. None: bad args.
+    `python -m evals gate train`: its train split alone (for tuning: nothing of the held-out
+    split is run or printed)."""
+    if list(argv) in (["gate"], ["gate", "train"]):
         return True
     if argv:
         return None
@@ -1140,9 +1142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     only_gate = _gate_only(args)
     if only_gate is None:
-        print("usage: python -m evals [gate]   (or MEMGATE_EVAL=gate)", file=sys.stderr)
+        print("usage: python -m evals [gate [train]]   (or MEMGATE_EVAL=gate)", file=sys.stderr)
         return 2
     corpus = gate_corpus.load_corpus()
+    train_only = args[1:] == ["train"]
     problems = gate_corpus.validate_corpus(corpus)
     suite = None if only_gate else load_suite()
     if suite is not None:
@@ -1154,7 +1157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _prepare_env(data_dir)
     started = datetime.now(UTC)
     t0 = time.monotonic()
-    extra = [("gate_corpus", lambda h: gate_corpus.eval_gate_corpus(h, corpus))]
+    run_cases = [c for c in corpus if gate_corpus.split_of(c["id"]) == "train"] \
+        if train_only else corpus
+    extra = [("gate_corpus", lambda h: gate_corpus.eval_gate_corpus(h, run_cases))]
     try:
         report = asyncio.run(run_suite(suite, data_dir, extra=extra))
     except Exception:

@@ -107,6 +107,8 @@ async def handle_observe(run: JobRun) -> JobResult:
             decision: dict[str, Any] = {"turn_id": c.turn_id, "decision": result.decision.value}
             if result.reason is not None:
                 decision["reason"] = result.reason.value
+            if result.detail:  # which detector, field, score: never the text
+                decision["detail"] = result.detail
             if result.fact_id is not None:
                 decision["fact_id"] = str(result.fact_id)
             if result.candidate_id is not None:

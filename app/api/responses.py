@@ -4,11 +4,11 @@ lists every method of the path (not only the first route that matched it)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
@@ -46,11 +46,40 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+class GateDetail(BaseModel):
+    """Why the gate refused or held a write: the detector, the field it read and, for a
+    semantic class, its score and the tenant's threshold. Never the text itself."""
+
+    model_config = ConfigDict(extra="allow")
+    detector: str | None = Field(None, description="e.g. ignore_instructions, semantic_injection")
+    kind: Literal["rule", "semantic"] | None = None
+    field: Literal["statement", "predicate", "value", "evidence", "keys", "content"] | None = None
+    score: float | None = Field(None, ge=0, le=1)
+    threshold: float | None = Field(None, ge=0, le=1)
+    semantic: str | None = Field(
+        None, description='whether the semantic classes ran: "on", or "off: why"'
+    )
+
+
+class WriteResult(BaseModel):
+    """The answer to a gated write (SPEC §4)."""
+
+    decision: Literal["written", "merged", "superseded", "pending", "rejected"]
+    reason: str | None = None
+    fact: dict[str, Any] | None = None
+    superseded: list[str] | None = None
+    # the candidate's id; the candidate itself when a confirmation answers
+    candidate: str | dict[str, Any] | None = None
+    detail: GateDetail | None = Field(None, description="set when rejected or held by the gate")
+
+
 # A write through the gate answers by its decision (SPEC §4).
 WRITE_OUTCOMES: dict[int | str, dict[str, Any]] = {
-    200: {"description": "merged, or rejected by the policy (the body says why)"},
-    201: {"description": "written or superseded"},
-    202: {"description": "pending: held as a candidate or waiting for the user"},
+    200: {"model": WriteResult,
+          "description": "merged, or rejected by the policy (the body says why)"},
+    201: {"model": WriteResult, "description": "written or superseded"},
+    202: {"model": WriteResult,
+          "description": "pending: held as a candidate or waiting for the user"},
 }
 
 

@@ -37,6 +37,7 @@ from app.memory.normalize import (
     value_key,
 )
 from app.memory.policy import Policy
+from app.memory.semantic import Assessment, Hit
 
 # Default confidence by source when the writer gives none (000 §4: 低质事实与确认事实同权).
 DEFAULT_CONFIDENCE: dict[SourceKind, float] = {
@@ -146,13 +147,113 @@ def sensitive_categories(candidate: Candidate, policy: Policy) -> list[str]:
     return found
 
 
+# The fields a rule finding is attributed to, in this order (the first field whose text
+# alone holds a finding); "content" when only the fields read together do.
+def _fields(candidate: Candidate) -> list[tuple[str, str]]:
+    spaced = candidate.predicate.replace("_", " ") if candidate.predicate else None
+    out = [("statement", candidate.statement)]
+    if candidate.predicate and spaced:
+        out.append(("predicate", f"{candidate.predicate}\n{spaced}"))
+    out += [("value", value_text(candidate.value, spaced)), ("evidence", candidate.evidence or ""),
+            ("keys", "\n".join(candidate.keys))]
+    return [(name, text) for name, text in out if text]
+
+
+def _rule_field(candidate: Candidate, finder: Callable[[str], list[Any]]) -> str:
+    for name, text in _fields(candidate):
+        if finder(text):
+            return name
+    return "content"
+
+
+def _rule_detail(
+    candidate: Candidate, finder: Callable[[str], list[Any]], findings: Sequence[Any]
+) -> dict[str, Any]:
+    """Which rule fired and on which field; never the matched text."""
+    return {
+        "detector": findings[0].detail,
+        "detectors": sorted({f.detail for f in findings}),
+        "kind": "rule",
+        "field": _rule_field(candidate, finder),
+    }
+
+
+# Sources whose word is the operator's: the semantic classes do not second-guess them
+# (the rules still do).
+_OPERATOR_SOURCES = frozenset({SourceKind.ADMIN_POLICY, SourceKind.SYSTEM})
+_NOT_ASSESSED = Assessment.disabled("not assessed")
+
+
+def semantic_state(policy: Policy, assessment: Assessment | None) -> str:
+    """Whether the semantic classes run for this write: "on", or "off: why"."""
+    if not policy.gate.semantic.enabled:
+        return "off: disabled by policy"
+    assessment = assessment or _NOT_ASSESSED
+    if assessment.off is not None:
+        return f"off: {assessment.off}"
+    return "on"
+
+
+class _Semantic:
+    """The semantic classes as this candidate and policy apply them (app/memory/semantic.py)."""
+
+    def __init__(self, candidate: Candidate, policy: Policy, assessment: Assessment | None):
+        self.candidate = candidate
+        self.settings = policy.gate.semantic
+        self.assessment = assessment or _NOT_ASSESSED
+        self.state = semantic_state(policy, assessment)
+        self.operator = candidate.source_kind in _OPERATOR_SOURCES
+
+    def hit(self, head: str, fields: Sequence[str] | None = None) -> Hit | None:
+        """The head's best segment when it reaches the tenant's threshold."""
+        if self.state != "on" or self.operator:
+            return None
+        best = (self.assessment.best(head) if fields is None
+                else self.assessment.best(head, fields))
+        if best is None or best.score < self.settings.threshold(head):
+            return None
+        return best
+
+    def detail(self, hit: Hit) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "detector": f"semantic_{hit.head}",
+            "kind": "semantic",
+            "field": hit.field,
+            "score": round(hit.score, 3),
+            "threshold": self.settings.threshold(hit.head),
+        }
+        if hit.unmasked:
+            out["view"] = "unmasked"
+        return out
+
+
 def screen(
     candidate: Candidate,
     rights: KeyRights,
     policy: Policy,
     tombstones: Collection[str],
+    assessment: Assessment | None = None,
 ) -> GateResult | None:
-    """The first rejection (or `pending`) in SPEC §12 gate order, or None when it may pass."""
+    """The first rejection (or `pending`) in SPEC §12 gate order, or None when it may pass.
+
+    `assessment`: the semantic scores of the candidate's fields (app/memory/semantic.py);
+    None runs the rules alone. Every refusal's detail names the detector, the field and,
+    for a semantic class, its score and threshold, and says whether the semantic classes
+    ran (`semantic`: "on" or "off: why")."""
+    sem = _Semantic(candidate, policy, assessment)
+    result = _screen(candidate, rights, policy, tombstones, sem)
+    if result is not None:
+        result.detail.setdefault("semantic", sem.state)
+    return result
+
+
+def _screen(
+    candidate: Candidate,
+    rights: KeyRights,
+    policy: Policy,
+    tombstones: Collection[str],
+    sem: _Semantic,
+) -> GateResult | None:
     if not rights.may_write_scope(candidate.scope):
         return _reject(candidate, Reason.SCOPE_FORBIDDEN, scope=candidate.scope)
     if candidate.type is FactType.PROCEDURAL and not rights.is_admin:
@@ -163,8 +264,14 @@ def screen(
         findings = finder(content)
         if findings:
             # detail names the detectors only: the matched text must never reach audit
-            return _reject(candidate, reason, detector=findings[0].detail,
-                           detectors=sorted({f.detail for f in findings}))
+            return _reject(candidate, reason, **_rule_detail(candidate, finder, findings))
+    # Instructions and authority claims the rules do not list: every field (what the
+    # rules read), every source but the operator's, also explicit instructions. A claim
+    # of authority usually carries an instruction too: the higher score names the refusal.
+    hits = [h for h in (sem.hit("authority"), sem.hit("injection")) if h is not None]
+    if hits:
+        top = max(hits, key=lambda h: h.score)
+        return _reject(candidate, Reason.PROMPT_INJECTION, **sem.detail(top))
 
     if (candidate.source_kind is SourceKind.EXTERNAL_CONTENT
             and candidate.type in _MEMORY_TYPES_CLOSED_TO_EXTERNAL):
@@ -174,10 +281,21 @@ def screen(
 
     third_party = detectors.find_third_party_pii(content)
     if third_party:
-        return _reject(candidate, Reason.THIRD_PARTY_PII, detector=third_party[0].detail)
+        return _reject(candidate, Reason.THIRD_PARTY_PII,
+                       **_rule_detail(candidate, detectors.find_third_party_pii, third_party))
+    personal = sem.hit("personal")
+    if personal is not None and personal.other_person:
+        return _reject(candidate, Reason.THIRD_PARTY_PII, **sem.detail(personal))
 
+    consented = candidate.consent or _is_explicit(candidate)
     categories = sensitive_categories(candidate, policy)
-    if categories and not (candidate.consent or _is_explicit(candidate)):
+    own = personal is not None and not personal.other_person
+    if (categories or own) and not consented:
+        detail: dict[str, Any] = {"categories": categories}
+        if not categories and personal is not None:
+            detail.update(sem.detail(personal))
+        else:
+            detail.update(detector="sensitive_category", kind="rule")
         if policy.sensitive.ask_user:
             return GateResult(
                 decision=Decision.PENDING,
@@ -185,17 +303,24 @@ def screen(
                 status=Status.ACTIVE,
                 sensitivity=derive_sensitivity(candidate, policy),
                 confidence=default_confidence(candidate),
-                detail={"categories": categories, "awaiting": "user_confirmation"},
+                detail={**detail, "awaiting": "user_confirmation"},
             )
-        return _reject(candidate, Reason.SENSITIVE_NEEDS_CONSENT, categories=categories)
+        return _reject(candidate, Reason.SENSITIVE_NEEDS_CONSENT, **detail)
 
     # Only the statement: evidence is the raw turn, which may well be a question that
     # led to a durable fact ("记住我对花生过敏好吗？").
-    transient = detectors.find_transient(
-        candidate.statement, episode=candidate.type is FactType.EPISODIC
-    )
+    episode = candidate.type is FactType.EPISODIC
+    transient = detectors.find_transient(candidate.statement, episode=episode)
     if transient:
-        return _reject(candidate, Reason.NOT_REUSABLE, detector=transient[0].detail)
+        return _reject(candidate, Reason.NOT_REUSABLE, detector=transient[0].detail,
+                       kind="rule", field="statement")
+    # An episode is a thing that happened: one-off by nature, never refused as transient
+    # by its meaning (the rules above still refuse a greeting or a question); a document
+    # is not chatter either (a transcript's notes say "now" of lasting progress).
+    if not episode and candidate.source_kind is not SourceKind.DOCUMENT:
+        momentary = sem.hit("transient", ("statement",))
+        if momentary is not None:
+            return _reject(candidate, Reason.NOT_REUSABLE, **sem.detail(momentary))
 
     if tombstones and _source_authority(candidate) < authority(SourceKind.EXPLICIT_INSTRUCTION) \
             and candidate.origin is not Origin.CORRECTION:
@@ -390,8 +515,9 @@ def decide(
     policy: Policy,
     now: datetime,
     tombstones: Collection[str] = (),
+    assessment: Assessment | None = None,
 ) -> GateResult:
     """The gate: screen, then resolve conflicts. One decision per candidate."""
-    return screen(candidate, rights, policy, tombstones) or resolve(
+    return screen(candidate, rights, policy, tombstones, assessment) or resolve(
         candidate, existing, policy, now
     )

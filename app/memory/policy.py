@@ -76,6 +76,26 @@ class SessionPolicy(_Section):
     retain_hours: float = Field(24, ge=0)
 
 
+class SemanticGatePolicy(_Section):
+    """The semantic detectors' thresholds (app/memory/semantic.py): a class refuses a write
+    when its score (0..1) reaches its threshold; 1 switches a class off in practice, and
+    `enabled: false` switches all of them off (the rules still run)."""
+
+    enabled: bool = True
+    injection: float = Field(0.7, ge=0, le=1)
+    authority: float = Field(0.8, ge=0, le=1)
+    transient: float = Field(0.85, ge=0, le=1)
+    personal: float = Field(0.8, ge=0, le=1)
+
+    def threshold(self, head: str) -> float:
+        value: float = getattr(self, head)
+        return value
+
+
+class GatePolicy(_Section):
+    semantic: SemanticGatePolicy = Field(default_factory=SemanticGatePolicy)
+
+
 class Policy(_Section):
     version: str = "0"
     extract: ExtractPolicy = Field(default_factory=ExtractPolicy)
@@ -86,6 +106,7 @@ class Policy(_Section):
     sensitive: SensitivePolicy = Field(default_factory=SensitivePolicy)
     predicates: dict[str, PredicateRule] = Field(default_factory=dict)
     session: SessionPolicy = Field(default_factory=SessionPolicy)
+    gate: GatePolicy = Field(default_factory=GatePolicy)
 
     def is_many(self, predicate: str | None) -> bool:
         rule = self.predicates.get(predicate or "")

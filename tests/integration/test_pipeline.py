@@ -299,7 +299,8 @@ async def test_confirm_and_reject(
         tenant,
         await observe(client, tenant, "c1", [u("user", "I use Python 3.12 at work", "t3")]),
     )
-    assert body["decisions"] == [{"turn_id": "t3", "decision": "rejected", "reason": "tombstoned"}]
+    assert body["decisions"] == [{"turn_id": "t3", "decision": "rejected", "reason": "tombstoned",
+                                  "detail": {"semantic": "on"}}]
     assert [f["predicate"] for f in await facts_of(client, tenant, "c1")] == ["preferred_cuisine"]
     # unknown / other user's candidate: 404
     assert (

