@@ -256,18 +256,29 @@ class Embedded:
     model: str | None = None
 
 
-async def embed_candidate(ctx: AppContext, c: Candidate, policy: Policy) -> Embedded:
+async def embed_candidate(
+    ctx: AppContext, c: Candidate, policy: Policy, reuse: StoredVector | None = None
+) -> Embedded:
     """Embed the statement and the fields worth reading (one call) when the semantic
-    classes run; otherwise nothing yet (the statement is embedded after screening)."""
+    classes run; otherwise nothing yet (the statement is embedded after screening).
+    `reuse`: the statement's stored vector (a pooled candidate's), used instead of
+    embedding the statement again when it is of the embedder in use."""
     off = _semantic_off(ctx, policy)
     if off is not None or ctx.embedder is None:
         return Embedded(Assessment.disabled(off or "no embedder"))
     segments = semantic.segments(c)
+    known = reuse[0] if reuse is not None and _current_model(ctx, reuse[1]) else None
+    if known is not None and segments[0].field == "statement" and not segments[0].unmasked:
+        todo = [s.text for s in segments[1:]]
+    else:
+        known, todo = None, [s.text for s in segments]
     try:
-        vectors = await ctx.embedder.embed_documents([s.text for s in segments])
+        vectors = await ctx.embedder.embed_documents(todo) if todo else []
     except Exception:  # as in _embed: the write goes on, the rules alone screen it
         log.exception("embedding failed; the gate runs its rules alone")
         return Embedded(Assessment.disabled("embedding failed"))
+    if known is not None:
+        vectors = [known, *vectors]
     model = ctx.embedder.model
     return Embedded(semantic.assess(segments, vectors, model), vectors[0], model)
 
@@ -406,7 +417,7 @@ async def write(
     statement is embedded once. `audit_detail` is added to the decision's audit event.
     """
     await guard_user(conn, tenant_id, c.user_id, now)
-    embedded = await embed_candidate(ctx, c, policy)
+    embedded = await embed_candidate(ctx, c, policy, reuse)
     rejected, screened = await _screen(
         conn, tenant_id, rights, c, policy, now, embedded, audit_detail
     )
@@ -698,7 +709,11 @@ async def submit_extracted(
     if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION or policy.extract.mode == "direct":
         return await write(ctx, conn, tenant_id, rights, c, policy, now)
     await guard_user(conn, tenant_id, c.user_id, now)
-    embedded = await embed_candidate(ctx, c, policy)
+    # a repeat in the same words: its candidate's vector serves the semantic screening
+    same_words = await cand_store.pending_by_key(conn, tenant_id, c)
+    stored = (await cand_store.embedding_of(conn, tenant_id, same_words["id"])
+              if same_words is not None else None)
+    embedded = await embed_candidate(ctx, c, policy, stored)
     rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now, embedded)
     if rejected is not None:
         return rejected
@@ -708,7 +723,7 @@ async def submit_extracted(
     # A repeat in the same words needs no vector (its key finds it); sensitive candidates
     # wait for consent and are matched by their key only. Embedded before the lock, as in
     # `write`: a slow embedder must not hold the subject.
-    if reason is None and await cand_store.pending_by_key(conn, tenant_id, c) is None:
+    if reason is None and same_words is None:
         vector, model = embedded.vector, embedded.model  # computed for the semantic classes
         if vector is None:
             vector, model = await _embed(ctx, c.statement)

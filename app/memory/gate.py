@@ -194,6 +194,10 @@ def semantic_state(policy: Policy, assessment: Assessment | None) -> str:
     return "on"
 
 
+EPISODE_FLOOR = 0.95
+_EPISODE_FLOORED = frozenset({"injection", "authority"})
+
+
 class _Semantic:
     """The semantic classes as this candidate and policy apply them (app/memory/semantic.py)."""
 
@@ -210,9 +214,20 @@ class _Semantic:
             return None
         best = (self.assessment.best(head) if fields is None
                 else self.assessment.best(head, fields))
-        if best is None or best.score < self.settings.threshold(head):
+        if best is None or best.score < self.threshold(head):
             return None
         return best
+
+    def threshold(self, head: str) -> float:
+        """The tenant's threshold; for an episode's injection and authority classes at
+        least EPISODE_FLOOR. An episode narrates what happened, usually a conversation,
+        where "you" and "whenever" speak to the other person ("I'll give you a shout
+        whenever I run out of films"): at the tenant's threshold the injection class
+        refused 6 % of LoCoMo's turns, at 0.95 under 1 %. The rules still read it all."""
+        base = self.settings.threshold(head)
+        if self.candidate.type is FactType.EPISODIC and head in _EPISODE_FLOORED:
+            return max(base, EPISODE_FLOOR)
+        return base
 
     def detail(self, hit: Hit) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -220,7 +235,7 @@ class _Semantic:
             "kind": "semantic",
             "field": hit.field,
             "score": round(hit.score, 3),
-            "threshold": self.settings.threshold(hit.head),
+            "threshold": self.threshold(hit.head),
         }
         if hit.unmasked:
             out["view"] = "unmasked"

@@ -85,7 +85,7 @@ class SemanticGatePolicy(_Section):
     injection: float = Field(0.7, ge=0, le=1)
     authority: float = Field(0.8, ge=0, le=1)
     transient: float = Field(0.85, ge=0, le=1)
-    personal: float = Field(0.8, ge=0, le=1)
+    personal: float = Field(0.85, ge=0, le=1)
 
     def threshold(self, head: str) -> float:
         value: float = getattr(self, head)
