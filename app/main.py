@@ -10,7 +10,7 @@ from arq import create_pool as create_arq_pool
 from fastapi import FastAPI
 from redis.asyncio import Redis
 
-from app.api import admin, facts, health, me, observations, recall, sessions
+from app.api import admin, explain, facts, health, me, observations, recall, sessions
 from app.api import ops as ops_api
 from app.api.guard import InputGuard
 from app.api.idempotency import IdempotencyMiddleware
@@ -31,7 +31,8 @@ from app.store.db import create_pool
 log = logging.getLogger("memgate.main")
 
 ROUTERS = [
-    health.router, admin.router, facts.router, recall.router, observations.router,
+    health.router, admin.router, explain.router, facts.router, recall.router,
+    observations.router,
     sessions.router, me.router, ops_api.router,
 ]
 

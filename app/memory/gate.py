@@ -159,6 +159,11 @@ def _fields(candidate: Candidate) -> list[tuple[str, str]]:
     return [(name, text) for name, text in out if text]
 
 
+def candidate_fields(candidate: Candidate) -> list[tuple[str, str]]:
+    """(field, text) of every field the rules read, for explanations."""
+    return _fields(candidate)
+
+
 def _rule_field(candidate: Candidate, finder: Callable[[str], list[Any]]) -> str:
     for name, text in _fields(candidate):
         if finder(text):

@@ -1,0 +1,106 @@
+"""`POST /v1/admin/gate/explain`: what the write gate would decide, and why, writing nothing.
+
+Admin only. The body is either one write (the body of `POST /v1/users/{u}/facts`) or a
+list of turns (as for `POST .../observations`, run through the configured extractor).
+Every candidate is screened exactly as a write would be — rules and semantic classes, as
+the admin key — and the answer is the full screening trace: decision, reason, the
+detail of the refusal (detector, field, score, threshold), the highest semantic score per
+class, and which rule detectors fire on which field. Statements come back redacted; no
+fact, candidate, audit row or job is written. Tombstones are not consulted (they belong
+to one user's history); conflicts with existing facts are not resolved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.api.deps import admin, get_ctx
+from app.api.facts import FactIn, UserIdField, candidate_from
+from app.api.observations import MessageIn
+from app.auth import Principal
+from app.memory import detectors, gate
+from app.memory.model import Candidate
+from app.providers.extractor import Turn, assign_turn_ids, extractor_from_settings
+from app.store.db import tenant_tx
+from app.writer import embed_candidate
+
+router = APIRouter(prefix="/v1/admin/gate", tags=["admin"])
+
+MAX_EXPLAIN_MESSAGES = 50
+
+# The rule detectors an explanation lists per field (names only, never the matched text).
+_RULES = (
+    ("secret", detectors.find_secrets),
+    ("government_id", detectors.find_ids),
+    ("payment_card", detectors.find_cards),
+    ("prompt_injection", detectors.find_injection),
+    ("third_party_pii", detectors.find_third_party_pii),
+    ("sensitive", detectors.find_sensitive),
+)
+
+
+class ExplainIn(BaseModel):
+    """One write (`fact`) or a conversation (`messages`), never both."""
+
+    model_config = ConfigDict(extra="forbid")
+    user_id: UserIdField = "explain"
+    fact: FactIn | None = None
+    messages: list[MessageIn] | None = Field(None, min_length=1,
+                                             max_length=MAX_EXPLAIN_MESSAGES)
+
+    @model_validator(mode="after")
+    def _one_of(self) -> ExplainIn:
+        if (self.fact is None) == (self.messages is None):
+            raise ValueError("give exactly one of `fact` or `messages`")
+        return self
+
+
+def rule_findings(candidate: Candidate) -> dict[str, list[str]]:
+    """Per field, the rule detectors that fire on it (detector names only)."""
+    out: dict[str, list[str]] = {}
+    for field, text in gate.candidate_fields(candidate):
+        names = sorted({f.detail for _, finder in _RULES for f in finder(text)})
+        if names:
+            out[field] = names
+    return out
+
+
+@router.post("/explain")
+async def explain_gate(request: Request, body: ExplainIn, who: Principal = admin) -> dict[str, Any]:
+    """The screening trace of a write or of a conversation's candidates; writes nothing."""
+    ctx = get_ctx(request)
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        policy = await ctx.policies.get(conn, who.tenant_id)
+    if body.fact is not None:
+        candidates = [candidate_from(body.fact, body.user_id)]
+    else:
+        assert body.messages is not None
+        turns = assign_turn_ids(
+            [Turn(role=m.role, content=m.content, turn_id=m.turn_id) for m in body.messages],
+            request_key="explain",
+        )
+        candidates = await extractor_from_settings(ctx.settings).extract(
+            turns, user_id=body.user_id,
+            max_candidates_per_turn=policy.extract.max_candidates_per_turn,
+        )
+    explained = []
+    for c in candidates:
+        embedded = await embed_candidate(ctx, c, policy)
+        result = gate.screen(c, who.rights, policy, (), embedded.assessment)
+        explained.append({
+            "statement": detectors.redact(c.statement),
+            "type": c.type.value,
+            "predicate": c.predicate,
+            "source_kind": c.source_kind.value if c.source_kind else None,
+            "turn_id": c.turn_id,
+            "decision": result.decision.value if result is not None else "pass",
+            "reason": result.reason.value if result is not None and result.reason else None,
+            "detail": dict(result.detail) if result is not None else {},
+            "semantic": gate.semantic_state(policy, embedded.assessment),
+            "semantic_scores": embedded.assessment.summary(),
+            "rules": rule_findings(c),
+        })
+    return {"policy_version": policy.version, "candidates": explained, "written": 0}
