@@ -18,9 +18,10 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.api.deps import admin, get_ctx
-from app.api.facts import FactIn, UserIdField, candidate_from
-from app.api.observations import MessageIn
+from app.api.facts import FactIn, UserIdField, candidate_from, check_sizes
+from app.api.observations import MAX_CONTENT_BYTES, MessageIn
 from app.auth import Principal
+from app.errors import PayloadTooLarge
 from app.memory import detectors, gate
 from app.memory.model import Candidate
 from app.providers.extractor import Turn, assign_turn_ids, extractor_from_settings
@@ -42,10 +43,19 @@ _RULES = (
 )
 
 
+# Exactly one of the two, and not null: the schema says so, so clients and fuzzers know.
+_ONE_OF: dict[str, Any] = {"oneOf": [
+    {"required": ["fact"],
+     "properties": {"fact": {"not": {"type": "null"}}, "messages": {"type": "null"}}},
+    {"required": ["messages"],
+     "properties": {"messages": {"not": {"type": "null"}}, "fact": {"type": "null"}}},
+]}
+
+
 class ExplainIn(BaseModel):
     """One write (`fact`) or a conversation (`messages`), never both."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_ONE_OF)
     user_id: UserIdField = "explain"
     fact: FactIn | None = None
     messages: list[MessageIn] | None = Field(None, min_length=1,
@@ -68,9 +78,22 @@ def rule_findings(candidate: Candidate) -> dict[str, list[str]]:
     return out
 
 
+def _check_size(body: ExplainIn) -> None:
+    """The size limits of the write and observation routes, answered 413 as there."""
+    if body.fact is not None:
+        check_sizes(body.fact.statement, body.fact.value, True)
+    if body.messages is not None:
+        size = sum(len(m.content.encode()) for m in body.messages)
+        if size > MAX_CONTENT_BYTES or any(len(m.content) > MAX_CONTENT_BYTES
+                                           for m in body.messages):
+            raise PayloadTooLarge(f"message contents over {MAX_CONTENT_BYTES} bytes",
+                                  {"max_bytes": MAX_CONTENT_BYTES})
+
+
 @router.post("/explain")
 async def explain_gate(request: Request, body: ExplainIn, who: Principal = admin) -> dict[str, Any]:
     """The screening trace of a write or of a conversation's candidates; writes nothing."""
+    _check_size(body)
     ctx = get_ctx(request)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         policy = await ctx.policies.get(conn, who.tenant_id)

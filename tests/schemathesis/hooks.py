@@ -57,6 +57,9 @@ def _refused_as_secret(case: Any) -> bool:
 def _breaks_a_cross_field_rule(path: str, method: str, body: Any) -> bool:
     if not isinstance(body, dict):
         return False
+    if method == "POST" and path.endswith("/gate/explain"):
+        # the explained write is a facts body: the same rules apply to it
+        return _breaks_a_cross_field_rule("/facts", "POST", body.get("fact"))
     start, end = body.get("valid_from"), body.get("valid_to")
     if isinstance(start, str) and isinstance(end, str) and end <= start:
         # valid_to must be after valid_from (same-offset text compares like the times only
