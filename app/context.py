@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from app.providers.embedders import Embedder
     from app.providers.extract_llm import LLMSummarizer
+    from app.providers.judge import LLMJudge
     from app.recall import RecallLog
 
 
@@ -66,6 +67,7 @@ class AppContext:
     arq: ArqRedis | None = None
     embedder: Embedder | None = None
     summarizer: LLMSummarizer | None = None  # session summaries by the LLM, when configured
+    judge: LLMJudge | None = None  # the gate's judge of borderline scores, when configured
     recall_log: RecallLog | None = None  # batched recall log writer, started by the API
     key_cache: dict[str, tuple[float, Any]] = field(default_factory=dict)
     # key id → (tokens, last refill): the per-key rate limit's buckets

@@ -24,6 +24,7 @@ from app.faults import install_outage_handling
 from app.logs import configure_logging
 from app.providers.embedders import Embedder, build_embedder
 from app.providers.extract_llm import LLMExtractor, LLMSummarizer
+from app.providers.judge import LLMJudge
 from app.queue import redis_settings
 from app.recall import RecallLog
 from app.store.db import create_pool
@@ -78,6 +79,16 @@ async def build_context(settings: Settings, *, with_embedder: bool = True) -> Ap
                 max_retries=1,  # a close waits for it: fail fast to the extractive summary
             )
         )
+        ctx.judge = LLMJudge(  # a write waits for it: one attempt, the policy's timeout
+            LLMExtractor(
+                base_url=settings.llm_base_url,
+                api_key=settings.llm_api_key,
+                model=settings.llm_model,
+                timeout_s=settings.llm_timeout_s,
+                concurrency=settings.llm_concurrency,
+                max_retries=0,
+            )
+        )
     if with_embedder:
         ctx.embedder = embedder_from_settings(settings)
         await ctx.embedder.warmup()
@@ -91,6 +102,8 @@ async def close_context(ctx: AppContext) -> None:
         await ctx.embedder.aclose()
     if ctx.summarizer is not None:
         await ctx.summarizer.aclose()
+    if ctx.judge is not None:
+        await ctx.judge.aclose()
     await ctx.redis.aclose()
     await ctx.pool.close()
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -254,6 +255,7 @@ class Embedded:
     assessment: Assessment
     vector: list[float] | None = None
     model: str | None = None
+    judged: dict[str, str] = field(default_factory=dict)  # the LLM judge's verdicts
 
 
 async def embed_candidate(
@@ -290,7 +292,34 @@ def _gate_detail(policy: Policy, embedded: Embedded) -> dict[str, Any]:
     scores = embedded.assessment.summary()
     if scores:
         out["semantic_scores"] = scores
+    if embedded.judged:
+        out["judge"] = dict(embedded.judged)
     return out
+
+
+async def _judged_screening(
+    ctx: AppContext,
+    c: Candidate,
+    rights: KeyRights,
+    policy: Policy,
+    tombstoned: Collection[str],
+    embedded: Embedded | None,
+) -> GateResult | None:
+    """The gate's screening; when the tenant's policy turns the LLM judge on and a semantic
+    class is borderline, the judge is asked (once per candidate) and the gate decides again
+    with its verdicts. Only what passed every rule reaches the judge."""
+    assessment = embedded.assessment if embedded is not None else None
+    judged = embedded.judged if embedded is not None else None
+    first = gate.screening(c, rights, policy, tombstoned, assessment, judged)
+    if not first.wanted or embedded is None:
+        return first.result
+    if ctx.judge is None:  # no LLM configured: the judge is off, the thresholds decide
+        return first.result
+    verdicts = await ctx.judge.judge(
+        gate.candidate_fields(c), first.wanted, policy.gate.judge.timeout_s
+    )
+    embedded.judged.update(verdicts)
+    return gate.screen(c, rights, policy, tombstoned, assessment, embedded.judged)
 
 
 async def _embed(ctx: AppContext, text: str) -> tuple[list[float] | None, str | None]:
@@ -305,6 +334,7 @@ async def _embed(ctx: AppContext, text: str) -> tuple[list[float] | None, str | 
 
 
 async def _screen(
+    ctx: AppContext,
     conn: asyncpg.Connection,
     tenant_id: uuid.UUID,
     rights: KeyRights,
@@ -323,8 +353,7 @@ async def _screen(
     """
     hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
     tombstoned = await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes)
-    assessment = embedded.assessment if embedded is not None else None
-    screened = gate.screen(c, rights, policy, tombstoned, assessment)
+    screened = await _judged_screening(ctx, c, rights, policy, tombstoned, embedded)
     if screened is not None and screened.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, screened.reason, detail=dict(screened.detail))
         detail = {**(_gate_detail(policy, embedded) if embedded is not None else {}),
@@ -419,7 +448,7 @@ async def write(
     await guard_user(conn, tenant_id, c.user_id, now)
     embedded = await embed_candidate(ctx, c, policy, reuse)
     rejected, screened = await _screen(
-        conn, tenant_id, rights, c, policy, now, embedded, audit_detail
+        ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail
     )
     if rejected is not None:
         return rejected
@@ -453,7 +482,7 @@ async def write(
         # A delete that held this lock before us may have tombstoned the content since
         # the screening above: screen again now that nothing else can.
         rejected, _ = await _screen(
-            conn, tenant_id, rights, c, policy, now, embedded, audit_detail
+            ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail
         )
         if rejected is not None:
             return rejected
@@ -579,7 +608,7 @@ async def correct(
         # Free statements have no predicate to conflict on: the correction supersedes
         # the edited fact itself, after the gate screened the new content.
         embedded = await embed_candidate(ctx, c, policy)
-        rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now, embedded)
+        rejected, screened = await _screen(ctx, conn, tenant_id, rights, c, policy, now, embedded)
         if rejected is not None:
             return rejected
         if screened is not None:  # e.g. pending for consent: the general path holds it
@@ -714,7 +743,7 @@ async def submit_extracted(
     stored = (await cand_store.embedding_of(conn, tenant_id, same_words["id"])
               if same_words is not None else None)
     embedded = await embed_candidate(ctx, c, policy, stored)
-    rejected, screened = await _screen(conn, tenant_id, rights, c, policy, now, embedded)
+    rejected, screened = await _screen(ctx, conn, tenant_id, rights, c, policy, now, embedded)
     if rejected is not None:
         return rejected
     reason = screened.reason if screened is not None else None

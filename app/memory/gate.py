@@ -7,7 +7,8 @@ caller passes `now`, the existing facts and the tombstone hashes, and applies th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -203,25 +204,63 @@ EPISODE_FLOOR = 0.95
 _EPISODE_FLOORED = frozenset({"injection", "authority"})
 
 
-class _Semantic:
-    """The semantic classes as this candidate and policy apply them (app/memory/semantic.py)."""
+# What the LLM judge (app/providers/judge.py) answered per semantic class: "harmful",
+# "benign", or "unavailable" (timeout, error, an answer out of schema).
+JUDGE_VERDICTS = ("harmful", "benign", "unavailable")
 
-    def __init__(self, candidate: Candidate, policy: Policy, assessment: Assessment | None):
+
+class _Undecided(Exception):
+    """A borderline class the judge could not decide: the write is held (pending)."""
+
+    def __init__(self, hit: Hit) -> None:
+        super().__init__(hit.head)
+        self.hit = hit
+
+
+class _Semantic:
+    """The semantic classes as this candidate and policy apply them (app/memory/semantic.py),
+    and the judge's verdicts on the borderline ones (docs/gate.md#the-llm-judge)."""
+
+    def __init__(
+        self,
+        candidate: Candidate,
+        policy: Policy,
+        assessment: Assessment | None,
+        judged: Mapping[str, str] | None = None,
+    ):
         self.candidate = candidate
         self.settings = policy.gate.semantic
         self.assessment = assessment or _NOT_ASSESSED
         self.state = semantic_state(policy, assessment)
         self.operator = candidate.source_kind in _OPERATOR_SOURCES
+        self.margin = policy.gate.judge.margin if policy.gate.judge.enabled else 0.0
+        self.judged = dict(judged or {})
+        self.wanted: list[str] = []  # borderline classes the judge has not answered yet
 
     def hit(self, head: str, fields: Sequence[str] | None = None) -> Hit | None:
-        """The head's best segment when it reaches the tenant's threshold."""
+        """The head's best segment when it reaches the tenant's threshold, or when it falls
+        short by less than the judge's margin and the judge called it harmful. A borderline
+        score the judge has not seen is recorded in `wanted` and passes for now; one the
+        judge could not decide raises _Undecided."""
         if self.state != "on" or self.operator:
             return None
         best = (self.assessment.best(head) if fields is None
                 else self.assessment.best(head, fields))
-        if best is None or best.score < self.threshold(head):
+        if best is None:
             return None
-        return best
+        threshold = self.threshold(head)
+        if best.score >= threshold:
+            return best
+        if best.score < threshold - self.margin:
+            return None
+        verdict = self.judged.get(head)
+        if verdict == "harmful":
+            return best
+        if verdict == "unavailable":
+            raise _Undecided(best)
+        if verdict is None and head not in self.wanted:
+            self.wanted.append(head)
+        return None
 
     def threshold(self, head: str) -> float:
         """The tenant's threshold; for an episode's injection and authority classes at
@@ -244,7 +283,38 @@ class _Semantic:
         }
         if hit.unmasked:
             out["view"] = "unmasked"
+        if hit.head in self.judged and hit.score < out["threshold"]:
+            out["judge"] = self.judged[hit.head]
         return out
+
+
+@dataclass
+class Screening:
+    """A screening's result (None: it may pass) and the borderline semantic classes to put
+    to the LLM judge (empty unless the tenant's policy turns the judge on)."""
+
+    result: GateResult | None
+    wanted: tuple[str, ...] = ()
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def _held_for_judge(candidate: Candidate, policy: Policy, sem: _Semantic, hit: Hit) -> GateResult:
+    """Fail-safe when the judge could not decide a borderline class: pending for the user,
+    with the reason the class would have refused with; never written."""
+    if hit.head == "transient":
+        reason = Reason.NOT_REUSABLE
+    elif hit.head == "personal":
+        reason = Reason.THIRD_PARTY_PII if hit.other_person else Reason.SENSITIVE_NEEDS_CONSENT
+    else:
+        reason = Reason.PROMPT_INJECTION
+    return GateResult(
+        decision=Decision.PENDING,
+        reason=reason,
+        status=Status.ACTIVE,
+        sensitivity=derive_sensitivity(candidate, policy),
+        confidence=default_confidence(candidate),
+        detail={**sem.detail(hit), "judge": "unavailable", "awaiting": "user_confirmation"},
+    )
 
 
 def screen(
@@ -253,18 +323,37 @@ def screen(
     policy: Policy,
     tombstones: Collection[str],
     assessment: Assessment | None = None,
+    judged: Mapping[str, str] | None = None,
 ) -> GateResult | None:
     """The first rejection (or `pending`) in SPEC §12 gate order, or None when it may pass.
 
     `assessment`: the semantic scores of the candidate's fields (app/memory/semantic.py);
-    None runs the rules alone. Every refusal's detail names the detector, the field and,
-    for a semantic class, its score and threshold, and says whether the semantic classes
-    ran (`semantic`: "on" or "off: why")."""
-    sem = _Semantic(candidate, policy, assessment)
-    result = _screen(candidate, rights, policy, tombstones, sem)
+    None runs the rules alone. `judged`: the LLM judge's verdicts on borderline classes
+    (`screening(...).wanted` says which to ask). Every refusal's detail names the
+    detector, the field and, for a semantic class, its score and threshold, and says
+    whether the semantic classes ran (`semantic`: "on" or "off: why")."""
+    return screening(candidate, rights, policy, tombstones, assessment, judged).result
+
+
+def screening(
+    candidate: Candidate,
+    rights: KeyRights,
+    policy: Policy,
+    tombstones: Collection[str],
+    assessment: Assessment | None = None,
+    judged: Mapping[str, str] | None = None,
+) -> Screening:
+    """`screen`, and which borderline classes the judge should be asked about."""
+    sem = _Semantic(candidate, policy, assessment, judged)
+    try:
+        result = _screen(candidate, rights, policy, tombstones, sem)
+    except _Undecided as undecided:
+        result = _held_for_judge(candidate, policy, sem, undecided.hit)
     if result is not None:
         result.detail.setdefault("semantic", sem.state)
-    return result
+    wanted = tuple(sem.wanted) if result is None or result.decision is not Decision.REJECTED \
+        else ()
+    return Screening(result, wanted, {"judge": dict(sem.judged)} if sem.judged else {})
 
 
 def _screen(

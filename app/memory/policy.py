@@ -92,8 +92,22 @@ class SemanticGatePolicy(_Section):
         return value
 
 
+class JudgeGatePolicy(_Section):
+    """The optional LLM judge (app/providers/judge.py): asked only about a semantic class
+    whose score falls short of its threshold by less than `margin`; its "harmful" refuses
+    as the class would, "benign" lets the write go on. It needs the OpenAI-compatible LLM
+    settings (MEMGATE_LLM_BASE_URL); without them it is off whatever this says. A judge
+    that does not answer within `timeout_s`, or answers out of schema, holds the write as
+    `pending` for the user: never `written`."""
+
+    enabled: bool = False
+    margin: float = Field(0.15, ge=0, le=0.5)
+    timeout_s: float = Field(3.0, gt=0, le=30)
+
+
 class GatePolicy(_Section):
     semantic: SemanticGatePolicy = Field(default_factory=SemanticGatePolicy)
+    judge: JudgeGatePolicy = Field(default_factory=JudgeGatePolicy)
 
 
 class Policy(_Section):

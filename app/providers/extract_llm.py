@@ -182,12 +182,14 @@ class LLMExtractor:
             )
         return cap_per_turn(out, max_candidates_per_turn)
 
-    async def _complete(self, messages: list[dict[str, str]]) -> str:
+    async def _complete(
+        self, messages: list[dict[str, str]], response_format: dict[str, object] | None = None
+    ) -> str:
         body = {
             "model": self.model,
             "messages": messages,
             "temperature": 0,
-            "response_format": {"type": "json_object"},
+            "response_format": response_format or {"type": "json_object"},
         }
         last = "no attempt"
         async with self._semaphore:
