@@ -79,7 +79,7 @@ _Check = Callable[[re.Match[str], str], bool]  # (match, the text searched) -> k
 _VALUE = (r"(?P<v>\"[^\"\n]{1,64}\"|'[^'\n]{1,64}'|“[^”\n]{1,64}”|`[^`\n]{1,64}`"
           r"|[^\s\"'`,;]{3,})")
 # "password for my bank is", "password: ", "password is now", "password was changed to"
-_EN_VERB = (r"(?:\s+(?:for|of|on|at|to)\s+[^\n.!?:=]{1,30}?)?"
+_EN_VERB = (r"(?:\s+(?:for|of|on|at|to|that|which|i\s+use|we\s+use)\s+[^\n.!?:=]{1,30}?)?"
             r"(?:\s+(?:is|was|are|were|=|has\s+been|will\s+be|became|(?:is\s+|was\s+)?(?:now\s+)?"
             r"(?:set|changed|reset|updated)\s+to)(?:\s+(?:now|still|just|currently|simply|"
             r"actually|always))?\s*:?|\s*[:=])\s*")
@@ -91,6 +91,16 @@ _ZH_VERB = (r"\s*(?:(?:就|还|也|都|一直|现在|目前|已经|依然|仍然
             r"(?:是|为|用的是|设的是|设置?成了?|设为|设置为|改成了?|改为|换成了?|变成了?)|[:=])\s*")
 _AWS_CONTEXT = _rx(r"\baws\b|amazon|secret|aws_|_aws", _I)
 _AUTH_CONTEXT = _rx(r"authori[sz]ation|\bauth\b|header|curl|-H\s", _I)
+# One code of a list: "eeuc-shzc", "51422475", "4q9v-yhjb" (a list is judged as a whole).
+_LIST_CODE = r"[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{3,12}){0,3}(?![A-Za-z0-9])"
+
+
+def _mostly_digits_in(codes: str) -> bool:
+    """Generated codes, not words: most of the list's codes carry a digit."""
+    parts = re.findall(r"[A-Za-z0-9-]+", codes)
+    return sum(any(c.isdigit() for c in p) for p in parts) * 2 > len(parts)
+
+
 # One 2FA recovery / one-time code: "8f3k-2m9d", "123456", "A1B2C3D4" (a digit in it).
 _CODE = r"(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{2,12}){0,3}(?![A-Za-z0-9])"
 
@@ -193,6 +203,35 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         + r")*)", _I), 1,
         triggers=("recovery", "backup", "2fa", "factor", "mfa", "otp", "one", "emergency",
                   "scratch", "verification", "码", "一次性密码")),
+    # the list after a phrase and a colon: "backup codes in case I lose my phone: …",
+    # "Recovery codes for my Google account: 51422475 40188001 …" (codes need no digit
+    # each, but three or more of them, most with a digit)
+    _Secret("recovery_code", _rx(
+        r"(?:(?<![A-Za-z0-9])(?:recovery|backup|2fa|two[- ]factor|mfa|emergency|scratch)"
+        r"[_ -]?(?:codes?|keys?|pins?)(?![A-Za-z0-9])|恢复码|恢复代码|备用码|备份码|救援码)"
+        r"[^\n:：.。!?！？]{0,48}[:：]\s*(?P<v>" + _LIST_CODE
+        + r"(?:\s*[,，;；、/|]?\s+" + _LIST_CODE + r"){2,})", _I), 1,
+        lambda m, _: _mostly_digits_in(m.group("v")),
+        ("recovery", "backup", "2fa", "factor", "mfa", "emergency", "scratch", "码")),
+    # a wallet's seed phrase: 12–24 words after its name
+    _Secret("seed_phrase", _rx(
+        r"(?:(?<![A-Za-z])(?:seed|recovery|mnemonic|secret|backup|wallet)\s+(?:phrase|words)"
+        r"|(?<![A-Za-z])mnemonic|助记词|种子短语|恢复短语)[^A-Za-z\n]{0,16}?"
+        r"(?:(?:is|are|was|were|是|为)\s*[:：]?\s*)?(?P<v>[a-z]{3,8}(?:\s+[a-z]{3,8}){11,23})"
+        r"(?![A-Za-z])", _I), 1,
+        triggers=("seed", "phrase", "mnemonic", "words", "助记词", "短语")),
+    # an authenticator's shared secret (base32) near its name: "TOTP seed …: W2TA…"
+    _Secret("totp_secret", _rx(
+        r"(?:(?<![A-Za-z])(?:totp|otp|2fa|mfa|authenticator|two[- ]factor)(?![A-Za-z])"
+        r"|验证器|动态口令)[^\n]{0,40}?(?<![A-Za-z0-9])(?P<v>[A-Z2-7]{16,64}=*)(?![A-Za-z0-9])",
+        _I), 1, lambda m, _: sum(c.isdigit() for c in m.group("v")) >= 2
+        and m.group("v").isupper(),
+        ("totp", "otp", "2fa", "mfa", "authenticator", "factor", "验证器", "动态口令")),
+    # a login pair: "me@example.com / pizzaNight2026", "账号 a@b.cn 密码… " (token-like)
+    _Secret("credential_pair", _rx(
+        r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\s*(?:/|\||:|：|,\s*pass(?:word)?:?)"
+        r"\s*(?P<v>[^\s\"'`,;，。]{6,64})"), 1,
+        lambda m, _: _mixed_token(m.group("v")) and "@" not in m.group("v"), ("@",)),
     # 我的密码是 hunter2 / 密码：hunter2 / 支付密码为 123456 / 密码改成了 abc12345
     _Secret("password", _rx(r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|pin码|PIN码)" + _ZH_VERB
                             + _ZH_VALUE), 1, lambda m, _: _is_value(m.group("v"))),
@@ -429,6 +468,50 @@ def _grouped_numbers(folded: str) -> list[tuple[int, int, str]]:
     return out
 
 
+# An identity document named, then a number within the same clause: "passport no. 519
+# 248 376", "UK National Insurance number JT 48 22 91 B", "港澳通行证号码：C58219473",
+# "军官证号：南字第 20183374 号". The number may be spaced or dashed where a digit meets
+# the separator; it needs at least six digits, and a date is not one.
+_ID_DOCUMENT = _rx(
+    r"(?<![A-Za-z])(?:passports?|national\s+insurance|social\s+insurance|"
+    r"national\s+id(?:entity)?(?:\s+card)?|id(?:entity)?\s+(?:card|number|no\.?|document)|"
+    r"identity\s+(?:card|number|document)|identification\s+(?:card|number)|"
+    r"driv(?:er'?s|ing)\s+licen[cs]e|residen(?:ce|t)\s+(?:permit|card)|green\s+card|"
+    r"citizen(?:ship)?\s+(?:card|number)|military\s+id|personalausweis|(?-i:SIN|NINO))"
+    r"(?![A-Za-z])|身份证|护照|通行证|军官证|士兵证|居住证|居留证|驾驶证|驾照|社保卡|社会保障号|"
+    r"台胞证|回乡证|证件号", _I)
+# whose number it is not: an employee, student or member "ID number"
+_NOT_CIVIL = _rx(r"(?:employee|student|staff|member(?:ship)?|customer|order|ticket|library|"
+                 r"badge|工号|学号|会员|员工|学生|订单)\W{0,3}$", _I)
+_ID_CLAUSE_END = _rx(r"[。！？!?；;，,]|\n\s*\n")
+_ID_TOKEN = _rx(r"(?<![A-Za-z0-9])[A-Za-z0-9](?:[A-Za-z0-9]|[ \-–.·/]{1,2}(?=[0-9])"
+                r"|(?<=[0-9])[ \-–.·/]{1,2}(?=[A-Za-z]{1,2}(?![A-Za-z])))*"
+                r"(?:\([0-9A-Za-z]\))?")
+_DATE_LIKE = _rx(r"(?:19|20)[0-9]{2}[ \-/.年][0-9]{1,2}[ \-/.月][0-9]{1,2}日?|"
+                 r"[0-9]{1,2}[\-/.][0-9]{1,2}[\-/.](?:19|20)?[0-9]{2}|"
+                 r"[0-9]{1,2} [0-9]{1,2} (?:19|20)[0-9]{2}|"
+                 r"(?:19|20)[0-9]{2}\s*[-–/]\s*(?:19|20)[0-9]{2}")
+_ID_WINDOW = 32
+
+
+def _named_document_numbers(folded: str) -> list[Span]:
+    spans: list[Span] = []
+    for m in _ID_DOCUMENT.finditer(folded):
+        if _NOT_CIVIL.search(folded, max(0, m.start() - 16), m.start()):
+            continue
+        window = folded[m.end():m.end() + _ID_WINDOW]
+        stop = _ID_CLAUSE_END.search(window)
+        window = window[:stop.start()] if stop else window
+        for t in _ID_TOKEN.finditer(window):
+            raw = _DATE_LIKE.sub(" ", t.group())  # a date beside the number is not it
+            digits = sum(c.isdigit() for c in raw)
+            length = sum(c.isalnum() for c in raw)
+            if digits >= 6 and length <= 20:
+                spans.append((m.end() + t.start(), m.end() + t.end(), "named_document"))
+                break
+    return spans
+
+
 def _id_spans(folded: str) -> list[Span]:
     spans: list[Span] = []
     for m in _CN_RIC.finditer(folded):
@@ -445,12 +528,14 @@ def _id_spans(folded: str) -> list[Span]:
             spans.append((*m.span("v"), "us_ssn"))
     for m in _PASSPORT.finditer(folded):
         spans.append((*m.span("v"), "passport"))
+    spans.extend(_named_document_numbers(folded))
     spans.extend(_placeholders(folded, "id"))
     return spans
 
 
 def find_ids(text: str) -> list[Finding]:
-    """Checksum-valid CN resident IDs, valid US SSNs, passport numbers named as such."""
+    """Checksum-valid CN resident IDs, valid US SSNs, and the number of any identity
+    document named as such (passport, national insurance, ID card, 通行证, …)."""
     folded = nfkc(text)
     return [Finding("government_id", Reason.GOVERNMENT_ID, s, e, d)
             for s, e, d in _merge(_on_views(folded, _id_spans))]

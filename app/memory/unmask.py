@@ -383,8 +383,20 @@ def _spaced_edits(text: str) -> list[Edit]:
 # ---------------------------------------------------------------------------------------
 
 _Step = Callable[[str], list[Edit]]
+# Chinese numerals written out for digits: "三二零一零二…" reads "320102…" (six or more in a
+# row: a number spelled digit by digit, never an ordinary word).
+_NUMERALS = re.compile("[零〇一二三四五六七八九]{6,}")
+_NUMERAL_DIGITS = str.maketrans("零〇一二三四五六七八九", "00123456789")
+
+
+def _numeral_edits(text: str) -> list[Edit]:
+    return [(m.start(), m.end(), m.group().translate(_NUMERAL_DIGITS))
+            for m in _NUMERALS.finditer(text)]
+
+
 _STEPS: tuple[_Step, ...] = (
     _invisible_edits,
+    _numeral_edits,
     _homoglyph_edits,
     _decode_edits,
     _decode_edits,  # nested one level: base64 of percent-encoded, entities of base64, ...

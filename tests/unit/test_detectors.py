@@ -47,6 +47,19 @@ SECRETS = [
     ("sendgrid_via_detect_secrets",
      "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"),
     ("fullwidth_key", "ｓｋ－ｐｒｏｊ－ａｂｃ１２３ＤＥＦ４５６ｇｈｉ７８９ＪＫＬ０１２"),
+    # the list after a phrase and a colon; codes without a digit each count as a list
+    ("backup_codes_after_phrase",
+     "backup codes, printed for the safe: kq2m-rt7x wplz-88nd 3hhe-zu4v 9cfa-j2ke"),
+    ("recovery_codes_digits", "Recovery codes for the work Microsoft account: 11837263 "
+     "99012834 55120938"),
+    ("zh_backup_codes", "这是我 Proton 账号的备用码，收好：4k27-1q31 77x0-22b4 0915-6pq4"),
+    ("passphrase_relative_clause", "the passphrase which opens the vault is 'amber otter 42'"),
+    ("seed_phrase_en", "my wallet's recovery phrase: ocean lemon brave timber noodle scarf "
+     "vivid cargo shell plunge ivory magnet"),
+    ("seed_phrase_zh", "助记词：ocean lemon brave timber noodle scarf vivid cargo shell "
+     "plunge ivory magnet"),
+    ("totp_secret", "authenticator secret for the router admin is JBSWY3DPEHPK3PXP4GT2"),
+    ("credential_pair", "the family Netflix: dana.w@example.org / Blue7Harbor"),
 ]
 
 
@@ -60,6 +73,22 @@ def test_secret_is_found_and_redacted(text: str) -> None:
     for f in findings:  # nothing of a matched span survives redaction
         secret = detectors.nfkc(text)[f.start:f.end]
         assert secret not in redacted
+
+
+# Look-alikes of the list, phrase and pair formats that are not secrets.
+NOT_SECRETS = [
+    ("backup_plan", "My backup plan for the weekend: hiking, then reading at home"),
+    ("backup_codes_where", "I keep my backup codes: in the drawer at home"),
+    ("email_slash_word", "reach me at me@example.com / or on Slack"),
+    ("authenticator_app_name", "I use 2FA on GitHub with an authenticator app called AUTHY"),
+    ("seed_phrase_sentence", "The seed phrase is stored in a safe deposit box at my bank"),
+    ("recovery_codes_words", "recovery codes: keep them offline, never share them"),
+]
+
+
+@pytest.mark.parametrize("text", _rows(NOT_SECRETS))
+def test_secret_look_alikes_are_not_secrets(text: str) -> None:
+    assert detectors.find_secrets(text) == []
 
 
 GOVERNMENT_IDS = [
@@ -106,7 +135,7 @@ def test_payment_card_is_found(text: str) -> None:
 
 # Checksum-invalid numbers are neither IDs nor cards (they are order numbers, typos, ...).
 NOT_IDS_OR_CARDS = [
-    ("cn_ric_bad_checksum", "身份证 110105194912310021"),
+    ("cn_ric_bad_checksum", "编号 110105194912310021"),
     ("cn_ric_17_digits", "编号 11010519491231002"),
     ("ssn_area_000", "SSN 000-12-3456"),
     ("ssn_area_666", "SSN 666-12-3456"),
@@ -120,6 +149,41 @@ NOT_IDS_OR_CARDS = [
     ("uuid", "request 550e8400-e29b-41d4-a716-446655440000"),
     ("date_time", "2024-01-15 10:30 开会"),
 ]
+
+
+# The number of an identity document named as such is an ID whatever its checksum (a
+# mistyped ID is still one), spaced, dashed or in an object; dates beside it are not.
+NAMED_DOCUMENTS = [
+    ("cn_ric_named_bad_checksum", "身份证 110105194912310021"),
+    ("uk_nino_spaced", "National Insurance number: QQ 12 34 56 C"),
+    ("passport_grouped", "passport no. 812 440 913 for the visa"),
+    ("id_card_mixed", "her ID card number is T22000129"),
+    ("hk_id_check_digit", "hk identity card: A123456(3)"),
+    ("permit_zh", "回乡证号码：H10293847"),
+    ("military_zh", "军官证号：北字第 30488215 号"),
+    ("numerals_zh", "护照号码是幺二三四五六七八九"),
+    ("digits_one_by_one", "driving licence 4 0 9 1 7 7 2 3"),
+]
+NAMED_NOT_NUMBERS = [
+    ("renewed_on_date", "I renewed my passport on 2024-05-01 and my ID card in 2021"),
+    ("expiry_spaced", "My passport expires 12 05 2030"),
+    ("validity_range", "passport valid 2019-2029"),
+    ("no_number", "我通过了驾照考试"),
+    ("small_numbers", "我的驾照扣了 6 分，护照还有 180 天过期"),
+    ("employee_id", "My employee ID number is 48213977"),
+    ("next_clause", "我的身份证下个月到期，派出所电话 010-66557788"),
+]
+
+
+@pytest.mark.parametrize("text", _rows(NAMED_DOCUMENTS))
+def test_named_document_numbers_are_ids(text: str) -> None:
+    assert [f.reason for f in detectors.find_ids(text)] == [Reason.GOVERNMENT_ID]
+    assert "[REDACTED:id]" in detectors.redact(text)
+
+
+@pytest.mark.parametrize("text", _rows(NAMED_NOT_NUMBERS))
+def test_named_documents_without_their_number_are_not_ids(text: str) -> None:
+    assert detectors.find_ids(text) == []
 
 
 @pytest.mark.parametrize("text", _rows(NOT_IDS_OR_CARDS))
