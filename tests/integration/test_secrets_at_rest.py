@@ -310,6 +310,9 @@ def _escaped(needle: str) -> list[str]:
     return [needle] if escaped == needle else [needle, escaped]
 
 
+NUMERALS = str.maketrans("0123456789X", "零一二三四五六七八九X")
+
+
 def _disguised() -> dict[str, tuple[str, list[str]]]:
     """format -> (text to send, needles that must rest nowhere); fresh secrets per call."""
     pw = [_pw() for _ in range(9)]
@@ -322,6 +325,14 @@ def _disguised() -> dict[str, tuple[str, list[str]]]:
     keys = [_random(ALNUM, 18) + "/" + _random(ALNUM, 19) + "7" for _ in range(2)]
     codes = [f"{_random(LOWER, 3)}{secrets.choice('23456789')}-{_random(LOWER, 4)}"
              for _ in range(3)]
+    codes2 = [f"{_random(LOWER, 3)}{secrets.choice('23456789')}-{_random(LOWER, 4)}"
+              for _ in range(4)]
+    passport = _random(string.digits, 9)
+    ric2 = _ric()
+    seed = " ".join(_random(string.ascii_lowercase, secrets.choice(range(4, 9)))
+                    for _ in range(12))
+    totp = _random("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 14) + _random("234567", 4) + \
+        _random("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 14)
     hexed = f"password={pw[2]}".encode().hex()
     nested = _b64(quote(f"password={pw[3]}", safe=""))
     basic = _b64(f"svc:{pw[5]}").rstrip("=")
@@ -346,6 +357,16 @@ def _disguised() -> dict[str, tuple[str, list[str]]]:
         "prose_en": (f"my preferred password is {pw[7]}", [pw[7]]),
         "prose_zh": (f"我的密码是{pw[8]}", [pw[8]]),
         "recovery_codes": ("recovery codes: " + ", ".join(codes), codes),
+        "codes_after_phrase": ("backup codes in case I lose my phone: " + " ".join(codes2),
+                               codes2),
+        "named_passport": (f"passport no. {passport[:3]} {passport[3:6]} {passport[6:]}",
+                           [passport, f"{passport[:3]} {passport[3:6]} {passport[6:]}"]),
+        "named_id_numerals": (f"身份证号码是{ric2.translate(NUMERALS)}",
+                              [ric2, ric2.translate(NUMERALS)]),
+        "seed_phrase": ("wallet recovery phrase: " + seed, [seed]),
+        "totp_secret": (f"TOTP seed for the VPN: {totp}", [totp]),
+        "login_pair": (f"streaming login: fam.{_random(LOWER, 6)}@example.com / {pw[0]}x",
+                       [f"{pw[0]}x"]),
     }
 
 
