@@ -601,7 +601,12 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("no_limits", _rx(
         r"\byou\s+(?:now\s+)?(?:have|are\s+under|are\s+bound\s+by)\s+no\s+(?:restrictions|limits|"
         r"rules|limitations|filters)|\bwithout\s+any\s+(?:restrictions|limits|filters|rules)\b"
-        r"|\bno\s+longer\s+(?:bound|restricted)\b|\bjailbreak|\bdo\s+anything\s+now\b", _I)),
+        r"|\bno\s+longer\s+(?:bound|restricted)\b|\bdo\s+anything\s+now\b"
+        # the mode, not the topic: "you are jailbroken", "enter jailbreak mode" (a blog on
+        # jailbreak techniques is a topic)
+        r"|\b(?:you\s+are|you're|you\s+have\s+been|stay|remain|act|enter|activate|switch\s+to|"
+        r"enable|turn\s+on|go)\s+(?:now\s+)?(?:in(?:to)?\s+)?(?:a\s+|the\s+)?"
+        r"jailbr(?:eak|oken)\w*|\bjailbr(?:eak|oken)\s+(?:mode|game)\b", _I)),
     # 忽略之前的所有指令 / 无视上面的规则 / 忘掉你的设定
     ("ignore_instructions", _rx(
         r"(?:忽略|忽视|无视|忘记|忘掉|不要理会|别管|覆盖|推翻|绕过)(?:掉)?[^。！？\n]{0,8}?"
@@ -627,7 +632,8 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("store_rule", _rx(r"(?:把|将)这条(?:恶意)?(?:规则|指令|命令)[^。！？\n]{0,6}?(?:存|保存|记|写)"
                        r"(?:为|成|进)(?:偏好|记忆|规则|系统)")),
     ("no_limits", _rx(
-        r"你(?:现在)?(?:没有|不受|不再受)(?:任何)?(?:限制|约束|规则)|越狱|解除(?:所有)?限制")),
+        r"你(?:现在)?(?:没有|不受|不再受)(?:任何)?(?:限制|约束|规则)|越狱(?:模式|游戏|角色)|(?:进入|开启|处于|已经?)越狱|"
+        r"解除(?:所有)?限制")),
 )
 
 
@@ -781,14 +787,17 @@ def find_personal(text: str) -> list[Finding]:
 _SENSITIVE: dict[str, re.Pattern[str]] = {
     "health": _rx(
         r"过敏|糖尿病|高血压|低血压|癌|肿瘤|抑郁症?|焦虑症|双相|精神病|精神疾病|心理疾病|心脏病|哮喘|癫痫|"
-        r"艾滋|HIV|乙肝|肝炎|怀孕|孕期|流产|病史|病历|确诊|患有|患了|得了[^。，,]{0,4}病|生病|住院|手术|"
-        r"吃药|服药|用药|处方|残疾|失眠症|痛风|血型|"
+        r"艾滋|(?<![A-Za-z])HIV(?![A-Za-z])|乙肝|肝炎|怀孕|孕期|流产|病史|病历|确诊|患有|患了|得了[^。，,]{0,4}病|生病|住院|手术|"
+        r"吃药|服药|用药|处方|残疾|失眠症|痛风|血型|进食障碍|厌食症?|暴食症?|强迫症|创伤后应激|"
+        r"自闭症|孤独症|阿尔茨海默|老年痴呆|帕金森|中风|脑卒中|肾病|透析|化疗|放疗|不孕|精神科|"
         r"\b(?:allerg\w*|diabet\w*|cancer|tumou?r|depress(?:ion|ed)|anxiety\s+disorder|bipolar|"
         r"schizophreni\w*|adhd|autis\w*|asthma|epilep\w*|hiv|hepatitis|pregnan\w*|"
         r"miscarriage|diagnosed\s+with|diagnosis\s+of|medical\s+(?:history|condition|record)|"
         r"medication|prescription|prescribed|(?-i:AIDS)|hearing\s+aids?|"
         r"surgery|disabilit\w*|disabled|insomnia|blood\s+type|chronic\s+\w+|illness|disease|"
-        r"mental\s+health|therapist|psychiatr\w*|gluten\s+intoleran\w*|lactose\s+intoleran\w*)\b",
+        r"mental\s+health|therapist|psychiatr\w*|gluten\s+intoleran\w*|lactose\s+intoleran\w*|"
+        r"eating\s+disorders?|anorexi\w*|bulimi\w*|(?-i:OCD|PTSD)|dementia|alzheimer\w*|"
+        r"parkinson\w*|dialysis|chemotherapy|radiotherapy|infertil\w*)\b",
         _I),
     "finance": _rx(
         r"工资|月薪|年薪|薪水|薪资|收入|存款|贷款|房贷|车贷|负债|欠款|欠债|信用分|征信|净资产|理财|股票账户|"

@@ -227,6 +227,24 @@ def test_prompt_injection_is_found(text: str) -> None:
     assert findings and findings[0].reason is Reason.PROMPT_INJECTION
 
 
+# A topic that names an attack, and words that merely contain a sensitive term's letters.
+TOPICS_NOT_INJECTIONS = [
+    ("en_jailbreak_topic", "I'm researching jailbreak techniques and how to mitigate them"),
+    ("zh_jailbreak_topic", "我的论文研究越狱攻击的检测方法"),
+]
+
+
+@pytest.mark.parametrize("text", _rows(TOPICS_NOT_INJECTIONS))
+def test_attack_topics_are_not_injections(text: str) -> None:
+    assert detectors.find_injection(text) == []
+
+
+def test_sensitive_terms_match_whole_words() -> None:
+    assert detectors.sensitive_categories("数据组用 Flink 和 Hive") == []
+    assert detectors.sensitive_categories("他是HIV携带者") == ["health"]
+    assert detectors.sensitive_categories("从提问看，用户大概率有进食障碍") == ["health"]
+
+
 THIRD_PARTY = [
     ("zh_mother_phone", "我妈妈的电话是13800138000"),
     ("zh_colleague_diabetes", "同事小王得了糖尿病"),
