@@ -78,12 +78,25 @@ _ADVERBS = frozenset(
     sometimes seldom constantly truly totally even""".split()
 )
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
+# Irregular past tenses (events: "I went…", "I quit…"); they never take an -s.
+_PAST_TENSES = (
+    "went|got|ran|bought|sold|began|made|took|met|left|found|won|lost|saw|gave|wrote|built|"
+    "became|flew|drove|quit|sent|spent|sang|swam|rode|broke|caught|taught|brought|fell|held|"
+    "kept|paid|put|set|shut|sat|stood|told|threw|wore|woke|beat|chose|drew|grew|hit|hung|"
+    "led|lent|overcame|rebuilt|shot|slept|sped|split|stole|struck|swore|underwent|withdrew"
+)
+_PAST = re.compile(_PAST_TENSES)
+_PRESENT_TOO = frozenset("put set shut hit quit split beat".split())  # "I set my alarm…"
 
 
 def _conjugate(verb: str) -> str:
     low = verb.lower()
     if low in _IRREGULAR:
         return _IRREGULAR[low]
+    if (_PAST.fullmatch(low) and low not in _PRESENT_TOO) or (
+            len(low) > 3 and low.endswith("ed") and not low.endswith("eed")
+            and low not in ("embed", "shed")):
+        return verb  # a past tense agrees with any subject: "the user moved", "quit"
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
     if len(low) > 2 and low.endswith("y") and low[-2] not in "aeiou":
@@ -736,6 +749,89 @@ def _free_zh(s: str) -> list[Pref]:
     return []
 
 
+# ---------------------------------------------------------------------------------------
+# Events: what happened to the user, kept as episodic memory ("I adopted a cat last month",
+# "我上个月领养了一只猫"). Moods, thoughts and wishes are not events; the gate still refuses
+# what is transient, hypothetical or a question.
+# ---------------------------------------------------------------------------------------
+
+CONF_EVENT = 0.7
+_EVENT_IRREGULAR = _PAST_TENSES
+_NOT_EVENT_EN = (
+    "said|thought|felt|wondered|asked|guessed|hoped|wanted|needed|liked|loved|hated|"
+    "preferred|wished|meant|supposed|figured|believed|assumed|noticed|realized|realised|"
+    "forgot|remembered|used|tried|expected|planned|seemed|happened|"
+    "heard|knew|understood|enjoyed|agreed|mentioned"
+)
+_EVENT_EN = re.compile(
+    r"(?i)^(?:(?:last|this)\s+(?:week|month|year|summer|winter|spring|autumn|fall|weekend)|"
+    r"yesterday|recently|in\s+\w+(?:\s+\d{4})?|\w+\s+(?:days?|weeks?|months?|years?)\s+ago)?"
+    r"[,\s]*(?:we|i)\s+(?:(?:just|finally|recently|also|actually|already|once)\s+)?"
+    r"(?P<v>(?!(?:" + _NOT_EVENT_EN + r")\b)(?:" + _EVENT_IRREGULAR + r"|[a-z]{2,}(?<!e)ed))\b"
+    r"(?P<rest>(?:\s+\S+){1,})"
+)
+_ZH_WHEN = (r"(?:昨天|前天|上周末?|上个?月|去年|前年|今年|年初|年底|上半年|下半年|最近|刚刚?|终于|"
+            r"已经|(?:\d{4}|[一二三四五六七八九十]{1,4})年|[一二三四五六七八九十\d]{1,2}月份?|"
+            r"(?:春|夏|秋|冬)天|暑假|寒假|周末|之前|以前)")
+_EVENT_ZH = re.compile(r"^我(?:们)?(?P<when>(?:" + _ZH_WHEN + r"){0,3})(?P<b>[^，。！？,!?]{1,24}?)"
+                       r"(?:了|过(?![敏来去年期]))(?P<rest>[^。！？!?]*)")
+# when it happened, in English: a year, a month, "last week", "two years ago", "in college"
+_EVENT_WHEN_EN = re.compile(
+    r"(?i)\b(?:(?:19|20)\d{2}|january|february|march|april|may|june|july|august|september|"
+    r"october|november|december|yesterday|last\s+\w+|ago|this\s+(?:year|month|week|summer|"
+    r"spring|winter|autumn|fall)|over\s+the\s+\w+|in\s+(?:college|school|university|high\s+school)"
+    r"|when\s+i\s+was)\b")
+# moods, thoughts and small talk that end in 了: not events
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_NOT_EVENT_ZH = re.compile(
+    r"^(?:(?:太|好|有点|真|非常)?(?:累|饿|困|烦|忙|饱|渴|冷|热|晕|懵|傻)|忘|知道|明白|懂|想|觉得|"
+    r"以为|希望|打算|准备|决定|要|会|能|可以|不|没|别|该|到家|来|走|睡|起床|下班|上班|出门|回来|"
+    r"回家|吃饭|说|问|看到|听说|收到你|明白)"
+)
+
+
+_EVENT_CLAUSES = re.compile(r"[,，;；]\s*|\s+(?:so|and then|but|then)\s+(?=(?:we|i)\b)", re.I)
+
+
+def _is_event_en(clause: str) -> bool:
+    """A past tense with its time ("I moved to Lisbon in 2023") or a full object ("I
+    adopted a rescue cat"); "I ordered a pizza" is the moment's news."""
+    m = _EVENT_EN.match(clause.strip())
+    return m is not None and (_EVENT_WHEN_EN.search(clause) is not None
+                              or len(m.group("rest").split()) >= 3)
+
+
+def _is_event_zh(clause: str) -> bool:
+    """我 + (when) + verb + 了 + what: "我上个月领养了一只猫", "我通过了驾照考试"; a bare
+    "我叫外卖了" is the moment's news, "我没去" did not happen."""
+    m = _EVENT_ZH.match(clause.strip())
+    if m is None or _NOT_EVENT_ZH.match(m.group("b")) or re.search("[不没别]", m.group("b")):
+        return False
+    return bool(m.group("when")) or len(m.group("rest").strip()) >= 2
+
+
+def _event(s: str, zh: bool) -> list[Pref]:
+    """The sentence, when one of its clauses tells what the user did."""
+    body = _TRAILING.sub("", s).strip()
+    if "?" in s or "？" in s or _SENSITIVE_TOPIC.search(body) or _CREDENTIAL.search(body):
+        return []
+    if (_ADDRESSES_YOU_ZH if zh else _ADDRESSES_YOU_EN).search(body):
+        return []
+    is_event = _is_event_zh if zh else _is_event_en
+    if not any(is_event(c) for c in _EVENT_CLAUSES.split(body) if c):
+        return []
+    statement = third_person_zh(body) if zh else third_person_en(body)
+    return [Pref(FactType.EPISODIC, None, body, statement, CONF_EVENT)]
+
+
+def _event_en(s: str) -> list[Pref]:
+    return [] if _CJK.search(s) else _event(s, zh=False)
+
+
+def _event_zh(s: str) -> list[Pref]:
+    return _event(s, zh=True) if _CJK.search(s) else []
+
+
 TYPED: tuple[PrefMatcher, ...] = (_style_en, _style_zh, _conventions_en, _conventions_zh)
 STANDING: tuple[PrefMatcher, ...] = (_standing_style,)
-FALLBACK: tuple[PrefMatcher, ...] = (_free_en, _free_zh)
+FALLBACK: tuple[PrefMatcher, ...] = (_free_en, _free_zh, _event_en, _event_zh)

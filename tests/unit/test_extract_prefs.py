@@ -266,3 +266,43 @@ def test_third_person() -> None:
     assert third_person_en("We use Slack") == "The user's team uses Slack"
     assert third_person_zh("我的爱好是摄影") == "用户的爱好是摄影"
     assert third_person_zh("我们喜欢用飞书沟通") == "用户团队喜欢用飞书沟通"
+
+
+# Events: what happened to the user is episodic memory, in both languages; moods, news of
+# the moment, negations, questions and wishes are not events.
+EVENTS = [
+    ("en-adopted", "I adopted a rescue cat last month", "The user adopted a rescue cat last month"),
+    ("en-ran-year", "I ran a half marathon in 2022", "The user ran a half marathon in 2022"),
+    ("en-started-job", "I started a new job at a bakery in March",
+     "The user started a new job at a bakery in March"),
+    ("en-so-clause", "I was bored at the bank so I quit in April",
+     "The user was bored at the bank so the user quits in April"),
+    ("zh-adopted", "我上个月领养了一只狗", "用户上个月领养了一只狗"),
+    ("zh-passed", "我通过了潜水考试", "用户通过了潜水考试"),
+    ("zh-second-clause", "那个项目太赶了，我三月份换了组", "那个项目太赶了,用户三月份换了组"),
+]
+NOT_EVENTS = [
+    ("en-ordered", "I ordered a pizza"),
+    ("en-went-home", "I went home"),
+    ("en-thought", "I thought about it yesterday"),
+    ("en-question", "Did I mention I moved in 2022?"),
+    ("en-health", "I was diagnosed with asthma in 2019"),  # sensitive: never from a pattern
+    ("zh-tired", "我累了"),
+    ("zh-ordered", "我叫外卖了"),
+    ("zh-not-allergic", "我对花生不过敏"),
+    ("zh-didnt-go", "我上周没去健身房"),
+    ("zh-question", "我去年是不是去过日本？"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"), [pytest.param(t, st, id=i) for i, t, st in EVENTS]
+)
+def test_events_are_episodic(text: str, statement: str) -> None:
+    (got,) = extract(text)
+    assert (got.type, got.predicate, got.statement) == (FactType.EPISODIC, None, statement)
+
+
+@pytest.mark.parametrize("text", [pytest.param(t, id=i) for i, t in NOT_EVENTS])
+def test_not_events_are_not_learned(text: str) -> None:
+    assert [c for c in extract(text) if c.type is FactType.EPISODIC] == []
