@@ -35,7 +35,9 @@ from app.api.validation import (
     SearchKey,
     Statement,
 )
-from app.auth import Principal, readable_scopes, row_visible, visible_sensitivities
+from app.auth import Principal, row_visible
+from app.auth import readable_scopes as readable_scopes  # re-exported: routers import it here
+from app.auth import visible_sensitivities as visible_sensitivities  # likewise
 from app.errors import Forbidden, InvalidRequest, PayloadTooLarge
 from app.memory.model import (
     Candidate,
@@ -49,10 +51,6 @@ from app.memory.model import (
 from app.memory.screening import redact_free_text
 from app.services import facts as facts_service
 from app.shapes import audit_json, fact_json
-
-# The visibility rules live beside Principal (app.auth); the routers that import them from
-# here keep working.
-__all__ = ["readable_scopes", "row_visible", "visible_sensitivities"]
 
 router = APIRouter(prefix="/v1", tags=["facts"])
 
