@@ -31,6 +31,7 @@ test-unit: install
 lint: install
 	$(BIN)/ruff check app workers tests evals bench
 	$(BIN)/mypy app workers
+	$(BIN)/lint-imports
 
 ## Regenerate openapi/openapi.json from the code.
 openapi: install

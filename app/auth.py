@@ -14,10 +14,11 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 
-from app.memory.model import KeyRights, Role, Sensitivity
+from app.memory.model import SENSITIVITY_RANK, KeyRights, Role, Sensitivity, sensitivity_allowed
 
 KEY_PREFIX = "mgk_"
 TOKEN_PREFIX = "mgu_"
@@ -43,6 +44,24 @@ class Principal:
             max_sensitivity=self.max_sensitivity,
             user_id=self.user_id,
         )
+
+
+def readable_scopes(who: Principal) -> list[str] | None:
+    """The scopes this key reads: `global` and its own, or None for every scope."""
+    return None if who.scopes is None else ["global", *who.scopes]
+
+
+def visible_sensitivities(ceiling: Sensitivity) -> list[str]:
+    return [s.value for s in SENSITIVITY_RANK if sensitivity_allowed(s, ceiling)]
+
+
+def row_visible(who: Principal, row: Any) -> bool:
+    """May this key (or user token) see a row with `scope` and `sensitivity` columns: a
+    fact, a candidate, a session. The one check every route applies (else 404)."""
+    scopes = readable_scopes(who)
+    if scopes is not None and row["scope"] not in scopes:
+        return False
+    return sensitivity_allowed(row.get("sensitivity") or "normal", who.max_sensitivity)
 
 
 def hash_secret(value: str) -> bytes:

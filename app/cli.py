@@ -60,12 +60,12 @@ async def database_url() -> AsyncIterator[str]:
 
 
 async def create_tenant(conn: asyncpg.Connection, name: str) -> uuid.UUID:
-    existing = await conn.fetchval("SELECT id FROM tenants WHERE name = $1", name)
+    existing = await keys_store.tenant_by_name(conn, name)
     if existing:
         log.info("tenant %s exists", name)
-        return uuid.UUID(str(existing))
+        return existing
     tenant_id = uuid.uuid4()
-    await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, $2)", tenant_id, name)
+    await keys_store.insert_tenant(conn, tenant_id, name)
     log.info("created tenant %s", name)
     return tenant_id
 
@@ -81,7 +81,7 @@ async def create_key(
     try:
         tenant_id = uuid.UUID(tenant)
     except ValueError:
-        found = await conn.fetchval("SELECT id FROM tenants WHERE name = $1", tenant)
+        found = await keys_store.tenant_by_name(conn, tenant)
         if found is None:
             raise SystemExit(f"no tenant {tenant!r}") from None
         tenant_id = found
@@ -116,14 +116,10 @@ async def _run(args: argparse.Namespace) -> str:
                     conn, args.tenant, args.role, args.scopes, args.name, args.max_sensitivity
                 )
             if args.command == "revoke-key":
-                row = await conn.fetchrow(
-                    "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) "
-                    "WHERE id = $1 RETURNING id",
-                    uuid.UUID(args.id),
-                )
-                if row is None:
+                revoked = await keys_store.revoke_any(conn, uuid.UUID(args.id))
+                if revoked is None:
                     raise SystemExit(f"no key {args.id}")
-                return str(row["id"])
+                return str(revoked)
         finally:
             await conn.close()
     raise SystemExit(f"unknown command {args.command}")

@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from app.config import Settings, policy_defaults
 from app.memory.policy import Policy, effective_policy
+from app.store import policies as policies_store
 
 if TYPE_CHECKING:
     from arq.connections import ArqRedis
@@ -46,10 +47,8 @@ class PolicyCache:
         policy = self.cached(tenant_id)
         if policy is not None:
             return policy
-        override = await conn.fetchval(
-            "SELECT policy_override FROM tenants WHERE id = $1", tenant_id
-        )
-        policy = effective_policy(self.defaults(), override or {})
+        override = await policies_store.override(conn, tenant_id)
+        policy = effective_policy(self.defaults(), override)
         self._cache[tenant_id] = (time.monotonic() + self.ttl_s, policy)
         return policy
 

@@ -25,6 +25,7 @@ import asyncpg
 
 from app.cli import create_key, create_tenant
 from app.config import get_settings
+from app.store import keys as keys_store
 from app.store.migrate import migrate
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ async def bootstrap(dsn: str) -> str | None:
     await migrate(dsn)
     conn = await asyncpg.connect(dsn)
     try:
-        if await conn.fetchval("SELECT count(*) FROM tenants"):
+        if await keys_store.count_tenants(conn):
             return None
         tenant_id = await create_tenant(conn, "default")
         # the operator's root key: no scope limit, ceiling restricted, so it can create

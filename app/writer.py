@@ -47,11 +47,11 @@ from app.memory.screening import redact_identifier
 from app.memory.semantic import Assessment
 from app.memory.text import search_document
 from app.metrics import count_gate_decision, worker_incr
+from app.shapes import fact_json
 from app.store import audit
 from app.store import candidates as cand_store
 from app.store import facts as facts_store
 from app.store import users as users_store
-from app.store.facts import fact_json
 
 log = logging.getLogger("memgate.writer")
 
@@ -215,17 +215,7 @@ async def record_interaction(
 ) -> None:
     """The user's last interaction (SPEC §12): it sets recall's freshness tier. Callers
     hold the forget-me fence already (`guard_user` earlier in the same transaction)."""
-    await conn.execute(
-        """INSERT INTO user_state (tenant_id, user_id, last_interaction_at, updated_at)
-           VALUES ($1, $2, $3, $3)
-           ON CONFLICT (tenant_id, user_id) DO UPDATE
-           SET last_interaction_at = GREATEST(user_state.last_interaction_at,
-                                              EXCLUDED.last_interaction_at),
-               updated_at = EXCLUDED.updated_at""",
-        tenant_id,
-        user_id,
-        now,
-    )
+    await users_store.upsert_state(conn, tenant_id, user_id, now, interaction_at=now)
 
 
 def _current_model(ctx: AppContext, model: str | None) -> bool:

@@ -11,17 +11,16 @@ from fastapi.responses import JSONResponse
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from app.api.deps import admin, get_ctx
-from app.api.facts import visible_sensitivities
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_uuid_cursor, page
 from app.api.validation import NO_NUL
-from app.auth import Principal, new_api_key
-from app.errors import Forbidden, InvalidRequest, NotFound, SecretInIdentifier
-from app.memory.model import sensitivity_allowed
+from app.auth import Principal
+from app.errors import Forbidden, InvalidRequest, SecretInIdentifier
 from app.memory.policy import effective_policy, override_json_schema
 from app.memory.screening import identifier_holds_secret, redact_free_text
-from app.store import audit
-from app.store import keys as keys_store
-from app.store.db import tenant_tx
+from app.services import keys as keys_service
+from app.services import policies as policies_service
+from app.services.keys import within_rights
+from app.shapes import key_json
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -48,22 +47,11 @@ async def list_keys(
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
-    after = decode_uuid_cursor(cursor)
-    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
-        # a key limited to scopes or a low ceiling sees only the keys within its own rights
-        rows = await keys_store.list_keys(
-            conn, who.tenant_id, after, limit + 1,
-            scopes=list(who.scopes) if who.scopes is not None else None,
-            sensitivities=visible_sensitivities(who.max_sensitivity),
-        )
-    return page(rows, limit, lambda r: str(r["id"]), keys_store.key_json)
-
-
-def within_rights(who: Principal, scopes: list[str] | None, ceiling: str) -> bool:
-    """Are these rights no more than the caller's own (scopes and sensitivity ceiling)?"""
-    if who.scopes is not None and (scopes is None or not set(scopes) <= set(who.scopes)):
-        return False
-    return sensitivity_allowed(ceiling, who.max_sensitivity)
+    # a key limited to scopes or a low ceiling sees only the keys within its own rights
+    rows = await keys_service.list_page(
+        get_ctx(request), who, decode_uuid_cursor(cursor), limit + 1
+    )
+    return page(rows, limit, lambda r: str(r["id"]), key_json)
 
 
 @router.post("/keys", status_code=201)
@@ -83,51 +71,16 @@ async def create_key(request: Request, body: KeyCreate, who: Principal = admin) 
             {"scopes": list(who.scopes) if who.scopes is not None else None,
              "max_sensitivity": who.max_sensitivity.value},
         )
-    secret = new_api_key()
-    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
-        row = await keys_store.insert_key(
-            conn,
-            tenant_id=who.tenant_id,
-            secret=secret,
-            kind="key",
-            role=body.role,
-            name=body.name,
-            scopes=body.scopes,
-            max_sensitivity=body.max_sensitivity,
-            created_by=who.key_id,
-        )
-        await audit.record(
-            conn,
-            who.tenant_id,
-            "key_create",
-            actor=who.key_id,
-            actor_role=who.role.value,
-            detail={"key_id": str(row["id"]), "role": body.role, "scopes": body.scopes},
-        )
-    return {"key": secret, **keys_store.key_json(row)}
+    secret, row = await keys_service.create(
+        get_ctx(request), who, role=body.role, name=body.name, scopes=body.scopes,
+        max_sensitivity=body.max_sensitivity,
+    )
+    return {"key": secret, **key_json(row)}
 
 
 @router.delete("/keys/{key_id}")
 async def revoke_key(request: Request, key_id: uuid.UUID, who: Principal = admin) -> dict[str, Any]:
-    ctx = get_ctx(request)
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        target = await keys_store.get_key(conn, who.tenant_id, key_id)
-        if target is None or target["kind"] != "key" or not within_rights(
-            who, target["scopes"], target["max_sensitivity"]
-        ):
-            raise NotFound("key not found")
-        row = await keys_store.revoke(conn, who.tenant_id, key_id)
-        if row is None:
-            raise NotFound("key not found")
-        await audit.record(
-            conn,
-            who.tenant_id,
-            "key_revoke",
-            actor=who.key_id,
-            actor_role=who.role.value,
-            detail={"key_id": str(key_id)},
-        )
-    ctx.key_cache.clear()
+    await keys_service.revoke(get_ctx(request), who, key_id)
     return {"id": str(key_id), "status": "revoked"}
 
 
@@ -145,11 +98,8 @@ def _policy_json(
 @router.get("/policy")
 async def get_policy(request: Request, who: Principal = admin) -> dict[str, Any]:
     ctx = get_ctx(request)
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        override = await conn.fetchval(
-            "SELECT policy_override FROM tenants WHERE id = $1", who.tenant_id
-        )
-    return _policy_json(override or {}, ctx.policies.defaults())
+    override = await policies_service.override(ctx, who.tenant_id)
+    return _policy_json(override, ctx.policies.defaults())
 
 
 @router.put("/policy")
@@ -170,20 +120,5 @@ async def put_policy(
     except ValidationError as exc:
         fields = [{"loc": list(map(str, e["loc"])), "msg": e["msg"]} for e in exc.errors()]
         raise InvalidRequest("invalid policy", {"fields": fields}) from exc
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        await conn.execute(
-            "UPDATE tenants SET policy_override = $2, updated_at = now() WHERE id = $1",
-            who.tenant_id,
-            override,
-        )
-        await audit.record(
-            conn,
-            who.tenant_id,
-            "policy_update",
-            actor=who.key_id,
-            actor_role=who.role.value,
-            policy_version=result["version"],
-            detail={"override": override},
-        )
-    ctx.policies.invalidate(who.tenant_id)
+    await policies_service.replace_override(ctx, who, override, result["version"])
     return JSONResponse(result)

@@ -1,7 +1,8 @@
 """FastAPI dependencies: who is calling, with which rights, inside which tenant.
 
-Handlers receive a `Principal` already checked for role; tenant binding happens in
-`tenant_tx`, so a handler never sees another tenant's rows.
+Handlers receive a `Principal` already checked for role; tenant binding happens in the
+services' tenant transactions (app/services), so a handler never sees another tenant's
+rows.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-import asyncpg
 from fastapi import Depends, Request
 
 from app import clock
@@ -19,9 +19,7 @@ from app.auth import KEY_PREFIX, TOKEN_PREFIX, Principal, verify_user_token
 from app.context import AppContext
 from app.errors import Forbidden, NotFound, RateLimited, TokenExpired, Unauthorized
 from app.memory.model import ROLE_RANK, Role, Sensitivity
-from app.memory.policy import Policy
-from app.store import keys as keys_store
-from app.store.db import system_conn
+from app.services import keys as keys_service
 
 KEY_CACHE_TTL_S = 5.0  # a key revoked from another process stops working within this
 
@@ -54,8 +52,7 @@ async def resolve_principal(ctx: AppContext, secret: str) -> Principal:
     if hit and hit[0] > time.monotonic():
         principal: Principal = hit[1]
         return principal
-    async with system_conn(ctx.pool) as conn:
-        row = await keys_store.lookup(conn, secret)
+    row = await keys_service.lookup(ctx, secret)
     if row is None or row["revoked_at"] is not None:
         raise Unauthorized("invalid or revoked key")
     if row["expires_at"] is not None and row["expires_at"].timestamp() <= now_ts:
@@ -127,10 +124,6 @@ agent = Depends(require(Role.AGENT))
 ops = Depends(require(Role.OPS))
 admin = Depends(require(Role.ADMIN))
 me = Depends(user_token)
-
-
-async def tenant_policy(ctx: AppContext, conn: asyncpg.Connection, tenant_id: uuid.UUID) -> Policy:
-    return await ctx.policies.get(conn, tenant_id)
 
 
 def check_scope_read(who: Principal, scope: str | None) -> None:

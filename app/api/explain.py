@@ -25,7 +25,7 @@ from app.errors import PayloadTooLarge
 from app.memory import detectors, gate
 from app.memory.model import Candidate
 from app.providers.extractor import Turn, assign_turn_ids, extractor_from_settings
-from app.store.db import tenant_tx
+from app.services.policies import tenant_policy
 from app.writer import embed_candidate
 
 router = APIRouter(prefix="/v1/admin/gate", tags=["admin"])
@@ -95,8 +95,7 @@ async def explain_gate(request: Request, body: ExplainIn, who: Principal = admin
     """The screening trace of a write or of a conversation's candidates; writes nothing."""
     _check_size(body)
     ctx = get_ctx(request)
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        policy = await ctx.policies.get(conn, who.tenant_id)
+    policy = await tenant_policy(ctx, who.tenant_id)
     if body.fact is not None:
         candidates = [candidate_from(body.fact, body.user_id)]
     else:

@@ -35,10 +35,11 @@ from app.api.validation import (
     SearchKey,
     Statement,
 )
-from app.auth import Principal
-from app.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge
+from app.auth import Principal, row_visible
+from app.auth import readable_scopes as readable_scopes  # re-exported: routers import it here
+from app.auth import visible_sensitivities as visible_sensitivities  # likewise
+from app.errors import Forbidden, InvalidRequest, PayloadTooLarge
 from app.memory.model import (
-    SENSITIVITY_RANK,
     Candidate,
     FactType,
     KeyRights,
@@ -46,13 +47,10 @@ from app.memory.model import (
     Role,
     Sensitivity,
     SourceKind,
-    sensitivity_allowed,
 )
 from app.memory.screening import redact_free_text
-from app.store import audit
-from app.store import facts as facts_store
-from app.store.db import tenant_tx
-from app.writer import correct, delete_fact, guard_user, write
+from app.services import facts as facts_service
+from app.shapes import audit_json, fact_json
 
 router = APIRouter(prefix="/v1", tags=["facts"])
 
@@ -174,31 +172,6 @@ def check_source_kind(who: Principal, kind: SourceKind | None) -> None:
         raise Forbidden("source kind admin_policy needs an admin key")
 
 
-def visible_sensitivities(ceiling: Sensitivity) -> list[str]:
-    return [s.value for s in SENSITIVITY_RANK if sensitivity_allowed(s, ceiling)]
-
-
-def readable_scopes(who: Principal) -> list[str] | None:
-    return None if who.scopes is None else ["global", *who.scopes]
-
-
-def row_visible(who: Principal, row: Any) -> bool:
-    """May this key (or user token) see a row with `scope` and `sensitivity` columns: a
-    fact, a candidate, a session. The one check every route applies (else 404)."""
-    scopes = readable_scopes(who)
-    if scopes is not None and row["scope"] not in scopes:
-        return False
-    return sensitivity_allowed(row.get("sensitivity") or "normal", who.max_sensitivity)
-
-
-async def load_visible(conn: Any, who: Principal, user_id: str, fact_id: uuid.UUID) -> Any:
-    """The fact if it exists, is not deleted, and this key may see it; else 404."""
-    row = await facts_store.get_fact(conn, who.tenant_id, user_id, fact_id)
-    if row is None or not row_visible(who, row):
-        raise NotFound("fact not found")
-    return row
-
-
 def candidate_from(body: FactIn, user_id: str, origin: Origin = Origin.EXPLICIT) -> Candidate:
     src = body.source
     return Candidate(
@@ -230,13 +203,9 @@ async def create_fact(
 ) -> JSONResponse:
     check_sizes(body.statement, body.value, True)
     check_source_kind(who, body.source.kind if body.source else None)
-    ctx = get_ctx(request)
-    now = clock.now()
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        policy = await ctx.policies.get(conn, who.tenant_id)
-        outcome = await write(
-            ctx, conn, who.tenant_id, who.rights, candidate_from(body, user_id), policy, now
-        )
+    outcome = await facts_service.create(
+        get_ctx(request), who, candidate_from(body, user_id), clock.now()
+    )
     return JSONResponse(outcome.body(), status_code=outcome.status_code)
 
 
@@ -255,42 +224,32 @@ async def list_facts(
     cursor: Cursor = None,
 ) -> dict[str, Any]:
     check_scope_read(who, scope)
-    after = decode_time_id_cursor(cursor)
-    flt = facts_store.FactFilter(
+    rows = await facts_service.list_page(
+        get_ctx(request), who, user_id, decode_time_id_cursor(cursor), limit + 1,
         scope=scope,
         type=type.value if type else None,
         predicate=predicate,
         status=status,
         source_kind=source_kind.value if source_kind else None,
         as_of=as_of,
-        allowed_scopes=readable_scopes(who),
-        sensitivities=visible_sensitivities(who.max_sensitivity),
     )
-    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
-        rows = await facts_store.list_facts(conn, who.tenant_id, user_id, flt, after, limit + 1)
-    return page(
-        rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])], facts_store.fact_json
-    )
+    return page(rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])], fact_json)
 
 
 @router.get("/users/{user_id}/facts/{fact_id}")
 async def get_fact(
     request: Request, user_id: UserId, fact_id: uuid.UUID, who: Principal = agent
 ) -> dict[str, Any]:
-    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
-        row = await load_visible(conn, who, user_id, fact_id)
-    return facts_store.fact_json(row)
+    return fact_json(await facts_service.get(get_ctx(request), who, user_id, fact_id))
 
 
 @router.get("/users/{user_id}/facts/{fact_id}/history")
 async def fact_history(
     request: Request, user_id: UserId, fact_id: uuid.UUID, who: Principal = agent
 ) -> dict[str, Any]:
-    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
-        await load_visible(conn, who, user_id, fact_id)
-        versions = await facts_store.chain(conn, who.tenant_id, user_id, fact_id)
+    versions = await facts_service.history(get_ctx(request), who, user_id, fact_id)
     items = [
-        facts_store.fact_json(v)
+        fact_json(v)
         for v in versions
         if v["status"] != "deleted" and row_visible(who, v)  # a version above the ceiling
     ]
@@ -310,8 +269,6 @@ async def apply_patch(
     check_source_kind(who, body.source.kind if body.source else None)
     if not has_value and all(getattr(body, k) is None for k in _CORRECTABLE):
         raise InvalidRequest("nothing to correct: give statement, value or validity")
-    ctx = get_ctx(request)
-    now = clock.now()
     changes: dict[str, Any] = {
         k: getattr(body, k)
         for k in ("statement", "confidence", "sensitivity", "valid_from", "valid_to", "consent")
@@ -326,10 +283,9 @@ async def apply_patch(
             turn_id=body.source.turn_id,
             evidence=body.source.evidence,
         )
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        old = await load_visible(conn, who, user_id, fact_id)
-        policy = await ctx.policies.get(conn, who.tenant_id)
-        outcome = await correct(ctx, conn, who.tenant_id, rights, old, changes, policy, now)
+    outcome = await facts_service.correct_fact(
+        get_ctx(request), who, rights, user_id, fact_id, changes, clock.now()
+    )
     return JSONResponse(outcome.body(), status_code=outcome.status_code)
 
 
@@ -343,16 +299,7 @@ async def patch_fact(
 async def remove_fact(
     request: Request, who: Principal, user_id: str, fact_id: uuid.UUID
 ) -> dict[str, Any]:
-    ctx = get_ctx(request)
-    now = clock.now()
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        row = await load_visible(conn, who, user_id, fact_id)
-        versions = await facts_store.chain(conn, who.tenant_id, user_id, fact_id)
-        if not all(v["status"] == "deleted" or row_visible(who, v) for v in versions):
-            # deleting erases the whole chain: not with a key that may not see all of it
-            raise Forbidden("this fact has versions this key may not see")
-        policy = await ctx.policies.get(conn, who.tenant_id)
-        await delete_fact(conn, who.tenant_id, who.rights, row, now, policy_version=policy.version)
+    await facts_service.delete(get_ctx(request), who, user_id, fact_id, clock.now())
     return {"id": str(fact_id), "status": "deleted"}
 
 
@@ -369,40 +316,9 @@ async def feedback(
 ) -> dict[str, Any]:
     """Negative feedback lowers confidence (x0.8): corrections are the signal that a memory
     hurts (seed 000 §11); both directions are counted for stats."""
-    ctx = get_ctx(request)
-    now = clock.now()
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        await guard_user(conn, who.tenant_id, user_id, now)  # the forget-me fence
-        await load_visible(conn, who, user_id, fact_id)
-        row = await conn.fetchrow(
-            """UPDATE facts SET
-                   confidence = CASE WHEN $3 THEN confidence ELSE confidence * 0.8 END,
-                   feedback_up = feedback_up + CASE WHEN $3 THEN 1 ELSE 0 END,
-                   feedback_down = feedback_down + CASE WHEN $3 THEN 0 ELSE 1 END,
-                   updated_at = $4
-               WHERE tenant_id = $1 AND id = $2 AND status <> 'deleted'
-               RETURNING confidence, feedback_up, feedback_down""",
-            who.tenant_id,
-            fact_id,
-            body.useful,
-            now,
-        )
-        if row is None:  # deleted between the read and the update
-            raise NotFound("fact not found")
-        await audit.record(
-            conn,
-            who.tenant_id,
-            "feedback",
-            actor=who.key_id,
-            actor_role=who.role.value,
-            user_id=user_id,
-            fact_id=fact_id,
-            detail={"useful": body.useful, "note": body.note},
-            at=now,
-        )
-    from app.metrics import FEEDBACK
-
-    FEEDBACK.labels(str(body.useful).lower()).inc()
+    row = await facts_service.feedback(
+        get_ctx(request), who, user_id, fact_id, body.useful, body.note, clock.now()
+    )
     return {
         "id": str(fact_id),
         "confidence": round(float(row["confidence"]), 4),
@@ -418,10 +334,7 @@ async def user_audit(
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
-    after = decode_int_cursor(cursor)
-    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
-        rows = await audit.list_for_user(
-            conn, who.tenant_id, user_id, after, limit + 1,
-            scopes=readable_scopes(who), sensitivities=visible_sensitivities(who.max_sensitivity),
-        )
-    return page(rows, limit, lambda r: r["id"], audit.audit_json)
+    rows = await facts_service.audit_page(
+        get_ctx(request), who, user_id, decode_int_cursor(cursor), limit + 1
+    )
+    return page(rows, limit, lambda r: r["id"], audit_json)

@@ -13,6 +13,7 @@ from app.errors import error_body
 from app.faults import RETRY_AFTER_S
 from app.metrics import CONTENT_TYPE, render
 from app.queue import QUEUE_NAME
+from app.services import health as health_service
 
 router = APIRouter(tags=["health"])
 
@@ -29,8 +30,7 @@ async def readyz(request: Request) -> JSONResponse:
     ctx = get_ctx(request)
 
     async def pg() -> str:
-        async with ctx.pool.acquire(timeout=2) as conn:
-            await conn.fetchval("SELECT 1")
+        await health_service.ping_postgres(ctx)
         return "ok"
 
     async def redis() -> str:
@@ -63,8 +63,7 @@ async def metrics(request: Request) -> Response:
     except Exception:  # Redis down: the scrape still answers
         pass
     try:
-        async with ctx.pool.acquire(timeout=2) as conn:
-            rows = await conn.fetch("SELECT * FROM memgate_fact_counts()")
+        rows = await health_service.fact_counts(ctx)
         gauges["memgate_facts"] = (
             "Facts per tenant and status",
             [({"tenant": str(r["tenant_id"]), "status": r["status"]}, float(r["n"])) for r in rows],

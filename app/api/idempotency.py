@@ -37,8 +37,7 @@ from app.api.deps import resolve_principal
 from app.auth import Principal
 from app.context import AppContext
 from app.errors import MemgateError, error_body
-from app.store import idempotency as records
-from app.store.db import tenant_tx
+from app.services import idempotency as records
 
 IDEMPOTENCY_TTL = timedelta(hours=24)
 IDEMPOTENT_METHODS = frozenset({"POST", "PATCH", "DELETE"})
@@ -197,10 +196,9 @@ class IdempotencyMiddleware:
         deadline = time.monotonic() + WAIT_FOR_FIRST_S
         while True:
             now = clock.now()
-            async with tenant_tx(ctx.pool, rk.tenant_id) as conn:
-                held = await records.claim(
-                    conn, rk, claim_id, body_hash, user_id, now, now - IDEMPOTENCY_TTL
-                )
+            held = await records.claim(
+                ctx, rk, claim_id, body_hash, user_id, now, now - IDEMPOTENCY_TTL
+            )
             if held is None:
                 return None
             if held.body_hash != body_hash:
@@ -227,8 +225,7 @@ class IdempotencyMiddleware:
     async def _renew(self, ctx: AppContext, rk: records.RecordKey, claim_id: uuid.UUID) -> None:
         while True:
             await asyncio.sleep(RENEW_EVERY_S)
-            async with tenant_tx(ctx.pool, rk.tenant_id) as conn:
-                await records.renew(conn, rk, claim_id)
+            await records.renew(ctx, rk, claim_id)
 
     async def _settle(
         self,
@@ -247,13 +244,10 @@ class IdempotencyMiddleware:
         user_id = (scope.get("path_params") or {}).get("user_id") or who.user_id
         user_id = user_id or (scope.get("state") or {}).get("subject_user")
         unstored = (scope["method"], template) in UNSTORED_ROUTES
-        async with tenant_tx(ctx.pool, rk.tenant_id) as conn:
-            if not 200 <= status < 300 or unstored:
-                await records.release(conn, rk, claim_id)
-                return
-            stored = (
-                orjson.dumps(_withhold(body)).decode()
-                if withheld
-                else body.decode("utf-8", "replace")
-            )
-            await records.settle(conn, rk, claim_id, status, stored, user_id, withheld)
+        if not 200 <= status < 300 or unstored:
+            await records.release(ctx, rk, claim_id)
+            return
+        stored = (
+            orjson.dumps(_withhold(body)).decode() if withheld else body.decode("utf-8", "replace")
+        )
+        await records.settle(ctx, rk, claim_id, status, stored, user_id, withheld)

@@ -24,20 +24,17 @@ from app.api.facts import (
     ScreenedLabel,
     UserId,
     readable_scopes,
-    row_visible,
-    visible_sensitivities,
 )
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_time_id_cursor, page
 from app.api.responses import WRITE_OUTCOMES
 from app.api.validation import Content
 from app.auth import Principal
-from app.errors import Conflict, Forbidden, NotFound, PayloadTooLarge
+from app.errors import Forbidden, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
 from app.queue import OBSERVE, enqueue
-from app.store import candidates as cand_store
-from app.store import jobs as jobs_store
-from app.store.db import tenant_tx
-from app.writer import guard_user, promote, reject_candidate
+from app.services import candidates as candidates_service
+from app.services import observations as observations_service
+from app.shapes import candidate_json, job_json
 
 router = APIRouter(prefix="/v1", tags=["observations"])
 
@@ -115,11 +112,7 @@ async def post_observations(
     ctx = get_ctx(request)
     now = clock.now()
     payload = observe_payload(body, who, user_id, now)
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        await guard_user(conn, who.tenant_id, user_id, now)
-        job_id = await jobs_store.insert(
-            conn, who.tenant_id, OBSERVE, payload, now, user_id=user_id
-        )
+    job_id = await observations_service.observe(ctx, who, user_id, payload, now)
     # After the answer is sent: Redis being slow or down never delays or fails the post.
     return JSONResponse(
         {"job_id": str(job_id)},
@@ -130,11 +123,10 @@ async def post_observations(
 
 @router.get("/jobs/{job_id}")
 async def get_job(request: Request, job_id: uuid.UUID, who: Principal = agent) -> dict[str, Any]:
-    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
-        row = await jobs_store.get(conn, who.tenant_id, job_id)
+    row = await observations_service.job(get_ctx(request), who, job_id)
     if row is None or not job_visible(who, row):
         raise NotFound("job not found")
-    return jobs_store.job_json(row)
+    return job_json(row)
 
 
 def job_scopes(row: Any) -> set[str] | None:
@@ -171,28 +163,12 @@ async def list_candidates(
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
-    after = decode_time_id_cursor(cursor)
-    async with tenant_tx(get_ctx(request).pool, who.tenant_id) as conn:
-        rows = await cand_store.list_for_user(
-            conn, who.tenant_id, user_id, status, after, limit + 1,
-            scopes=readable_scopes(who), sensitivities=visible_sensitivities(who.max_sensitivity),
-        )
-    return page(
-        rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])],
-        cand_store.candidate_json,
+    rows = await candidates_service.list_page(
+        get_ctx(request), who, user_id, status, decode_time_id_cursor(cursor), limit + 1
     )
-
-
-async def _lock_candidate(conn: Any, who: Principal, user_id: str, candidate_id: uuid.UUID) -> Any:
-    # The forget-me fence first, then the row: forget-me takes the user's lock before it
-    # deletes candidates, so the same order here cannot deadlock with it.
-    await guard_user(conn, who.tenant_id, user_id, clock.now())
-    row = await cand_store.lock(conn, who.tenant_id, candidate_id)
-    if row is None or row["user_id"] != user_id or row["status"] == "deleted" or not row_visible(
-        who, row
-    ):
-        raise NotFound("candidate not found")
-    return row
+    return page(
+        rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])], candidate_json
+    )
 
 
 @router.post("/users/{user_id}/candidates/{candidate_id}/confirm", responses=WRITE_OUTCOMES)
@@ -200,19 +176,11 @@ async def confirm_candidate(
     request: Request, user_id: UserId, candidate_id: uuid.UUID, who: Principal = agent
 ) -> JSONResponse:
     """The user said yes: promote now, as an explicit instruction, through the gate."""
-    ctx = get_ctx(request)
-    now = clock.now()
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        row = await _lock_candidate(conn, who, user_id, candidate_id)
-        if row["status"] != "pending":
-            raise Conflict(f"candidate is {row['status']}", {"status": row["status"]})
-        policy = await ctx.policies.get(conn, who.tenant_id)
-        outcome = await promote(
-            ctx, conn, who.tenant_id, who.rights, row, policy, now, confirmed_by_user=True
-        )
-        after = await cand_store.get(conn, who.tenant_id, user_id, candidate_id)
+    outcome, after = await candidates_service.confirm(
+        get_ctx(request), who, user_id, candidate_id, clock.now()
+    )
     body = outcome.body()
-    body["candidate"] = cand_store.candidate_json(after) if after else {"id": str(candidate_id)}
+    body["candidate"] = candidate_json(after) if after else {"id": str(candidate_id)}
     return JSONResponse(body, status_code=outcome.status_code)
 
 
@@ -221,14 +189,5 @@ async def reject(
     request: Request, user_id: UserId, candidate_id: uuid.UUID, who: Principal = agent
 ) -> dict[str, Any]:
     """The user said no: drop it and tombstone its content so extraction stops offering it."""
-    ctx = get_ctx(request)
-    now = clock.now()
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        row = await _lock_candidate(conn, who, user_id, candidate_id)
-        if row["status"] == "rejected":
-            return {"id": str(candidate_id), "status": "rejected"}  # already: same answer
-        if row["status"] != "pending":
-            raise Conflict(f"candidate is {row['status']}", {"status": row["status"]})
-        policy = await ctx.policies.get(conn, who.tenant_id)
-        await reject_candidate(conn, who.tenant_id, who.rights, row, now, policy.version)
-    return {"id": str(candidate_id), "status": "rejected"}
+    await candidates_service.reject(get_ctx(request), who, user_id, candidate_id, clock.now())
+    return {"id": str(candidate_id), "status": "rejected"}  # rejected twice: the same answer

@@ -16,18 +16,13 @@ from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import check_scope_read, get_ctx, ops
-from app.api.facts import Scope, UserIdField, readable_scopes, visible_sensitivities
+from app.api.facts import Scope, UserIdField
 from app.api.validation import DateTime
 from app.auth import Principal
-from app.cleanup import job_payload, run_cleanup
 from app.errors import Forbidden
 from app.memory.model import FactType, SourceKind
-from app.queue import CLEANUP, enqueue
-from app.session.store import SessionStore
-from app.store import audit
-from app.store import jobs as jobs_store
-from app.store import ops as ops_store
-from app.store.db import tenant_tx
+from app.queue import enqueue
+from app.services import ops as ops_service
 
 router = APIRouter(prefix="/v1/ops", tags=["ops"])
 
@@ -55,11 +50,12 @@ class CleanupIn(BaseModel):
     dry_run: bool = Field(True, strict=True)
 
 
-def _filter(body: CleanupFilterIn, who: Principal) -> ops_store.CleanupFilter:
+def _filter(body: CleanupFilterIn, who: Principal) -> ops_service.CleanupFilter:
     """The operator's filter, narrowed to what this key may see (its scopes and ceiling):
     a cleanup never touches a fact its key could not read."""
     check_scope_read(who, body.scope)
-    return ops_store.CleanupFilter(
+    return ops_service.cleanup_filter(
+        who,
         source_kind=body.source_kind.value if body.source_kind else None,
         status=body.status,
         type=body.type.value if body.type else None,
@@ -69,8 +65,6 @@ def _filter(body: CleanupFilterIn, who: Principal) -> ops_store.CleanupFilter:
         user_id=body.user_id,
         scope=body.scope,
         candidate=body.candidate,
-        allowed_scopes=readable_scopes(who),
-        sensitivities=visible_sensitivities(who.max_sensitivity),
     )
 
 
@@ -79,40 +73,23 @@ async def cleanup(request: Request, body: CleanupIn, who: Principal = ops) -> JS
     ctx = get_ctx(request)
     now = clock.now()
     flt = _filter(body.filter, who)
-    archive = body.action == "archive"
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        policy = await ctx.policies.get(conn, who.tenant_id)
-        by_user = await ops_store.count_matches(conn, who.tenant_id, flt, archive)
-        total = sum(by_user.values())
-        job_id = None
-        if body.dry_run:
-            await audit.record(
-                conn, who.tenant_id, "cleanup_dry_run", actor=who.key_id,
-                actor_role=who.role.value, decision=body.action, policy_version=policy.version,
-                detail={"filter": body.filter.model_dump(mode="json", exclude_none=True),
-                        "total": total},
-                at=now,
-            )
-        elif total > LARGE_RUN:
-            job_id = await jobs_store.insert(
-                conn, who.tenant_id, CLEANUP,
-                job_payload(flt, body.action, who.key_id, who.role.value, policy.version), now,
-            )
-    if body.dry_run:
-        return JSONResponse({"dry_run": True, "action": body.action, "total": total,
-                             "by_user": by_user})
-    if job_id is not None:
-        return JSONResponse(
-            {"dry_run": False, "action": body.action, "job_id": str(job_id), "total": total,
-             "by_user": by_user},
-            status_code=202,
-            background=BackgroundTask(enqueue, ctx, job_id, who.tenant_id),
-        )
-    done = await run_cleanup(
-        ctx, who.tenant_id, flt, body.action, now, actor=who.key_id,
-        actor_role=who.role.value, policy_version=policy.version,
+    run = await ops_service.cleanup(
+        ctx, who, flt, body.action, dry_run=body.dry_run,
+        filter_detail=body.filter.model_dump(mode="json", exclude_none=True), now=now,
+        large_run=LARGE_RUN,
     )
-    return JSONResponse({"dry_run": False, "action": body.action, **done})
+    if body.dry_run:
+        return JSONResponse({"dry_run": True, "action": body.action, "total": run.total,
+                             "by_user": run.by_user})
+    if run.job_id is not None:
+        return JSONResponse(
+            {"dry_run": False, "action": body.action, "job_id": str(run.job_id),
+             "total": run.total, "by_user": run.by_user},
+            status_code=202,
+            background=BackgroundTask(enqueue, ctx, run.job_id, who.tenant_id),
+        )
+    assert run.done is not None
+    return JSONResponse({"dry_run": False, "action": body.action, **run.done})
 
 
 @router.get("/stats")
@@ -120,11 +97,8 @@ async def stats(request: Request, who: Principal = ops) -> dict[str, Any]:
     """Tenant-wide figures: they count every scope, so only a key not limited to scopes."""
     if who.scopes is not None:
         raise Forbidden("stats count every scope: this needs a key not limited to scopes")
-    ctx = get_ctx(request)
     now = clock.now()
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        out = await ops_store.stats(conn, who.tenant_id, now)
-    out["sessions"] = {"open": await SessionStore(ctx.redis).count_open(who.tenant_id)}
+    out = await ops_service.stats(get_ctx(request), who, now)
     out["tenant_id"] = str(who.tenant_id)
     out["at"] = now.isoformat()
     return out

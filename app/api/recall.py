@@ -23,14 +23,12 @@ from app.api.facts import (
 )
 from app.api.validation import JSON_INT, Label, QueryText
 from app.auth import Principal
-from app.errors import Conflict, InvalidRequest, NotFound
+from app.errors import Conflict, InvalidRequest
 from app.memory.model import FactType
-from app.queue import REEMBED, enqueue
+from app.queue import enqueue
 from app.recall import recall
-from app.store import audit
-from app.store import jobs as jobs_store
-from app.store import recall as recall_store
-from app.store.db import tenant_tx
+from app.services import ops as ops_service
+from app.services import traces as traces_service
 
 router = APIRouter(prefix="/v1", tags=["recall"])
 
@@ -122,28 +120,11 @@ def _explain(entry: Any, facts: dict[uuid.UUID, Any], who: Principal) -> dict[st
     }
 
 
-def _trace_visible(entry: Any, who: Principal) -> bool:
-    """A recall in a scope this key may not use is 404 to it, like a fact of that scope."""
-    scopes = readable_scopes(who)
-    return scopes is None or (entry["scope"] or "global") in scopes
-
-
 @router.get("/traces/{trace_id}")
 async def get_trace(request: Request, trace_id: TraceId, who: Principal = agent) -> dict[str, Any]:
     """What the recall(s) under `trace_id` injected and why; the latest at the top level,
     earlier ones (a trace id reused within one agent turn) under `previous`."""
-    ctx = get_ctx(request)
-    if ctx.recall_log is not None:
-        await ctx.recall_log.flush()  # a trace asked right after its recall is complete
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        entries = [
-            e for e in await recall_store.trace_rows(conn, who.tenant_id, trace_id)
-            if _trace_visible(e, who)
-        ]
-        if not entries:
-            raise NotFound("trace not found")
-        ids = {i for e in entries for i in e["fact_ids"]}
-        facts = await recall_store.facts_by_id(conn, who.tenant_id, list(ids))
+    entries, facts = await traces_service.trace(get_ctx(request), who, trace_id)
     explained = [_explain(e, facts, who) for e in entries]
     return {"trace_id": trace_id, **explained[-1], "previous": explained[:-1]}
 
@@ -165,18 +146,7 @@ async def reembed(
             f"model {wanted!r} is not the configured embedder ({target!r})",
             {"fields": [{"loc": ["body", "model"], "msg": "not the configured embedder"}]},
         )
-    now = clock.now()
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        job_id = await jobs_store.insert(conn, who.tenant_id, REEMBED, {"model": target}, now)
-        await audit.record(
-            conn,
-            who.tenant_id,
-            "reembed",
-            actor=who.key_id,
-            actor_role=who.role.value,
-            detail={"job_id": str(job_id), "model": target},
-            at=now,
-        )
+    job_id = await ops_service.queue_reembed(ctx, who, target, clock.now())
     # After the answer is sent: a slow or absent Redis never delays the request; the
     # outbox relay hands the job over later.
     return JSONResponse(

@@ -24,13 +24,10 @@ from app.api.validation import ID, MAX_ID, Content
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
-from app.queue import OBSERVE, enqueue
+from app.queue import enqueue
+from app.services import sessions as sessions_service
 from app.session.closing import SessionBusy, close_session
 from app.session.store import SessionStore, SlotsTooLarge
-from app.store import audit
-from app.store import jobs as jobs_store
-from app.store.db import tenant_tx
-from app.writer import guard_user, record_interaction
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
@@ -73,12 +70,8 @@ def _check_scope(who: Principal, scope: str) -> None:
 
 
 async def _visible_session(request: Request, who: Principal, sid: str) -> Any:
-    s = await SessionStore(get_ctx(request).redis).get(who.tenant_id, sid)
-    if s is None:
-        raise NotFound("session not found")
     # A scope-limited key sees only sessions of scopes it may use (like facts: 404).
-    if not who.rights.may_write_scope(s.scope):
-        raise NotFound("session not found")
+    s = await sessions_service.visible_session(get_ctx(request), who, sid)
     request.state.subject_user = s.user_id  # an idempotency record of it is the user's
     return s
 
@@ -125,32 +118,11 @@ async def post_turn(
         "at": now.isoformat(),
         "trace_id": body.trace_id,
     }
-    try:
-        async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-            await guard_user(conn, who.tenant_id, opened.user_id, now)
-            policy = await ctx.policies.get(conn, who.tenant_id)
-            job_id = None
-            if body.role == "user":
-                job_id = await _hand_to_extraction(conn, who, opened.user_id, opened.scope,
-                                                   sid, turn, body.trace_id, now)
-                await record_interaction(conn, who.tenant_id, opened.user_id, now)
-            if opened.created:
-                await audit.record(
-                    conn, who.tenant_id, "session_open", actor=who.key_id,
-                    actor_role=who.role.value, user_id=opened.user_id, trace_id=body.trace_id,
-                    detail={"session_id": sid, "scope": opened.scope}, at=now,
-                )
-            # Last: a failure above leaves no turn in Redis (a retry would duplicate it),
-            # and a failure here rolls the job and audit rows back.
-            count = await store.append_turn(
-                who.tenant_id, sid, opened.user_id, turn, now, policy.session.max_turns
-            )
-    except Conflict as exc:
-        if exc.details.get("reason") == "user_forgotten":
-            # the user was forgotten while this turn was on its way: what it put in
-            # Redis goes too
-            await store.forget_user(who.tenant_id, opened.user_id)
-        raise
+    observe = None
+    if body.role == "user":  # handed to extraction, through the observations outbox
+        observe = _observe_payload(who, opened.user_id, opened.scope, sid, turn,
+                                   body.trace_id, now)
+    count, job_id = await sessions_service.add_turn(ctx, who, sid, opened, turn, observe, now)
     out: dict[str, Any] = {
         "session_id": sid,
         "user_id": opened.user_id,
@@ -164,8 +136,7 @@ async def post_turn(
     return JSONResponse(out, status_code=201 if opened.created else 200, background=background)
 
 
-async def _hand_to_extraction(
-    conn: Any,
+def _observe_payload(
     who: Principal,
     user_id: str,
     scope: str,
@@ -173,16 +144,15 @@ async def _hand_to_extraction(
     turn: dict[str, Any],
     trace_id: str | None,
     now: Any,
-) -> Any:
-    """Queue the user turn as an observe job: the same outbox as POST /observations."""
+) -> dict[str, Any]:
+    """The user turn as an observe job's payload: the same outbox as POST /observations."""
     obs = ObservationsIn(
         messages=[MessageIn(role="user", content=turn["content"], turn_id=turn["turn_id"])],
         trace_id=trace_id,
         scope=scope,
         session_id=sid,
     )
-    payload = observe_payload(obs, who, user_id, now)
-    return await jobs_store.insert(conn, who.tenant_id, OBSERVE, payload, now, user_id=user_id)
+    return observe_payload(obs, who, user_id, now)
 
 
 @router.put("/{sid}/slots")
@@ -202,25 +172,19 @@ async def put_slots(
     ctx = get_ctx(request)
     now = clock.now()
     s = await _visible_session(request, who, sid)
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        # Fenced like every write about the user: forget-me clears Redis only after this
-        # commits, and a request that began before a forget-me writes nothing.
-        await guard_user(conn, who.tenant_id, s.user_id, now)
-        s = await _visible_session(request, who, sid)  # still there, under the fence
-        try:
-            merged = await SessionStore(ctx.redis).merge_slots(
-                who.tenant_id, sid, _redact_value(patch), MAX_SESSION_SLOTS_BYTES
-            )
-        except SlotsTooLarge as exc:
-            raise PayloadTooLarge(
-                f"the session's slots would grow over {MAX_SESSION_SLOTS_BYTES} bytes",
-                {"max_bytes": MAX_SESSION_SLOTS_BYTES},
-            ) from exc
-        await audit.record(
-            conn, who.tenant_id, "session_slots", actor=who.key_id, actor_role=who.role.value,
-            user_id=s.user_id, detail={"session_id": sid, "slots": sorted(patch)},
-            scope=s.scope, at=now,
+    # Fenced like every write about the user: forget-me clears Redis only after this
+    # commits, and a request that began before a forget-me writes nothing.
+    try:
+        s, merged = await sessions_service.merge_slots(
+            ctx, who, sid, s.user_id, _redact_value(patch), sorted(patch),
+            MAX_SESSION_SLOTS_BYTES, now,
         )
+    except SlotsTooLarge as exc:
+        raise PayloadTooLarge(
+            f"the session's slots would grow over {MAX_SESSION_SLOTS_BYTES} bytes",
+            {"max_bytes": MAX_SESSION_SLOTS_BYTES},
+        ) from exc
+    request.state.subject_user = s.user_id
     return {"id": sid, "user_id": s.user_id, "slots": merged}
 
 

@@ -19,6 +19,7 @@ from app.providers.extractor import ExtractorError
 from app.session.store import Session, SessionStore
 from app.session.summary import SessionSummary, summarize
 from app.store import audit
+from app.store import users as users_store
 from app.store.db import tenant_tx
 from app.writer import WriteOutcome, guard_user, record_interaction, write
 
@@ -178,21 +179,10 @@ async def _summarize_and_store(
             s.fact_id = str(outcome.fact_id) if outcome.fact_id else None
         # Last interaction = the latest user turn (SPEC §12), not the time of closing:
         # an idle sweep must not make a stale user look fresh.
-        await conn.execute(
-            """INSERT INTO user_state (tenant_id, user_id, last_session_id, last_session_hint,
-                                       last_session_scope, updated_at)
-               VALUES ($1, $2, $3, $4, $5, $6)
-               ON CONFLICT (tenant_id, user_id) DO UPDATE
-               SET last_session_id = EXCLUDED.last_session_id,
-                   last_session_hint = EXCLUDED.last_session_hint,
-                   last_session_scope = EXCLUDED.last_session_scope,
-                   updated_at = EXCLUDED.updated_at""",
-            tenant_id,
-            s.user_id,
-            s.id,
-            s.hint,
-            s.scope,  # the hint is shown only to recalls that may read this scope
-            now,
+        await users_store.upsert_state(
+            conn, tenant_id, s.user_id, now,
+            # the hint is shown only to recalls that may read this scope
+            session=(s.id, s.hint, s.scope),
         )
         if s.last_user_turn_at is not None:
             await record_interaction(conn, tenant_id, s.user_id, s.last_user_turn_at)

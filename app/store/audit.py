@@ -95,22 +95,3 @@ async def list_for_user(
             sensitivities,
         )
     )
-
-
-def audit_json(row: asyncpg.Record) -> dict[str, Any]:
-    return {
-        "id": row["id"],
-        "action": row["action"],
-        "decision": row["decision"],
-        "reason": row["reason"],
-        "user_id": row["user_id"],
-        "actor": str(row["actor"]) if row["actor"] else None,
-        "actor_role": row["actor_role"],
-        "fact_id": str(row["fact_id"]) if row["fact_id"] else None,
-        "candidate_id": str(row["candidate_id"]) if row["candidate_id"] else None,
-        "source_kind": row["source_kind"],
-        "trace_id": row["trace_id"],
-        "policy_version": row["policy_version"],
-        "detail": row["detail"],
-        "created_at": row["created_at"].isoformat(),
-    }

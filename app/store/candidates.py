@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
-from typing import Any
 
 import asyncpg
 
@@ -298,28 +297,3 @@ def to_candidate(row: asyncpg.Record) -> Candidate:
         occurred_at=row["occurred_at"],
         keys=tuple(row["keys"] or ()),
     )
-
-
-def candidate_json(row: asyncpg.Record) -> dict[str, Any]:
-    return {
-        "id": str(row["id"]),
-        "user_id": row["user_id"],
-        "scope": row["scope"],
-        "type": row["type"],
-        "predicate": row["predicate"],
-        "value": row["value"],
-        "statement": row["statement"],
-        "source_kind": row["source_kind"],
-        "evidence": row["evidence"],
-        "occurred_at": row["occurred_at"].isoformat() if row["occurred_at"] else None,
-        "keys": list(row["keys"] or []),
-        "confidence": round(float(row["confidence"]), 4),
-        "sensitivity": row["sensitivity"],
-        "reason": row["reason"],
-        "observations": row["observations"],
-        "status": row["status"],
-        "fact_id": str(row["fact_id"]) if row["fact_id"] else None,
-        "expires_at": row["expires_at"].isoformat() if row["expires_at"] else None,
-        "created_at": row["created_at"].isoformat(),
-        "updated_at": row["updated_at"].isoformat(),
-    }

@@ -68,6 +68,12 @@ async def system_conn(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
         yield conn
 
 
+async def ping(pool: asyncpg.Pool) -> None:
+    """Readiness: a connection within 2 s, and it answers."""
+    async with pool.acquire(timeout=2) as conn:
+        await conn.fetchval("SELECT 1")
+
+
 async def tenant_ids(pool: asyncpg.Pool) -> list[uuid.UUID]:
     async with system_conn(pool) as conn:
         rows = await conn.fetch("SELECT memgate_tenant_ids() AS id")

@@ -26,49 +26,6 @@ FACT_COLUMNS = """id, tenant_id, user_id, scope, type, predicate, value, stateme
     (SELECT h.last_hit_at FROM fact_hits h WHERE h.fact_id = facts.id) AS last_hit_at"""
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def fact_json(row: asyncpg.Record) -> dict[str, Any]:
-    """The public shape of a fact (SPEC §3)."""
-    return {
-        "id": str(row["id"]),
-        "user_id": row["user_id"],
-        "scope": row["scope"],
-        "type": row["type"],
-        "predicate": row["predicate"],
-        "value": row["value"],
-        "statement": row["statement"],
-        "source": {
-            "kind": row["source_kind"],
-            "trace_id": row["source_trace_id"],
-            "turn_id": row["source_turn_id"],
-            "evidence": row["source_evidence"],
-            "writer": str(row["source_writer"]) if row["source_writer"] else None,
-        },
-        "confidence": round(float(row["confidence"]), 4),
-        "sensitivity": row["sensitivity"],
-        "valid_from": _iso(row["valid_from"]),
-        "valid_to": _iso(row["valid_to"]),
-        "expires_at": _iso(row["expires_at"]),
-        "occurred_at": _iso(row["occurred_at"]),
-        "keys": list(row["keys"] or []),
-        "status": row["status"],
-        "version": row["version"],
-        "supersedes": str(row["supersedes"]) if row["supersedes"] else None,
-        "contested": row["contested"],
-        "observations": row["observations"],
-        "hits": row["hits"],
-        "last_hit_at": _iso(row["last_hit_at"]),
-        "feedback": {"useful": row["feedback_up"], "not_useful": row["feedback_down"]},
-        "embedding_model": row["embedding_model"],
-        "policy_version": row["policy_version"],
-        "created_at": _iso(row["created_at"]),
-        "updated_at": _iso(row["updated_at"]),
-    }
-
-
 async def lock_subject(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, scope: str, key: str
 ) -> None:
@@ -293,6 +250,27 @@ async def get_fact(
         tenant_id,
         user_id,
         fact_id,
+    )
+
+
+async def apply_feedback(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, fact_id: uuid.UUID, useful: bool,
+    now: datetime,
+) -> asyncpg.Record | None:
+    """Count one feedback; "not useful" also lowers the confidence (x0.8). None when the
+    fact is gone (deleted between a read and this update)."""
+    return await conn.fetchrow(
+        """UPDATE facts SET
+               confidence = CASE WHEN $3 THEN confidence ELSE confidence * 0.8 END,
+               feedback_up = feedback_up + CASE WHEN $3 THEN 1 ELSE 0 END,
+               feedback_down = feedback_down + CASE WHEN $3 THEN 0 ELSE 1 END,
+               updated_at = $4
+           WHERE tenant_id = $1 AND id = $2 AND status <> 'deleted'
+           RETURNING confidence, feedback_up, feedback_down""",
+        tenant_id,
+        fact_id,
+        useful,
+        now,
     )
 
 

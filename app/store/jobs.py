@@ -120,23 +120,3 @@ async def to_relay(
             limit, queued_before, running_before,
         )
     return [(r["id"], r["tenant_id"]) for r in rows]
-
-
-def job_json(row: asyncpg.Record) -> dict[str, Any]:
-    """The public shape of a job (GET /v1/jobs/{id}): no payload (it holds the turns)."""
-    out: dict[str, Any] = {
-        "id": str(row["id"]),
-        "kind": row["kind"],
-        "state": row["state"],
-        "attempts": row["attempts"],
-        "decisions": row["decisions"],
-        "created_at": row["created_at"].isoformat(),
-        "updated_at": row["updated_at"].isoformat(),
-    }
-    if row["user_id"] is not None:
-        out["user_id"] = row["user_id"]
-    if row["error"]:
-        out["error"] = row["error"]
-    if row["result"] is not None:
-        out["result"] = row["result"]
-    return out

@@ -1,10 +1,12 @@
-"""API keys and user tokens (table api_keys) and tenants."""
+"""API keys and user tokens (table api_keys) and tenants.
+
+The tenant and revoke-by-id statements serve the operator's CLI (app/cli.py), which
+connects as the database owner, before any tenant is chosen."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
 import asyncpg
 
@@ -116,14 +118,23 @@ async def revoke_user_tokens(conn: asyncpg.Connection, tenant_id: uuid.UUID, use
     return int(result.split()[-1])
 
 
-def key_json(row: asyncpg.Record) -> dict[str, Any]:
-    return {
-        "id": str(row["id"]),
-        "name": row["name"],
-        "prefix": row["prefix"],
-        "role": row["role"],
-        "scopes": list(row["scopes"]) if row["scopes"] is not None else None,
-        "max_sensitivity": row["max_sensitivity"],
-        "created_at": row["created_at"].isoformat(),
-        "revoked_at": row["revoked_at"].isoformat() if row["revoked_at"] else None,
-    }
+async def tenant_by_name(conn: asyncpg.Connection, name: str) -> uuid.UUID | None:
+    found = await conn.fetchval("SELECT id FROM tenants WHERE name = $1", name)
+    return uuid.UUID(str(found)) if found is not None else None
+
+
+async def insert_tenant(conn: asyncpg.Connection, tenant_id: uuid.UUID, name: str) -> None:
+    await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, $2)", tenant_id, name)
+
+
+async def count_tenants(conn: asyncpg.Connection) -> int:
+    return int(await conn.fetchval("SELECT count(*) FROM tenants"))
+
+
+async def revoke_any(conn: asyncpg.Connection, key_id: uuid.UUID) -> uuid.UUID | None:
+    """Revoke a key of whichever tenant (the CLI's `revoke-key`); None if there is none."""
+    row = await conn.fetchrow(
+        "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id",
+        key_id,
+    )
+    return row["id"] if row is not None else None

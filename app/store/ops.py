@@ -215,6 +215,13 @@ async def audit_batch(
 # --------------------------------------------------------------------------------- stats
 
 
+async def fact_counts(pool: asyncpg.Pool) -> list[asyncpg.Record]:
+    """(tenant_id, status, n, last_day) of every tenant, for /metrics: a SECURITY DEFINER
+    function, so no tenant transaction (aggregates only)."""
+    async with pool.acquire(timeout=2) as conn:
+        return list(await conn.fetch("SELECT * FROM memgate_fact_counts()"))
+
+
 async def stats(conn: asyncpg.Connection, tenant_id: uuid.UUID, now: datetime) -> dict[str, Any]:
     """Per-tenant health figures (seed 001 §7.4): aggregates only, never content."""
     day, week = now - timedelta(days=1), now - timedelta(days=7)

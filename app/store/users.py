@@ -90,6 +90,44 @@ async def recalls(
     )
 
 
+async def upsert_state(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    user_id: str,
+    now: datetime,
+    *,
+    interaction_at: datetime | None = None,
+    session: tuple[str, str | None, str] | None = None,
+) -> None:
+    """The one write of a user's state. `interaction_at` only moves the last interaction
+    forward (GREATEST skips a NULL); `session` (id, hint, scope) replaces the last
+    session's fields, a NULL hint included; a field not given keeps its value."""
+    session_id, hint, scope = session if session is not None else (None, None, None)
+    await conn.execute(
+        """INSERT INTO user_state (tenant_id, user_id, last_interaction_at, last_session_id,
+                                   last_session_hint, last_session_scope, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (tenant_id, user_id) DO UPDATE
+           SET last_interaction_at = GREATEST(user_state.last_interaction_at,
+                                              EXCLUDED.last_interaction_at),
+               last_session_id = CASE WHEN $8 THEN EXCLUDED.last_session_id
+                                      ELSE user_state.last_session_id END,
+               last_session_hint = CASE WHEN $8 THEN EXCLUDED.last_session_hint
+                                        ELSE user_state.last_session_hint END,
+               last_session_scope = CASE WHEN $8 THEN EXCLUDED.last_session_scope
+                                         ELSE user_state.last_session_scope END,
+               updated_at = EXCLUDED.updated_at""",
+        tenant_id,
+        user_id,
+        interaction_at,
+        session_id,
+        hint,
+        scope,
+        now,
+        session is not None,
+    )
+
+
 def _count(status: str) -> int:
     return int(status.split()[-1])
 
