@@ -32,7 +32,7 @@ from app.store import recall as recall_store
 from app.store.db import tenant_tx
 
 if TYPE_CHECKING:
-    from app.api.recall import RecallRequest
+    from app.api.schemas.recall import RecallRequest
 
 log = logging.getLogger("memgate.recall")
 

@@ -4,43 +4,36 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import JSONResponse
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from app.api.deps import admin, get_ctx
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_uuid_cursor, page
-from app.api.validation import NO_NUL
+from app.api.schemas.admin import (
+    SCOPE_PATTERN,
+    ApiKeyPage,
+    KeyCreate,
+    NewApiKey,
+    PolicyOut,
+    Revoked,
+)
+from app.api.schemas.common import KEYED, NAMED, WRITE, errors
 from app.auth import Principal
 from app.errors import Forbidden, InvalidRequest, SecretInIdentifier
 from app.memory.policy import effective_policy, override_json_schema
-from app.memory.screening import identifier_holds_secret, redact_free_text
+from app.memory.screening import identifier_holds_secret
 from app.services import keys as keys_service
 from app.services import policies as policies_service
 from app.services.keys import within_rights
 from app.shapes import key_json
 
-router = APIRouter(prefix="/v1/admin", tags=["admin"])
-
-SCOPE_PATTERN = r"^(global|[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:@/-]{1,95})$"
-
-# stored with its secrets redacted
-KeyName = Annotated[str, Field(max_length=200, pattern=NO_NUL), AfterValidator(redact_free_text)]
+router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=KEYED)
 
 
-class KeyCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: KeyName | None = None
-    role: Literal["agent", "ops", "admin"]
-    scopes: list[Annotated[str, Field(pattern=SCOPE_PATTERN, max_length=128)]] | None = Field(
-        None, max_length=100
-    )
-    max_sensitivity: Literal["normal", "personal", "confidential", "restricted"] = "personal"
-
-
-@router.get("/keys")
+@router.get("/keys", response_model=ApiKeyPage)
 async def list_keys(
     request: Request,
     who: Principal = admin,
@@ -54,7 +47,7 @@ async def list_keys(
     return page(rows, limit, lambda r: str(r["id"]), key_json)
 
 
-@router.post("/keys", status_code=201)
+@router.post("/keys", status_code=201, response_model=NewApiKey, responses=WRITE)
 async def create_key(request: Request, body: KeyCreate, who: Principal = admin) -> dict[str, Any]:
     for scope in body.scopes or []:
         if not re.match(SCOPE_PATTERN, scope):
@@ -78,7 +71,7 @@ async def create_key(request: Request, body: KeyCreate, who: Principal = admin) 
     return {"key": secret, **key_json(row)}
 
 
-@router.delete("/keys/{key_id}")
+@router.delete("/keys/{key_id}", response_model=Revoked, responses={**NAMED, **WRITE})
 async def revoke_key(request: Request, key_id: uuid.UUID, who: Principal = admin) -> dict[str, Any]:
     await keys_service.revoke(get_ctx(request), who, key_id)
     return {"id": str(key_id), "status": "revoked"}
@@ -95,14 +88,14 @@ def _policy_json(
     }
 
 
-@router.get("/policy")
+@router.get("/policy", response_model=PolicyOut)
 async def get_policy(request: Request, who: Principal = admin) -> dict[str, Any]:
     ctx = get_ctx(request)
     override = await policies_service.override(ctx, who.tenant_id)
     return _policy_json(override, ctx.policies.defaults())
 
 
-@router.put("/policy")
+@router.put("/policy", response_model=PolicyOut, responses=errors(400))
 async def put_policy(
     request: Request,
     override: dict[str, Any] = Body(..., json_schema_extra=override_json_schema()),

@@ -15,11 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.api.deps import admin, get_ctx
-from app.api.facts import FactIn, UserIdField, candidate_from, check_sizes
-from app.api.observations import MAX_CONTENT_BYTES, MessageIn
+from app.api.facts import candidate_from, check_sizes
+from app.api.observations import MAX_CONTENT_BYTES
+from app.api.schemas.common import KEYED, WRITE
+from app.api.schemas.explain import Explained, ExplainIn
 from app.auth import Principal
 from app.errors import PayloadTooLarge
 from app.memory import detectors, gate
@@ -28,9 +29,7 @@ from app.providers.extractor import Turn, assign_turn_ids, extractor_from_settin
 from app.services.policies import tenant_policy
 from app.writer import embed_candidate
 
-router = APIRouter(prefix="/v1/admin/gate", tags=["admin"])
-
-MAX_EXPLAIN_MESSAGES = 50
+router = APIRouter(prefix="/v1/admin/gate", tags=["admin"], responses=KEYED)
 
 # The rule detectors an explanation lists per field (names only, never the matched text).
 _RULES = (
@@ -41,31 +40,6 @@ _RULES = (
     ("third_party_pii", detectors.find_third_party_pii),
     ("sensitive", detectors.find_sensitive),
 )
-
-
-# Exactly one of the two, and not null: the schema says so, so clients and fuzzers know.
-_ONE_OF: dict[str, Any] = {"oneOf": [
-    {"required": ["fact"],
-     "properties": {"fact": {"not": {"type": "null"}}, "messages": {"type": "null"}}},
-    {"required": ["messages"],
-     "properties": {"messages": {"not": {"type": "null"}}, "fact": {"type": "null"}}},
-]}
-
-
-class ExplainIn(BaseModel):
-    """One write (`fact`) or a conversation (`messages`), never both."""
-
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_ONE_OF)
-    user_id: UserIdField = "explain"
-    fact: FactIn | None = None
-    messages: list[MessageIn] | None = Field(None, min_length=1,
-                                             max_length=MAX_EXPLAIN_MESSAGES)
-
-    @model_validator(mode="after")
-    def _one_of(self) -> ExplainIn:
-        if (self.fact is None) == (self.messages is None):
-            raise ValueError("give exactly one of `fact` or `messages`")
-        return self
 
 
 def rule_findings(candidate: Candidate) -> dict[str, list[str]]:
@@ -90,7 +64,7 @@ def _check_size(body: ExplainIn) -> None:
                                   {"max_bytes": MAX_CONTENT_BYTES})
 
 
-@router.post("/explain")
+@router.post("/explain", response_model=Explained, responses=WRITE)
 async def explain_gate(request: Request, body: ExplainIn, who: Principal = admin) -> dict[str, Any]:
     """The screening trace of a write or of a conversation's candidates; writes nothing."""
     _check_size(body)

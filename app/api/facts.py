@@ -6,9 +6,8 @@ import uuid
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from app import clock
 from app.api.deps import agent, check_scope_read, get_ctx, ops
@@ -20,21 +19,20 @@ from app.api.pagination import (
     decode_time_id_cursor,
     page,
 )
-from app.api.responses import WRITE_OUTCOMES
-from app.api.screened import refuse_secret_identifier
-from app.api.validation import (
-    ID,
-    JSON_INT,
-    MAX_ID,
-    MAX_KEYS,
-    NO_NUL,
-    DateTime,
-    Evidence,
-    Label,
-    RequiredLabel,
-    SearchKey,
-    Statement,
+from app.api.schemas.common import KEYED, NAMED, PREDICATE, SCOPE, WRITE, Deleted, UserId
+from app.api.schemas.facts import (
+    CORRECTABLE,
+    WRITE_OUTCOMES,
+    AuditPage,
+    Fact,
+    FactIn,
+    FactPage,
+    FactPatch,
+    FeedbackIn,
+    FeedbackOut,
+    WriteResult,
 )
+from app.api.validation import DateTime
 from app.auth import Principal, row_visible
 from app.auth import readable_scopes as readable_scopes  # re-exported: routers import it here
 from app.auth import visible_sensitivities as visible_sensitivities  # likewise
@@ -45,114 +43,15 @@ from app.memory.model import (
     KeyRights,
     Origin,
     Role,
-    Sensitivity,
     SourceKind,
 )
-from app.memory.screening import redact_free_text
 from app.services import facts as facts_service
 from app.shapes import audit_json, fact_json
 
-router = APIRouter(prefix="/v1", tags=["facts"])
+router = APIRouter(prefix="/v1", tags=["facts"], responses=KEYED)
 
-USER_ID = ID  # 1-128 chars, never only dots (app.api.validation)
-SCOPE = r"^(global|[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:@/-]{1,95})$"
-PREDICATE = r"^[a-z][a-z0-9_]{0,63}$"
 MAX_STATEMENT = 500
 MAX_VALUE_BYTES = 4096
-
-_Screened = AfterValidator(refuse_secret_identifier)
-UserId = Annotated[str, Path(min_length=1, max_length=MAX_ID, pattern=USER_ID), _Screened]
-# Body fields: the same checks as the path (an id or scope holding a secret is refused).
-UserIdField = Annotated[str, Field(min_length=1, max_length=MAX_ID, pattern=USER_ID), _Screened]
-Scope = Annotated[str, Field(pattern=SCOPE), _Screened]
-Predicate = Annotated[str, Field(pattern=PREDICATE), _Screened]
-# A caller's label (trace id, turn id): free text with a cap, refused if it holds a secret.
-ScreenedLabel = Annotated[Label, _Screened]
-RequiredScreenedLabel = Annotated[RequiredLabel, _Screened]
-# Free text stored with its secrets redacted (app.api.screened)
-RedactedNote = Annotated[
-    str, Field(max_length=1000, pattern=NO_NUL), AfterValidator(redact_free_text)
-]
-
-
-class SourceIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kind: SourceKind
-    trace_id: ScreenedLabel | None = None
-    turn_id: ScreenedLabel | None = None
-    evidence: Evidence | None = None
-
-
-class FactIn(BaseModel):
-    """An explicit write (SPEC §8). Size limits answer 413, not 422 (SPEC §12)."""
-
-    model_config = ConfigDict(extra="forbid")
-    type: FactType
-    predicate: Predicate | None = None
-    value: Any = None
-    statement: Statement
-    scope: Scope = "global"
-    source: SourceIn | None = None
-    confidence: float | None = Field(None, ge=0, le=1, strict=True)
-    sensitivity: Sensitivity | None = None
-    valid_from: DateTime | None = None
-    valid_to: DateTime | None = None
-    ttl_days: Annotated[int, Field(ge=1, le=36500), JSON_INT] | None = None
-    consent: bool = Field(False, strict=True)
-    occurred_at: DateTime | None = Field(
-        None, description="When the event happened (an episode's date); shown in recall."
-    )
-    keys: list[SearchKey] = Field(
-        default_factory=list, max_length=MAX_KEYS,
-        description="Extra text to find the fact by (the turn before it, keyphrases): "
-        "indexed for recall and screened by the gate like the statement, never injected.",
-    )
-
-    @model_validator(mode="after")
-    def _shape(self) -> FactIn:
-        if self.type is FactType.PROFILE and not self.predicate:
-            raise ValueError("profile facts need a predicate")
-        if self.type is FactType.EPISODIC and self.predicate:
-            raise ValueError("episodic facts have no predicate")
-        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
-            raise ValueError("valid_to must be after valid_from")
-        if not self.statement.strip():
-            raise ValueError("statement is blank")
-        return self
-
-
-_CORRECTABLE = ("statement", "confidence", "sensitivity", "valid_from", "valid_to")
-_PATCH_NEEDS_A_CHANGE: dict[str, Any] = {
-    "anyOf": [
-        {"required": ["value"]},
-        *(
-            {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
-            for name in _CORRECTABLE
-        ),
-    ]
-}
-
-
-class FactPatch(BaseModel):
-    """A correction: a new version through the gate (rule 1). It changes at least one of
-    statement, value, confidence, sensitivity, valid_from, valid_to (a null other than
-    `value`'s changes nothing)."""
-
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_PATCH_NEEDS_A_CHANGE)
-    statement: Statement | None = None
-    value: Any = None
-    source: SourceIn | None = None
-    confidence: float | None = Field(None, ge=0, le=1, strict=True)
-    sensitivity: Sensitivity | None = None
-    valid_from: DateTime | None = None
-    valid_to: DateTime | None = None
-    consent: bool = Field(False, strict=True)
-
-
-class FeedbackIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    useful: bool = Field(strict=True)
-    note: RedactedNote | None = None
 
 
 def check_sizes(statement: str | None, value: Any, has_value: bool) -> None:
@@ -197,7 +96,10 @@ def candidate_from(body: FactIn, user_id: str, origin: Origin = Origin.EXPLICIT)
     )
 
 
-@router.post("/users/{user_id}/facts", status_code=201, responses=WRITE_OUTCOMES)
+@router.post(
+    "/users/{user_id}/facts", status_code=201, response_model=WriteResult,
+    responses={**WRITE_OUTCOMES, **NAMED, **WRITE},
+)
 async def create_fact(
     request: Request, user_id: UserId, body: FactIn, who: Principal = agent
 ) -> JSONResponse:
@@ -209,7 +111,7 @@ async def create_fact(
     return JSONResponse(outcome.body(), status_code=outcome.status_code)
 
 
-@router.get("/users/{user_id}/facts")
+@router.get("/users/{user_id}/facts", response_model=FactPage, responses=NAMED)
 async def list_facts(
     request: Request,
     user_id: UserId,
@@ -236,14 +138,16 @@ async def list_facts(
     return page(rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])], fact_json)
 
 
-@router.get("/users/{user_id}/facts/{fact_id}")
+@router.get("/users/{user_id}/facts/{fact_id}", response_model=Fact, responses=NAMED)
 async def get_fact(
     request: Request, user_id: UserId, fact_id: uuid.UUID, who: Principal = agent
 ) -> dict[str, Any]:
     return fact_json(await facts_service.get(get_ctx(request), who, user_id, fact_id))
 
 
-@router.get("/users/{user_id}/facts/{fact_id}/history")
+@router.get(
+    "/users/{user_id}/facts/{fact_id}/history", response_model=FactPage, responses=NAMED
+)
 async def fact_history(
     request: Request, user_id: UserId, fact_id: uuid.UUID, who: Principal = agent
 ) -> dict[str, Any]:
@@ -267,7 +171,7 @@ async def apply_patch(
     has_value = "value" in body.model_fields_set
     check_sizes(body.statement, body.value, has_value)
     check_source_kind(who, body.source.kind if body.source else None)
-    if not has_value and all(getattr(body, k) is None for k in _CORRECTABLE):
+    if not has_value and all(getattr(body, k) is None for k in CORRECTABLE):
         raise InvalidRequest("nothing to correct: give statement, value or validity")
     changes: dict[str, Any] = {
         k: getattr(body, k)
@@ -289,7 +193,10 @@ async def apply_patch(
     return JSONResponse(outcome.body(), status_code=outcome.status_code)
 
 
-@router.patch("/users/{user_id}/facts/{fact_id}", responses=WRITE_OUTCOMES)
+@router.patch(
+    "/users/{user_id}/facts/{fact_id}", response_model=WriteResult,
+    responses={**WRITE_OUTCOMES, **NAMED, **WRITE},
+)
 async def patch_fact(
     request: Request, user_id: UserId, fact_id: uuid.UUID, body: FactPatch, who: Principal = agent
 ) -> JSONResponse:
@@ -303,14 +210,19 @@ async def remove_fact(
     return {"id": str(fact_id), "status": "deleted"}
 
 
-@router.delete("/users/{user_id}/facts/{fact_id}")
+@router.delete(
+    "/users/{user_id}/facts/{fact_id}", response_model=Deleted, responses={**NAMED, **WRITE}
+)
 async def delete_fact_route(
     request: Request, user_id: UserId, fact_id: uuid.UUID, who: Principal = agent
 ) -> dict[str, Any]:
     return await remove_fact(request, who, user_id, fact_id)
 
 
-@router.post("/users/{user_id}/facts/{fact_id}/feedback")
+@router.post(
+    "/users/{user_id}/facts/{fact_id}/feedback", response_model=FeedbackOut,
+    responses={**NAMED, **WRITE},
+)
 async def feedback(
     request: Request, user_id: UserId, fact_id: uuid.UUID, body: FeedbackIn, who: Principal = agent
 ) -> dict[str, Any]:
@@ -326,7 +238,7 @@ async def feedback(
     }
 
 
-@router.get("/users/{user_id}/audit")
+@router.get("/users/{user_id}/audit", response_model=AuditPage, responses=NAMED)
 async def user_audit(
     request: Request,
     user_id: UserId,

@@ -6,9 +6,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse
 
 from app.api.deps import get_ctx
+from app.api.schemas.common import errors
+from app.api.schemas.health import Alive, Ready
 from app.errors import error_body
 from app.faults import RETRY_AFTER_S
 from app.metrics import CONTENT_TYPE, render
@@ -18,12 +20,15 @@ from app.services import health as health_service
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz")
+@router.get("/healthz", response_model=Alive)
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz")
+@router.get(
+    "/readyz", response_model=Ready,
+    responses={503: {**errors(503)[503], "description": "not ready: details name who is down"}},
+)
 async def readyz(request: Request) -> JSONResponse:
     # 200 when PostgreSQL and Redis both answer; else 503 naming the one that does not
     # (`details: {postgres, redis}`, each "ok" or "error: <what failed>").
@@ -53,7 +58,13 @@ async def readyz(request: Request) -> JSONResponse:
     return JSONResponse(body, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
 
-@router.get("/metrics", response_class=PlainTextResponse)
+# The Prometheus text format: declared as text, while its errors stay JSON (a plain
+# `Response` class leaves the error envelope's media type application/json).
+@router.get(
+    "/metrics", response_class=Response, response_model=None,
+    responses={200: {"description": "Prometheus text format",
+                     "content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
 async def metrics(request: Request) -> Response:
     ctx = get_ctx(request)
     gauges: dict[str, tuple[str, list[tuple[dict[str, str], float]]]] = {}

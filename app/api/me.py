@@ -13,19 +13,25 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
 
 from app import clock
 from app.api.deps import agent, get_ctx, me
 from app.api.facts import (
-    FactPatch,
-    UserId,
     apply_patch,
     remove_fact,
 )
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_time_id_cursor, page
-from app.api.responses import WRITE_OUTCOMES
-from app.api.validation import JSON_INT
+from app.api.schemas.candidates import CandidatePage
+from app.api.schemas.common import KEYED, NAMED, WRITE, Deleted, Rejected, UserId
+from app.api.schemas.facts import WRITE_OUTCOMES, FactPatch, WriteResult
+from app.api.schemas.me import (
+    DEFAULT_TTL_S,
+    Export,
+    Forgotten,
+    MyFactPage,
+    Token,
+    TokenIn,
+)
 from app.auth import Principal
 from app.errors import Forbidden
 from app.memory.model import Sensitivity
@@ -35,16 +41,7 @@ from app.services import keys as keys_service
 from app.services import me as me_service
 from app.shapes import audit_json, candidate_json, fact_json
 
-router = APIRouter(prefix="/v1", tags=["me"])
-
-DEFAULT_TTL_S = 3600
-MAX_TTL_S = 30 * 24 * 3600
-
-
-class TokenIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    ttl_seconds: Annotated[int, Field(ge=1, le=MAX_TTL_S), JSON_INT] = DEFAULT_TTL_S
-
+router = APIRouter(prefix="/v1", tags=["me"], responses=KEYED)
 
 def _uid(who: Principal) -> str:
     assert who.user_id is not None  # the `me` dependency admits user tokens only
@@ -54,7 +51,10 @@ def _uid(who: Principal) -> str:
 # ------------------------------------------------------------------------------ tokens
 
 
-@router.post("/users/{user_id}/tokens", status_code=201)
+@router.post(
+    "/users/{user_id}/tokens", status_code=201, response_model=Token,
+    responses={**NAMED, **WRITE},
+)
 async def mint_token(
     request: Request, user_id: UserId, body: TokenIn | None = None, who: Principal = agent
 ) -> dict[str, Any]:
@@ -112,7 +112,7 @@ def me_fact_json(row: Any, lang: str = "en") -> dict[str, Any]:
     return out
 
 
-@router.get("/me/facts")
+@router.get("/me/facts", response_model=MyFactPage)
 async def my_facts(
     request: Request,
     who: Principal = me,
@@ -130,7 +130,10 @@ async def my_facts(
     )
 
 
-@router.patch("/me/facts/{fact_id}", responses=WRITE_OUTCOMES)
+@router.patch(
+    "/me/facts/{fact_id}", response_model=WriteResult,
+    responses={**WRITE_OUTCOMES, **NAMED, **WRITE},
+)
 async def correct_my_fact(
     request: Request, fact_id: uuid.UUID, body: FactPatch, who: Principal = me
 ) -> JSONResponse:
@@ -138,7 +141,7 @@ async def correct_my_fact(
     return await apply_patch(request, who, who.rights, _uid(who), fact_id, body)
 
 
-@router.delete("/me/facts/{fact_id}")
+@router.delete("/me/facts/{fact_id}", response_model=Deleted, responses={**NAMED, **WRITE})
 async def delete_my_fact(request: Request, fact_id: uuid.UUID, who: Principal = me) -> Any:
     return await remove_fact(request, who, _uid(who), fact_id)
 
@@ -146,7 +149,7 @@ async def delete_my_fact(request: Request, fact_id: uuid.UUID, who: Principal = 
 # -------------------------------------------------------------------------- candidates
 
 
-@router.get("/me/candidates")
+@router.get("/me/candidates", response_model=CandidatePage)
 async def my_candidates(
     request: Request,
     who: Principal = me,
@@ -164,7 +167,10 @@ async def my_candidates(
     )
 
 
-@router.post("/me/candidates/{candidate_id}/confirm", responses=WRITE_OUTCOMES)
+@router.post(
+    "/me/candidates/{candidate_id}/confirm", response_model=WriteResult,
+    responses={**WRITE_OUTCOMES, **NAMED, **WRITE},
+)
 async def confirm_my_candidate(
     request: Request, candidate_id: uuid.UUID, who: Principal = me
 ) -> JSONResponse:
@@ -175,7 +181,10 @@ async def confirm_my_candidate(
     return JSONResponse(outcome.body(), status_code=outcome.status_code)
 
 
-@router.post("/me/candidates/{candidate_id}/reject")
+@router.post(
+    "/me/candidates/{candidate_id}/reject", response_model=Rejected,
+    responses={**NAMED, **WRITE},
+)
 async def reject_my_candidate(
     request: Request, candidate_id: uuid.UUID, who: Principal = me
 ) -> dict[str, Any]:
@@ -191,7 +200,7 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-@router.get("/me/export")
+@router.get("/me/export", response_model=Export)
 async def export_me(request: Request, who: Principal = me) -> dict[str, Any]:
     """Everything kept about the user, as JSON: facts of every status with their version
     chains, candidates, sessions still in Redis, state, recall log, audit trail."""
@@ -223,7 +232,7 @@ async def export_me(request: Request, who: Principal = me) -> dict[str, Any]:
     }
 
 
-@router.delete("/me")
+@router.delete("/me", response_model=Forgotten, responses=WRITE)
 async def forget_me(request: Request, who: Principal = me) -> dict[str, Any]:
     """Forget me: everything about the user goes; tombstone hashes and a content-free
     audit record remain; the user's tokens (this one too) are revoked."""

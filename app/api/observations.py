@@ -9,25 +9,20 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import agent, get_ctx
-from app.api.facts import (
-    RequiredScreenedLabel,
-    Scope,
-    ScreenedLabel,
-    UserId,
-    readable_scopes,
-)
+from app.api.facts import readable_scopes
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_time_id_cursor, page
-from app.api.responses import WRITE_OUTCOMES
-from app.api.validation import Content
+from app.api.schemas.candidates import CandidatePage
+from app.api.schemas.common import KEYED, NAMED, WRITE, Queued, Rejected, UserId
+from app.api.schemas.facts import WRITE_OUTCOMES, WriteResult
+from app.api.schemas.observations import MAX_MESSAGES, Job, ObservationsIn
 from app.auth import Principal
 from app.errors import Forbidden, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
@@ -36,34 +31,9 @@ from app.services import candidates as candidates_service
 from app.services import observations as observations_service
 from app.shapes import candidate_json, job_json
 
-router = APIRouter(prefix="/v1", tags=["observations"])
+router = APIRouter(prefix="/v1", tags=["observations"], responses=KEYED)
 
-MAX_MESSAGES = 50
 MAX_CONTENT_BYTES = 16 * 1024
-
-
-class MessageIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    role: Literal["user", "assistant", "system", "tool"]
-    content: Content
-    turn_id: RequiredScreenedLabel | None = None
-
-
-class ObservationsIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    # Size limits answer 413 (SPEC §12), so the count is checked by hand, not by pydantic.
-    messages: list[MessageIn] = Field(
-        min_length=1, json_schema_extra={"maxItems": MAX_MESSAGES}
-    )
-    trace_id: ScreenedLabel | None = None
-    scope: Scope = "global"
-    session_id: ScreenedLabel | None = None
-    # Where the turns come from; anything below a user's own words caps what they can
-    # become (external_content never becomes memory).
-    source_kind: (
-        Literal["user_message", "tool_observation", "agent_inference", "external_content",
-                "document"] | None
-    ) = None
 
 
 def _check_size(body: ObservationsIn) -> None:
@@ -102,7 +72,10 @@ def observe_payload(
     }
 
 
-@router.post("/users/{user_id}/observations", status_code=202)
+@router.post(
+    "/users/{user_id}/observations", status_code=202, response_model=Queued,
+    responses={**NAMED, **WRITE},
+)
 async def post_observations(
     request: Request, user_id: UserId, body: ObservationsIn, who: Principal = agent
 ) -> JSONResponse:
@@ -121,7 +94,9 @@ async def post_observations(
     )
 
 
-@router.get("/jobs/{job_id}")
+@router.get(
+    "/jobs/{job_id}", response_model=Job, response_model_exclude_unset=True, responses=NAMED
+)
 async def get_job(request: Request, job_id: uuid.UUID, who: Principal = agent) -> dict[str, Any]:
     row = await observations_service.job(get_ctx(request), who, job_id)
     if row is None or not job_visible(who, row):
@@ -152,7 +127,7 @@ def job_visible(who: Principal, row: Any) -> bool:
     return scopes is not None and scopes <= set(readable)
 
 
-@router.get("/users/{user_id}/candidates")
+@router.get("/users/{user_id}/candidates", response_model=CandidatePage, responses=NAMED)
 async def list_candidates(
     request: Request,
     user_id: UserId,
@@ -171,7 +146,10 @@ async def list_candidates(
     )
 
 
-@router.post("/users/{user_id}/candidates/{candidate_id}/confirm", responses=WRITE_OUTCOMES)
+@router.post(
+    "/users/{user_id}/candidates/{candidate_id}/confirm", response_model=WriteResult,
+    responses={**WRITE_OUTCOMES, **NAMED, **WRITE},
+)
 async def confirm_candidate(
     request: Request, user_id: UserId, candidate_id: uuid.UUID, who: Principal = agent
 ) -> JSONResponse:
@@ -184,7 +162,10 @@ async def confirm_candidate(
     return JSONResponse(body, status_code=outcome.status_code)
 
 
-@router.post("/users/{user_id}/candidates/{candidate_id}/reject")
+@router.post(
+    "/users/{user_id}/candidates/{candidate_id}/reject", response_model=Rejected,
+    responses={**NAMED, **WRITE},
+)
 async def reject(
     request: Request, user_id: UserId, candidate_id: uuid.UUID, who: Principal = agent
 ) -> dict[str, Any]:

@@ -7,47 +7,30 @@ LARGE_RUN matches answers 202 with a job_id and runs in a worker, in batches.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import check_scope_read, get_ctx, ops
-from app.api.facts import Scope, UserIdField
-from app.api.validation import DateTime
+from app.api.schemas.common import KEYED, WRITE
+from app.api.schemas.ops import (
+    CleanupFilterIn,
+    CleanupIn,
+    CleanupQueued,
+    CleanupResult,
+    Stats,
+)
 from app.auth import Principal
 from app.errors import Forbidden
-from app.memory.model import FactType, SourceKind
 from app.queue import enqueue
 from app.services import ops as ops_service
 
-router = APIRouter(prefix="/v1/ops", tags=["ops"])
+router = APIRouter(prefix="/v1/ops", tags=["ops"], responses=KEYED)
 
 LARGE_RUN = 5000
-
-
-class CleanupFilterIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    source_kind: SourceKind | None = None
-    status: Literal["active", "superseded", "archived", "pending", "promoted", "rejected",
-                    "expired"] | None = None
-    type: FactType | None = None
-    created_before: DateTime | None = None
-    created_after: DateTime | None = None
-    max_confidence: float | None = Field(None, ge=0, le=1, strict=True)
-    user_id: UserIdField | None = None
-    scope: Scope | None = None
-    candidate: bool = Field(False, strict=True)
-
-
-class CleanupIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    filter: CleanupFilterIn = Field(default_factory=CleanupFilterIn)
-    action: Literal["archive", "delete"]
-    dry_run: bool = Field(True, strict=True)
 
 
 def _filter(body: CleanupFilterIn, who: Principal) -> ops_service.CleanupFilter:
@@ -68,7 +51,11 @@ def _filter(body: CleanupFilterIn, who: Principal) -> ops_service.CleanupFilter:
     )
 
 
-@router.post("/cleanup", responses={202: {"description": "a large run: queued as a job"}})
+@router.post(
+    "/cleanup", response_model=CleanupResult,
+    responses={202: {"model": CleanupQueued, "description": "a large run: queued as a job"},
+               **WRITE},
+)
 async def cleanup(request: Request, body: CleanupIn, who: Principal = ops) -> JSONResponse:
     ctx = get_ctx(request)
     now = clock.now()
@@ -92,7 +79,7 @@ async def cleanup(request: Request, body: CleanupIn, who: Principal = ops) -> JS
     return JSONResponse({"dry_run": False, "action": body.action, **run.done})
 
 
-@router.get("/stats")
+@router.get("/stats", response_model=Stats)
 async def stats(request: Request, who: Principal = ops) -> dict[str, Any]:
     """Tenant-wide figures: they count every scope, so only a key not limited to scopes."""
     if who.scopes is not None:

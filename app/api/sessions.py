@@ -7,20 +7,28 @@ the observations outbox, and count as the user's last interaction.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Body, Path, Request
+from fastapi import APIRouter, Body, Request
 from fastapi.responses import JSONResponse
-from pydantic import AfterValidator, BaseModel, ConfigDict
 from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import agent, get_ctx
-from app.api.facts import RequiredScreenedLabel, Scope, ScreenedLabel, UserIdField
-from app.api.observations import MessageIn, ObservationsIn, observe_payload
-from app.api.screened import refuse_secret_identifier, refuse_secret_keys
-from app.api.validation import ID, MAX_ID, Content
+from app.api.observations import observe_payload
+from app.api.schemas.common import KEYED, NAMED, WRITE
+from app.api.schemas.observations import MessageIn, ObservationsIn
+from app.api.schemas.sessions import (
+    Closed,
+    Session,
+    SessionId,
+    Slots,
+    TurnAppended,
+    TurnIn,
+    TurnRetried,
+)
+from app.api.screened import refuse_secret_keys
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from app.memory.detectors import redact
@@ -29,28 +37,11 @@ from app.services import sessions as sessions_service
 from app.session.closing import SessionBusy, close_session
 from app.session.store import SessionStore, SlotsTooLarge
 
-router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses={**KEYED, **NAMED})
 
-SESSION_ID = ID  # like user ids: never only dots
 MAX_CONTENT_BYTES = 16 * 1024
 MAX_SLOTS_BYTES = 16 * 1024  # one PUT
 MAX_SESSION_SLOTS_BYTES = 4 * MAX_SLOTS_BYTES  # all of a session's slots
-
-SessionId = Annotated[
-    str,
-    Path(min_length=1, max_length=MAX_ID, pattern=SESSION_ID),
-    AfterValidator(refuse_secret_identifier),
-]
-
-
-class TurnIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    user_id: UserIdField
-    role: Literal["user", "assistant", "system", "tool"]
-    content: Content
-    turn_id: RequiredScreenedLabel | None = None
-    trace_id: ScreenedLabel | None = None
-    scope: Scope | None = None
 
 
 def _redact_value(value: Any) -> Any:
@@ -77,8 +68,12 @@ async def _visible_session(request: Request, who: Principal, sid: str) -> Any:
 
 
 @router.post(
-    "/{sid}/turns", status_code=201,
-    responses={200: {"description": "a turn to an existing session, or a retried turn"}},
+    "/{sid}/turns", status_code=201, response_model=TurnAppended,
+    responses={
+        200: {"model": TurnAppended | TurnRetried,
+              "description": "a turn to an existing session, or a retried turn"},
+        **WRITE,
+    },
 )
 async def post_turn(
     request: Request, sid: SessionId, body: TurnIn, who: Principal = agent
@@ -155,7 +150,7 @@ def _observe_payload(
     return observe_payload(obs, who, user_id, now)
 
 
-@router.put("/{sid}/slots")
+@router.put("/{sid}/slots", response_model=Slots, responses=WRITE)
 async def put_slots(
     request: Request,
     sid: SessionId,
@@ -188,14 +183,14 @@ async def put_slots(
     return {"id": sid, "user_id": s.user_id, "slots": merged}
 
 
-@router.get("/{sid}")
+@router.get("/{sid}", response_model=Session)
 async def get_session(request: Request, sid: SessionId, who: Principal = agent) -> dict[str, Any]:
     s = await _visible_session(request, who, sid)
     out: dict[str, Any] = s.json()
     return out
 
 
-@router.post("/{sid}/close")
+@router.post("/{sid}/close", response_model=Closed, responses=WRITE)
 async def close(request: Request, sid: SessionId, who: Principal = agent) -> dict[str, Any]:
     """Summary + resume hint as an episodic fact; closing twice writes once."""
     ctx = get_ctx(request)
