@@ -12,7 +12,12 @@ from app.api import admin, explain, facts, health, me, observations, recall, ses
 from app.api import ops as ops_api
 from app.api.guard import InputGuard
 from app.api.idempotency import IdempotencyMiddleware
-from app.api.middleware import MAX_BODY_BYTES, MemgateMiddleware
+from app.api.middleware import (
+    MAX_BODY_BYTES,
+    BodyLimitMiddleware,
+    TestClockMiddleware,
+    TraceMiddleware,
+)
 from app.api.responses import ERROR_RESPONSES, method_not_allowed
 from app.config import Settings, get_settings
 from app.context import build_context, close_context
@@ -54,13 +59,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    # Starlette runs the last added outermost: the input guard, limits, trace and clock,
-    # then idempotency.
+    # Starlette runs the last added outermost, so from the outside in:
+    # - InputGuard: bad input is refused before anything reads it; any other error is a 500
+    #   answered without dropping the connection.
+    # - OutageGuard: an outage raised in the layers below (an idempotency claim) is a 503.
+    # - TraceMiddleware: every answer of the layers below (a 413 of the body limit, an
+    #   idempotent replay) carries the trace id, is counted in the latency metric and logged.
+    # - BodyLimitMiddleware: an oversized Content-Length is a 413 before a body is read.
+    # - TestClockMiddleware: a pinned "now" holds for all that decides, idempotency's
+    #   record times included.
+    # - IdempotencyMiddleware: innermost, next to the routes: it replays their answers.
     app.add_middleware(IdempotencyMiddleware, max_body=MAX_BODY_BYTES)
-    app.add_middleware(MemgateMiddleware)
+    app.add_middleware(TestClockMiddleware)
+    app.add_middleware(BodyLimitMiddleware, max_body=MAX_BODY_BYTES)
+    app.add_middleware(TraceMiddleware)
     install_outage_handling(app)  # outage errors of routes and middleware answer 503
-    # outermost of all: bad input never reaches the rest, and any other error is a 500
-    # answered without dropping the connection
     app.add_middleware(InputGuard)
     app.add_exception_handler(405, method_not_allowed)
     for router in ROUTERS:
