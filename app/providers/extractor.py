@@ -97,7 +97,7 @@ def build_extractor(
 ) -> Extractor:
     """The configured extractor: "rules" (default, offline) or "llm" (needs `base_url`)."""
     if kind == "rules":
-        from app.providers.extract_rules import RuleExtractor
+        from app.providers.rules import RuleExtractor
 
         return RuleExtractor()
     if kind == "llm":
