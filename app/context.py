@@ -1,4 +1,7 @@
-"""The long-lived services of a process (pool, Redis, queue, embedder), built once."""
+"""The long-lived services of a process (pool, Redis, queue, embedder), built once.
+
+The API's lifespan and the worker's startup both build them here (`build_context`).
+"""
 
 from __future__ import annotations
 
@@ -8,18 +11,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
+from arq import create_pool as create_arq_pool
 from redis.asyncio import Redis
 
+from app.auth import load_secret
 from app.config import Settings, policy_defaults
 from app.memory.policy import Policy, effective_policy
+from app.providers.embedders import Embedder, build_embedder
+from app.providers.extract_llm import LLMExtractor, LLMSummarizer
+from app.providers.judge import LLMJudge
+from app.queue import redis_settings
 from app.store import policies as policies_store
+from app.store.db import create_pool
 
 if TYPE_CHECKING:
     from arq.connections import ArqRedis
 
-    from app.providers.embedders import Embedder
-    from app.providers.extract_llm import LLMSummarizer
-    from app.providers.judge import LLMJudge
     from app.recall import RecallLog
 
 
@@ -71,3 +78,73 @@ class AppContext:
     key_cache: dict[str, tuple[float, Any]] = field(default_factory=dict)
     # key id → (tokens, last refill): the per-key rate limit's buckets
     buckets: dict[uuid.UUID, tuple[float, float]] = field(default_factory=dict)
+
+
+def embedder_from_settings(settings: Settings) -> Embedder:
+    if settings.embedder == "openai":
+        if not settings.embed_base_url or not settings.embed_model:
+            raise RuntimeError("MEMGATE_EMBEDDER=openai needs MEMGATE_EMBED_BASE_URL and _MODEL")
+        return build_embedder(
+            "openai",
+            base_url=settings.embed_base_url,
+            model=settings.embed_model,
+            api_key=settings.embed_api_key,
+        )
+    return build_embedder(settings.embedder)
+
+
+async def build_context(settings: Settings, *, with_embedder: bool = True) -> AppContext:
+    if not settings.database_url or not settings.redis_url:
+        raise RuntimeError(
+            "DATABASE_URL and REDIS_URL must be set (make run starts the embedded stack for you)"
+        )
+    pool = await create_pool(
+        settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
+    )
+    redis = Redis.from_url(settings.redis_url)
+    ctx = AppContext(
+        settings=settings,
+        pool=pool,
+        redis=redis,
+        secret=load_secret(settings.secret, settings.data_dir),
+        policies=PolicyCache(settings),
+    )
+    ctx.arq = await create_arq_pool(redis_settings(settings.redis_url))
+    if settings.llm_base_url:
+        ctx.summarizer = LLMSummarizer(
+            LLMExtractor(
+                base_url=settings.llm_base_url,
+                api_key=settings.llm_api_key,
+                model=settings.llm_model,
+                timeout_s=settings.llm_timeout_s,
+                concurrency=settings.llm_concurrency,
+                max_retries=1,  # a close waits for it: fail fast to the extractive summary
+            )
+        )
+        ctx.judge = LLMJudge(  # a write waits for it: one attempt, the policy's timeout
+            LLMExtractor(
+                base_url=settings.llm_base_url,
+                api_key=settings.llm_api_key,
+                model=settings.llm_model,
+                timeout_s=settings.llm_timeout_s,
+                concurrency=settings.llm_concurrency,
+                max_retries=0,
+            )
+        )
+    if with_embedder:
+        ctx.embedder = embedder_from_settings(settings)
+        await ctx.embedder.warmup()
+    return ctx
+
+
+async def close_context(ctx: AppContext) -> None:
+    if ctx.arq is not None:
+        await ctx.arq.aclose()
+    if ctx.embedder is not None:
+        await ctx.embedder.aclose()
+    if ctx.summarizer is not None:
+        await ctx.summarizer.aclose()
+    if ctx.judge is not None:
+        await ctx.judge.aclose()
+    await ctx.redis.aclose()
+    await ctx.pool.close()

@@ -122,8 +122,8 @@ def write_candidate(case: dict[str, Any]) -> Candidate:
 
 def conversation_candidates(case: dict[str, Any]) -> list[Candidate]:
     """What the rule extractor proposes for the case's turns (as the worker does)."""
-    from app.providers.extract_rules import RuleExtractor
     from app.providers.extractor import Turn, assign_turn_ids
+    from app.providers.rules import RuleExtractor
     from evals.gate_corpus import turns_of
 
     turns = assign_turn_ids(

@@ -5,11 +5,9 @@ from __future__ import annotations
 import uuid
 
 from app.cleanup import filter_from_json, run_cleanup
-from app.queue import CLEANUP
-from workers.jobs import JobResult, JobRun, register
+from workers.jobs import JobResult, JobRun
 
 
-@register(CLEANUP)
 async def handle_cleanup(run: JobRun) -> JobResult:
     p = run.payload
     result = await run_cleanup(

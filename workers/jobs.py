@@ -1,7 +1,8 @@
 """The job framework: one arq function runs one row of the jobs table (SPEC §5, §12 "Jobs").
 
 `run_job` loads the row in its tenant, skips it when already finished, marks it running,
-dispatches to the handler registered for its `kind`, and records the outcome. A handler
+dispatches to the handler of its `kind` (the map in workers/settings.py, which the
+worker's startup puts in arq's `ctx["handlers"]`), and records the outcome. A handler
 does its writes inside `run.finishing()`: the same transaction marks the job done, and it
 starts by locking the job row, so a job retried after a crash (or delivered twice) either
 committed everything once or nothing at all.
@@ -19,7 +20,7 @@ import asyncio
 import logging
 import random
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -92,17 +93,6 @@ class JobRun:
 
 
 Handler = Callable[[JobRun], Awaitable[JobResult]]
-HANDLERS: dict[str, Handler] = {}
-
-
-def register(kind: str) -> Callable[[Handler], Handler]:
-    """Register the handler of one job kind (`@register("observe")`)."""
-
-    def deco(fn: Handler) -> Handler:
-        HANDLERS[kind] = fn
-        return fn
-
-    return deco
 
 
 def retry_backoff_s(attempt: int, base_s: float) -> float:
@@ -146,6 +136,7 @@ async def run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
 
 async def _run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
     app: AppContext = ctx["app"]
+    handlers: Mapping[str, Handler] = ctx.get("handlers") or {}
     settings = app.settings
     jid, tid = uuid.UUID(job_id), uuid.UUID(tenant_id)
     max_tries = settings.job_max_tries
@@ -172,7 +163,7 @@ async def _run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
         await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="failed")
         return "failed"
 
-    handler = HANDLERS.get(kind)
+    handler = handlers.get(kind)
     if handler is None:
         async with tenant_tx(app.pool, tid) as conn:
             await jobs_store.mark_failed(conn, tid, jid, clock.now(), f"unknown job kind {kind!r}")

@@ -20,7 +20,7 @@ from app.providers.extractor import Extractor, Turn, assign_turn_ids, extractor_
 from app.queue import OBSERVE
 from app.store.db import tenant_tx
 from app.writer import guard_user, record_interaction, submit_extracted
-from workers.jobs import JobResult, JobRun, register
+from workers.jobs import JobResult, JobRun
 
 KIND = OBSERVE
 
@@ -67,7 +67,6 @@ def turns_of(payload: dict[str, Any], job_id: uuid.UUID) -> list[Turn]:
     return assign_turn_ids(turns, request_key=str(job_id))
 
 
-@register(KIND)
 async def handle_observe(run: JobRun) -> JobResult:
     app, payload = run.app, run.payload
     user_id = run.user_id or payload["user_id"]

@@ -23,7 +23,7 @@ from app.queue import REEMBED, enqueue
 from app.store import jobs as jobs_store
 from app.store import reembed as store
 from app.store.db import tenant_tx
-from workers.jobs import JobResult, JobRun, register
+from workers.jobs import JobResult, JobRun
 
 log = logging.getLogger("memgate.reembed")
 
@@ -93,7 +93,6 @@ def target_embedder(ctx: AppContext, payload: dict[str, Any]) -> Embedder:
     return embedder
 
 
-@register(KIND)
 async def handle_reembed(run: JobRun) -> JobResult:
     """Job handler for kind "reembed" (payload {"model": <embedding model name>})."""
     app = run.app

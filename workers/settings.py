@@ -1,21 +1,30 @@
-"""arq WorkerSettings: the worker's context, its job function and its cron schedule."""
+"""arq WorkerSettings: the worker's context, its job handlers and its cron schedule."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import workers.cleanup  # registers the "cleanup" job handler
-import workers.observe  # registers the "observe" job handler
-import workers.reembed  # noqa: F401  (registers the "reembed" job handler)
 from app.config import get_settings
+from app.context import build_context, close_context
 from app.logs import configure_logging
-from app.main import build_context, close_context
 from app.metrics import count_in_redis
-from app.queue import QUEUE_NAME, redis_settings
-from workers.jobs import ARQ_EXTRA_TRIES, run_job
+from app.queue import CLEANUP, OBSERVE, QUEUE_NAME, REEMBED, redis_settings
+from workers.cleanup import handle_cleanup
+from workers.jobs import ARQ_EXTRA_TRIES, Handler, run_job
 from workers.maintenance import cron_jobs
+from workers.observe import handle_observe
+from workers.reembed import handle_reembed
 from workers.relay import Relay
 from workers.sessions import cron_jobs as session_cron_jobs
+
+# Every job kind (jobs.kind) and the one function that runs it. run_job dispatches through
+# this map; a job of a kind missing here fails ("unknown job kind").
+# tests/unit/test_job_kinds.py checks it against the kinds the code inserts.
+HANDLERS: dict[str, Handler] = {
+    OBSERVE: handle_observe,
+    REEMBED: handle_reembed,
+    CLEANUP: handle_cleanup,
+}
 
 _settings = get_settings()
 
@@ -23,6 +32,7 @@ _settings = get_settings()
 async def startup(ctx: dict[str, Any]) -> None:
     configure_logging(_settings.log_level)
     ctx["app"] = await build_context(_settings)
+    ctx["handlers"] = HANDLERS
     count_in_redis(ctx["app"].redis)  # this process's counts reach the API's /metrics
     # The outbox relay lives in every worker: jobs the API could not enqueue still run.
     ctx["relay"] = Relay(ctx["app"])

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
-import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.asgi import send_json
 from app.api.middleware import MAX_BODY_BYTES
 from app.api.validation import InputError, parse_json, text_problem
 from app.errors import error_body
@@ -43,21 +42,6 @@ class _Refused(Exception):
     def __init__(self, status: int, code: str, message: str, loc: list[str]) -> None:
         super().__init__(message)
         self.status, self.code, self.message, self.loc = status, code, message, loc
-
-
-async def _answer(send: Send, status: int, body: dict[str, Any]) -> None:
-    data = orjson.dumps(body)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(data)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": data})
 
 
 def _invalid(message: str, loc: list[str]) -> _Refused:
@@ -135,7 +119,9 @@ class InputGuard:
                 receive = await self._checked_body(scope, receive)
         except _Refused as refused:
             details = {"fields": [{"loc": refused.loc, "msg": refused.message}]}
-            await _answer(send, refused.status, error_body(refused.code, refused.message, details))
+            await send_json(
+                send, refused.status, error_body(refused.code, refused.message, details), []
+            )
             return
         except _Disconnected:
             return  # the client left before its body was complete: nothing to answer
@@ -148,7 +134,7 @@ class InputGuard:
                 "unhandled error in %s %s: %s", scope["method"], route, describe_exception(exc)
             )
             if not state["started"]:
-                await _answer(send, 500, error_body("internal", "internal error"))
+                await send_json(send, 500, error_body("internal", "internal error"), [])
             elif not state["complete"]:
                 raise  # a half-sent answer: only closing the connection ends it
 

@@ -33,6 +33,7 @@ import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import clock
+from app.api.asgi import header, send_json
 from app.api.deps import resolve_principal
 from app.auth import Principal
 from app.context import AppContext
@@ -51,20 +52,6 @@ SECRET_FIELDS = ("key", "token")
 # may be deleted meanwhile, and replaying it would bring their text back).
 UNSTORED_ROUTES = frozenset({("POST", "/v1/users/{user_id}/recall")})
 _USER_PATH = re.compile(r"^/v1/users/([^/]+)/")
-
-
-def header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key == name:
-            return str(value.decode("latin-1"))
-    return None
-
-
-async def send_json(send: Send, status: int, body: Any, extra: list[tuple[bytes, bytes]]) -> None:
-    data = body.encode() if isinstance(body, str) else orjson.dumps(body)
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers + extra})
-    await send({"type": "http.response.body", "body": data})
 
 
 class BodyTooLarge(Exception):

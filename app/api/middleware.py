@@ -1,6 +1,7 @@
-"""ASGI middleware: body size limit, request metrics and logs, trace id, test clock.
-
-Idempotency is its own middleware, inside this one (app/api/idempotency.py).
+"""The pure-ASGI middlewares around the routes, one concern each: trace id with metrics and
+the request log line, body size limit, test clock. app/main.py composes them (and says in
+which order); idempotency is its own (app/api/idempotency.py), the input guard too
+(app/api/guard.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import clock
-from app.api.idempotency import header, send_json
+from app.api.asgi import header, send_json
 from app.errors import SecretInIdentifier, error_body
 from app.memory.screening import identifier_holds_secret
 from app.metrics import REQUEST_LATENCY
@@ -26,7 +27,10 @@ _TRACE_ID = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
 _QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
-class MemgateMiddleware:
+class TraceMiddleware:
+    """One trace id per request, bound to its log lines and echoed in the answer; the
+    request's latency metric and its log line, whatever answered it."""
+
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
@@ -36,10 +40,9 @@ class MemgateMiddleware:
             return
         started = time.perf_counter()
         status_holder = {"status": 500}
-        # One trace id per request: the caller's X-Trace-Id, else a new one. It is bound to
-        # every log line of the request and echoed in the response.
+        # The caller's X-Trace-Id, else a new one. One that holds a secret is refused
+        # below, and never bound or echoed.
         given = header(scope, b"x-trace-id")
-        # One that holds a secret is refused below, and never bound or echoed.
         refused = bool(given) and identifier_holds_secret(given or "")
         trace_id = (
             given if given and not refused and _TRACE_ID.fullmatch(given) else uuid.uuid4().hex
@@ -54,32 +57,14 @@ class MemgateMiddleware:
                 message["headers"] = [*message["headers"], (b"x-trace-id", trace_id.encode())]
             await send(message)
 
-        token = None
-        pinned = header(scope, b"x-memgate-now")
-        if pinned and clock.test_clock_enabled():
-            try:
-                token = clock.set_request_now(datetime.fromisoformat(pinned))
-            except ValueError:
-                token = None
         try:
             if refused:
                 await send_json(send_wrapper, SecretInIdentifier.status, error_body(
                     SecretInIdentifier.code, "the X-Trace-Id header holds a secret",
                     {"fields": [{"loc": ["header", "x-trace-id"]}]}), [])
                 return
-            length = header(scope, b"content-length")
-            if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
-                await send_json(
-                    send_wrapper,
-                    413,
-                    error_body("payload_too_large", f"body over {MAX_BODY_BYTES} bytes"),
-                    [],
-                )
-                return
             await self.app(scope, receive, send_wrapper)
         finally:
-            if token is not None:
-                clock.reset_request_now(token)
             route = scope.get("route")
             path = getattr(route, "path", None) or "unmatched"
             elapsed = time.perf_counter() - started
@@ -91,3 +76,50 @@ class MemgateMiddleware:
                     extra={"status": status},
                 )
             structlog.contextvars.unbind_contextvars("trace_id")
+
+
+class BodyLimitMiddleware:
+    """413 for a request whose Content-Length is over the limit, before anything reads it.
+    A body that streams past the limit without one is cut by whatever reads it (the input
+    guard, idempotency)."""
+
+    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            length = header(scope, b"content-length")
+            if length and length.isdigit() and int(length) > self.max_body:
+                await send_json(
+                    send,
+                    413,
+                    error_body("payload_too_large", f"body over {self.max_body} bytes"),
+                    [],
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+class TestClockMiddleware:
+    """X-Memgate-Now pins "now" for one request, when the test clock is enabled
+    (MEMGATE_ENV=test); otherwise the header is ignored."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        pinned = header(scope, b"x-memgate-now") if scope["type"] == "http" else None
+        token = None
+        if pinned and clock.test_clock_enabled():
+            try:
+                token = clock.set_request_now(datetime.fromisoformat(pinned))
+            except ValueError:
+                token = None
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            if token is not None:
+                clock.reset_request_now(token)

@@ -1,6 +1,6 @@
 """Ordinary preferences, habits, traits and response-style requests (SPEC §5).
 
-The rule extractor (`extract_rules`) knows a table of typed facts (allergies, formats,
+The rule extractor (`rules`) knows a table of typed facts (allergies, formats,
 names, …). What users say about themselves is wider than that table: "I prefer dark mode
 in every editor", "我是夜猫子", "my thesis is about adversarial prompts", "please keep
 answers under 200 words". This module holds the general patterns for those, in three

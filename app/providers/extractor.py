@@ -1,6 +1,6 @@
 """The extractor interface: conversation turns in, structured candidates out (SPEC §5).
 
-Two implementations feed the same gate: the offline rule extractor (`extract_rules`) and
+Two implementations feed the same gate: the offline rule extractor (`rules`) and
 an LLM extractor over an OpenAI-compatible chat endpoint (`extract_llm`). Both read user
 turns only and return at most `max_candidates_per_turn` candidates per turn, each with
 `origin=extracted`, the turn id and the user's own words as evidence.
@@ -97,7 +97,7 @@ def build_extractor(
 ) -> Extractor:
     """The configured extractor: "rules" (default, offline) or "llm" (needs `base_url`)."""
     if kind == "rules":
-        from app.providers.extract_rules import RuleExtractor
+        from app.providers.rules import RuleExtractor
 
         return RuleExtractor()
     if kind == "llm":

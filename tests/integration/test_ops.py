@@ -123,8 +123,8 @@ async def test_large_run_becomes_a_job(
     client: httpx.AsyncClient, tenant: Tenant, app: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import app.api.ops as ops_api
-    import workers.cleanup  # noqa: F401  (registers the "cleanup" handler, as a worker does)
     from workers.jobs import run_job
+    from workers.settings import HANDLERS
 
     await seed(client, tenant)
     monkeypatch.setattr(ops_api, "LARGE_RUN", 2)
@@ -134,7 +134,8 @@ async def test_large_run_becomes_a_job(
     assert r.status_code == 202, r.text
     job_id = r.json()["job_id"]
     assert r.json()["total"] == 5
-    assert await run_job({"app": app.state.ctx}, job_id, str(tenant.id)) == "done"
+    worker_ctx = {"app": app.state.ctx, "handlers": HANDLERS}
+    assert await run_job(worker_ctx, job_id, str(tenant.id)) == "done"
     job = (await client.get(f"/v1/jobs/{job_id}", headers=tenant.h())).json()
     assert job["state"] == "done"
     left = await client.post("/v1/ops/cleanup", json={"action": "delete", "filter": {}},

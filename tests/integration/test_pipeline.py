@@ -23,7 +23,6 @@ import orjson
 import pytest
 from arq.worker import Worker
 
-import workers.observe  # noqa: F401  (registers the observe handler)
 from app import clock
 from app.context import AppContext
 from app.queue import QUEUE_NAME, redis_settings
@@ -31,6 +30,7 @@ from tests.conftest import Tenant
 from workers import maintenance
 from workers.jobs import ARQ_EXTRA_TRIES, run_job
 from workers.relay import Relay
+from workers.settings import HANDLERS
 
 # ---------------------------------------------------------------------------------------
 # Harness (also used by test_jobs_faults.py)
@@ -45,7 +45,7 @@ async def running_worker(
         functions=[run_job],  # type: ignore[list-item]
         redis_settings=redis_settings(app_ctx.settings.redis_url or ""),
         queue_name=QUEUE_NAME,
-        ctx={"app": app_ctx},
+        ctx={"app": app_ctx, "handlers": HANDLERS},
         handle_signals=False,
         poll_delay=0.05,
         max_tries=app_ctx.settings.job_max_tries + ARQ_EXTRA_TRIES,

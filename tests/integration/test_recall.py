@@ -14,6 +14,7 @@ import asyncpg
 import httpx
 import pytest
 
+from app.context import AppContext
 from app.memory.packing import HEADER, count_tokens
 from app.providers.embedders import OpenAIEmbedder
 from app.store import jobs as jobs_store
@@ -24,6 +25,7 @@ from tests.conftest import Tenant
 from tests.fakes.openai_fake import OpenAIFake
 from workers import reembed as reembed_worker
 from workers.jobs import run_job
+from workers.settings import HANDLERS
 
 SRC_USER = {"kind": "user_message"}
 SRC_EXPLICIT = {"kind": "explicit_instruction"}
@@ -81,6 +83,11 @@ async def recall(
     assert res.status_code == status, res.text
     out: dict[str, Any] = res.json()
     return out
+
+
+def worker_ctx(ctx: AppContext) -> dict[str, Any]:
+    """arq's ctx as the worker's startup builds it."""
+    return {"app": ctx, "handlers": HANDLERS}
 
 
 def ids(result: dict[str, Any]) -> list[str]:
@@ -768,7 +775,7 @@ async def test_reembed_keeps_recall_answering_and_switches_when_done(
             assert "keyword" in out["facts"][0]["channels"]
 
             # The job, through the job framework, finishes the rest.
-            assert await run_job({"app": ctx}, str(job_id), str(tenant.id)) == "done"
+            assert await run_job(worker_ctx(ctx), str(job_id), str(tenant.id)) == "done"
             assert await models() == {new.model: 7}
             async with owner_db.acquire() as conn:
                 job = await conn.fetchrow("SELECT state, result FROM jobs WHERE id = $1", job_id)
@@ -793,7 +800,7 @@ async def test_reembed_keeps_recall_answering_and_switches_when_done(
                 other = await jobs_store.insert(
                     conn, tenant.id, "reembed", {"model": "x"}, datetime.now(UTC)
                 )
-            assert await run_job({"app": ctx}, str(other), str(tenant.id)) == "failed"
+            assert await run_job(worker_ctx(ctx), str(other), str(tenant.id)) == "failed"
         finally:
             ctx.embedder = original
             await new.aclose()
@@ -821,7 +828,7 @@ async def test_reembed_too_large_for_one_slice_continues_in_a_new_job(
             job_id = res.json()["job_id"]
             chain = [job_id]
             for _ in range(5):
-                assert await run_job({"app": ctx}, job_id, str(tenant.id)) == "done"
+                assert await run_job(worker_ctx(ctx), job_id, str(tenant.id)) == "done"
                 async with owner_db.acquire() as conn:
                     raw = await conn.fetchval(
                         "SELECT result FROM jobs WHERE id = $1", uuid.UUID(job_id)

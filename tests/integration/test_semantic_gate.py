@@ -184,8 +184,8 @@ async def test_another_embedder_means_rules_only(
 async def test_conversation_decisions_are_explained(
     client: httpx.AsyncClient, tenant: Tenant, app: Any
 ) -> None:
-    import workers.observe  # noqa: F401  (registers the observe handler)
     from workers.jobs import run_job
+    from workers.settings import HANDLERS
 
     r = await client.post(
         "/v1/users/conv-1/observations",
@@ -193,7 +193,8 @@ async def test_conversation_decisions_are_explained(
         headers=tenant.h())
     assert r.status_code == 202, r.text
     job_id = r.json()["job_id"]
-    assert await run_job({"app": app.state.ctx}, str(job_id), str(tenant.id)) == "done"
+    worker_ctx = {"app": app.state.ctx, "handlers": HANDLERS}
+    assert await run_job(worker_ctx, str(job_id), str(tenant.id)) == "done"
     job = (await client.get(f"/v1/jobs/{job_id}", headers=tenant.h())).json()
     rejected = [d for d in job["decisions"] if d["decision"] == "rejected"]
     assert rejected and rejected[0]["reason"] == "prompt_injection", job

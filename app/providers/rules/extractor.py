@@ -1,0 +1,236 @@
+"""`RuleExtractor`: user turns → candidates, sentence by sentence (`extract_sentence`).
+
+To extend: add a matcher function to `_MATCHERS` and a few rows to the unit test table
+(tests/unit/test_extract_rules.py)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from app.memory.model import Candidate, FactType, Origin, SourceKind
+from app.memory.text import detect_lang, nfkc, split_sentences
+from app.providers import extract_prefs
+from app.providers.extractor import MAX_EVIDENCE_CHARS, MAX_STATEMENT_CHARS, Turn, cap_per_turn
+from app.providers.rules.bilingual import carrier, tech
+from app.providers.rules.en import (
+    allergy_en,
+    constraint_en,
+    cuisine_en,
+    diet_en,
+    format_en,
+    language_en,
+    name_en,
+    spoken_en,
+    where_en,
+)
+from app.providers.rules.hits import CONF_EXPLICIT, Hit, Matcher
+from app.providers.rules.instructions import GROUP_MARKER, peel_instruction
+from app.providers.rules.screening import FILLER, HEDGE_EN, HEDGE_ZH, is_sarcastic, screen
+from app.providers.rules.text import TRAILING_PUNCT, third_person_en
+from app.providers.rules.zh import (
+    allergy_zh,
+    constraint_zh,
+    cuisine_zh,
+    diet_zh,
+    format_zh,
+    language_zh,
+    name_zh,
+    spoken_zh,
+    where_zh,
+)
+
+HEDGE_PENALTY = 0.25
+MIN_CONFIDENCE = 0.5
+
+# Predicates that hold many values (config/policy.yaml); the others keep one per turn.
+_MANY = frozenset(
+    {"allergy", "dietary_restriction", "communication_constraint", "tech_stack", "language_spoken"}
+)
+
+
+_MATCHERS: tuple[Matcher, ...] = (
+    constraint_zh,
+    constraint_en,
+    allergy_zh,
+    allergy_en,
+    diet_zh,
+    diet_en,
+    format_zh,
+    format_en,
+    language_zh,
+    language_en,
+    spoken_zh,
+    spoken_en,
+    carrier,
+    cuisine_zh,
+    cuisine_en,
+    tech,
+    name_zh,
+    name_en,
+    where_zh,
+    where_en,
+)
+
+
+def _free_statement(body: str) -> Hit | None:
+    """An explicit "remember X" that no rule understood: kept as a free semantic statement."""
+    body = TRAILING_PUNCT.sub("", body).strip()
+    if len(body) < 2 or re.match(r"(?i)^to\s", body):
+        return None  # "remember to buy milk" is a task, not a memory
+    if detect_lang(body) == "zh":
+        if body.startswith("我"):
+            statement = body.replace("我的", "用户的").replace("我", "用户")
+        else:
+            statement = f"用户要求记住：{body}"
+    else:
+        statement = third_person_en(body)
+    return Hit(FactType.SEMANTIC, None, body, statement, CONF_EXPLICIT)
+
+
+def _prefs(
+    matchers: Sequence[extract_prefs.PrefMatcher], body: str, found: Sequence[Hit]
+) -> list[Hit]:
+    """The general patterns' hits (extract_prefs), minus values a typed rule already has."""
+    seen = {(h.predicate, str(h.value)) for h in found}
+    out = []
+    for matcher in matchers:
+        for p in matcher(body):
+            if (p.predicate, p.value) not in seen:
+                seen.add((p.predicate, p.value))
+                out.append(Hit(p.type, p.predicate, p.value, p.statement, p.confidence))
+    return out
+
+
+def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[list[Hit], bool]:
+    """Hits in one sentence, and whether it was an explicit instruction (SPEC §5)."""
+    s = nfkc(sentence).strip()
+    s = FILLER.sub("", s)
+    if not TRAILING_PUNCT.sub("", s):
+        return [], False
+    screened = screen(s)
+    if screened is None:
+        return [], False
+    instruction = peel_instruction(screened)
+    explicit = instruction.explicit or force_explicit
+    body = instruction.body
+    if not body or (instruction.explicit and GROUP_MARKER.match(body)):
+        return [], explicit
+    # "remember that from now on …": the rules read what follows the second prefix too
+    inner = peel_instruction(body).body if instruction.remember else body
+    inner = inner or body
+    hits: list[Hit] = []
+    for matcher in _MATCHERS:
+        hits.extend(matcher(inner))
+    hits.extend(_prefs(extract_prefs.TYPED, inner, hits))
+    if explicit:
+        # bare imperatives about the answers ("直接回答", "keep it short") are a rule only
+        # when the user made them one ("以后…", "from now on…", "记住…")
+        hits.extend(_prefs(extract_prefs.STANDING, inner, hits))
+    if not hits:
+        # no typed rule understood it: a first-person preference, habit, trait or
+        # attribute is kept as a free statement ("I prefer dark mode in every editor")
+        hits.extend(_prefs(extract_prefs.FALLBACK, inner, hits))
+    if not hits and instruction.explicit and instruction.remember:
+        free = _free_statement(body)
+        if free is not None:
+            hits.append(free)
+    hedged = bool(HEDGE_ZH.search(body) or HEDGE_EN.search(body))
+    out = []
+    for hit in hits:
+        conf = CONF_EXPLICIT if explicit or hit.standing else hit.confidence
+        if hedged:
+            conf -= HEDGE_PENALTY
+        if conf < MIN_CONFIDENCE:
+            continue
+        out.append(
+            Hit(
+                hit.type,
+                hit.predicate,
+                hit.value,
+                hit.statement[:MAX_STATEMENT_CHARS],
+                round(conf, 2),
+                explicit or hit.standing,
+            )
+        )
+    return out, explicit and bool(out)
+
+
+class RuleExtractor:
+    """The offline default: regular expressions and rjieba over user turns."""
+
+    name = "rules"
+
+    async def extract(
+        self,
+        turns: Sequence[Turn],
+        *,
+        user_id: str,
+        scope: str = "global",
+        max_candidates_per_turn: int = 3,
+    ) -> list[Candidate]:
+        return self.extract_sync(
+            turns, user_id=user_id, scope=scope, max_candidates_per_turn=max_candidates_per_turn
+        )
+
+    def extract_sync(
+        self,
+        turns: Sequence[Turn],
+        *,
+        user_id: str,
+        scope: str = "global",
+        max_candidates_per_turn: int = 3,
+    ) -> list[Candidate]:
+        """Pure CPU work, no I/O: callable from sync code and benchmarks."""
+        out: list[Candidate] = []
+        for turn in turns:
+            if turn.role != "user" or not turn.content:
+                continue  # the assistant's, system's and tools' words never become memories
+            out.extend(self._turn_candidates(turn, user_id=user_id, scope=scope))
+        return cap_per_turn(out, max_candidates_per_turn)
+
+    def _turn_candidates(self, turn: Turn, *, user_id: str, scope: str) -> list[Candidate]:
+        if is_sarcastic(turn.content):
+            return []
+        found: list[tuple[Hit, bool, str]] = []
+        group_explicit = False
+        for sentence in split_sentences(turn.content):
+            hits, explicit = extract_sentence(sentence, force_explicit=group_explicit)
+            if explicit and not hits:
+                # "请记住以下几点：" / "Remember this:" makes the next sentences explicit too.
+                group_explicit = True
+            found.extend((hit, hit.standing, sentence) for hit in hits)
+        return [
+            Candidate(
+                user_id=user_id,
+                type=hit.type,
+                statement=hit.statement,
+                value=hit.value,
+                predicate=hit.predicate,
+                scope=scope,
+                source_kind=SourceKind.EXPLICIT_INSTRUCTION
+                if explicit
+                else SourceKind.USER_MESSAGE,
+                turn_id=turn.turn_id,
+                evidence=sentence[:MAX_EVIDENCE_CHARS],
+                confidence=hit.confidence,
+                origin=Origin.EXTRACTED,
+            )
+            for hit, explicit, sentence in _dedupe(found)
+        ]
+
+
+def _dedupe(found: list[tuple[Hit, bool, str]]) -> list[tuple[Hit, bool, str]]:
+    """One hit per (predicate, value), one per single-valued predicate: most confident, last."""
+    best: dict[tuple[str | None, str], int] = {}
+    for index, (hit, _, _) in enumerate(found):
+        key = (
+            (hit.predicate, str(hit.value))
+            if hit.predicate in _MANY or hit.predicate is None
+            else (hit.predicate, "")
+        )
+        prev = best.get(key)
+        if prev is None or hit.confidence >= found[prev][0].confidence:
+            best[key] = index
+    keep = set(best.values())
+    return [item for index, item in enumerate(found) if index in keep]
