@@ -1,4 +1,5 @@
-"""API keys (`mgk_…`) and user tokens (`mgu_…`): minting, hashing, verifying (SPEC §2, §12).
+"""API keys (`mgk_…`) and user tokens (`mgu_…`): minting, hashing, verifying
+(docs/isolation.md#user-tokens, docs/isolation.md#keys-and-roles).
 
 Both are stored only as sha256 hashes. A user token is also signed (HMAC) and carries its
 tenant, user and expiry, so a forged or expired token is refused before any lookup.

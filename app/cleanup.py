@@ -1,4 +1,5 @@
-"""Operators' batch cleanup (SPEC §8, §12 "Deletion"): archive or delete by filter.
+"""Operators' batch cleanup (docs/api.md#endpoints, docs/lifecycle.md#deletion): archive or delete
+by filter.
 
 `run_cleanup` serves both the API (small runs, answered at once) and the "cleanup" job
 (workers/cleanup.py; large runs, 202 + job_id). It works in batches of BATCH rows, one
@@ -53,8 +54,14 @@ async def run_cleanup(
             else:
                 await ops_store.delete_facts(conn, tenant_id, rows, now)
             await ops_store.audit_batch(
-                conn, tenant_id, rows, action=action, candidate=flt.candidate, actor=actor,
-                actor_role=actor_role, now=now,
+                conn,
+                tenant_id,
+                rows,
+                action=action,
+                candidate=flt.candidate,
+                actor=actor,
+                actor_role=actor_role,
+                now=now,
             )
         for r in rows:
             by_user[r["user_id"]] = by_user.get(r["user_id"], 0) + 1
@@ -63,10 +70,19 @@ async def run_cleanup(
     total = sum(by_user.values())
     async with tenant_tx(app.pool, tenant_id) as conn:
         await audit.record(
-            conn, tenant_id, "cleanup", actor=actor, actor_role=actor_role, decision=action,
+            conn,
+            tenant_id,
+            "cleanup",
+            actor=actor,
+            actor_role=actor_role,
+            decision=action,
             policy_version=policy_version,
-            detail={"filter": _filter_json(flt), "total": total, "users": len(by_user),
-                    "job_id": str(job_id) if job_id else None},
+            detail={
+                "filter": _filter_json(flt),
+                "total": total,
+                "users": len(by_user),
+                "job_id": str(job_id) if job_id else None,
+            },
             at=now,
         )
     return {"total": total, "by_user": dict(sorted(by_user.items()))}
@@ -89,7 +105,10 @@ def filter_from_json(data: dict[str, Any]) -> ops_store.CleanupFilter:
 
 
 def job_payload(
-    flt: ops_store.CleanupFilter, action: str, actor: uuid.UUID | None, actor_role: str,
+    flt: ops_store.CleanupFilter,
+    action: str,
+    actor: uuid.UUID | None,
+    actor_role: str,
     policy_version: str,
 ) -> dict[str, Any]:
     return {

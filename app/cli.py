@@ -1,4 +1,4 @@
-"""Operator CLI: tenants and keys (SPEC §2, §12).
+"""Operator CLI: tenants and keys (docs/isolation.md#keys-and-roles).
 
     python -m app.cli create-tenant NAME          → tenant id (last line of stdout)
     python -m app.cli create-key --tenant ID --role agent|ops|admin [--scopes S ...]

@@ -1,4 +1,4 @@
-"""The one clock (SPEC §12 "Time in tests").
+"""The one clock (docs/architecture.md#time).
 
 Production reads real UTC time. With MEMGATE_ENV=test, a test may shift time for the
 whole process (MEMGATE_TEST_CLOCK_OFFSET seconds) or for one request (header

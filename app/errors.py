@@ -1,4 +1,5 @@
-"""Named errors and their one mapping to HTTP status + stable `code` (SPEC §8, §12).
+"""Named errors and their one mapping to HTTP status + stable `code` (docs/api.md#errors,
+docs/api.md#precise-semantics).
 
 Every 4xx/5xx body has the shape {"error": {"code", "message", "details"}}.
 """

@@ -101,4 +101,3 @@ def install_outage_handling(app: FastAPI) -> None:
     for exc_type in OUTAGE_ERRORS:
         app.add_exception_handler(exc_type, handler)
     app.add_middleware(OutageGuard)
-

@@ -1,6 +1,6 @@
 """Structured JSON logs (structlog) on stderr, with the request's trace_id when bound.
 
-Log lines carry ids, decisions and codes, never user text (SPEC §12 "Secrets never rest"):
+Log lines carry ids, decisions and codes, never user text (docs/gate.md#secrets-never-rest):
 an exception is logged as its type and frames, without its message (asyncpg, pydantic and
 json errors quote the values they failed on), uvicorn's own loggers go through the same
 handler, and a last processor redacts any secret that still reaches a line.
@@ -35,8 +35,11 @@ def describe_exception(exc: BaseException) -> str:
         seen.add(id(current))
         # memgate's own frames (where in our code), then the innermost one (what raised)
         stack = traceback.extract_tb(current.__traceback__)
-        ours = [f for f in stack[:-1] if f"{_SEP}app{_SEP}" in f.filename
-                or f"{_SEP}workers{_SEP}" in f.filename][-(_FRAMES - 1):]
+        ours = [
+            f
+            for f in stack[:-1]
+            if f"{_SEP}app{_SEP}" in f.filename or f"{_SEP}workers{_SEP}" in f.filename
+        ][-(_FRAMES - 1) :]
         where = " < ".join(
             f"{Path(f.filename).name}:{f.lineno} in {f.name}"
             for f in reversed([*ours, *stack[-1:]])
@@ -50,8 +53,10 @@ def describe_exception(exc: BaseException) -> str:
 def _exception_of(exc_info: Any) -> BaseException | None:
     if isinstance(exc_info, BaseException):
         return exc_info
-    if isinstance(exc_info, tuple) and len(exc_info) == 3 and isinstance(
-        exc_info[1], BaseException
+    if (
+        isinstance(exc_info, tuple)
+        and len(exc_info) == 3
+        and isinstance(exc_info[1], BaseException)
     ):
         return exc_info[1]
     if exc_info is True:

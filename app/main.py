@@ -29,9 +29,15 @@ from app.recall import RecallLog
 log = logging.getLogger("memgate.main")
 
 ROUTERS = [
-    health.router, admin.router, explain.router, facts.router, recall.router,
+    health.router,
+    admin.router,
+    explain.router,
+    facts.router,
+    recall.router,
     observations.router,
-    sessions.router, me.router, ops_api.router,
+    sessions.router,
+    me.router,
+    ops_api.router,
 ]
 
 

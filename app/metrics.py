@@ -1,4 +1,4 @@
-"""Prometheus metrics for the API and the workers (SPEC §11).
+"""Prometheus metrics for the API and the workers (docs/architecture.md#observability).
 
 The API's own metrics live in this process's registry. Workers run elsewhere (another
 process or container), so they count into a Redis hash that `/metrics` renders too:
@@ -76,8 +76,11 @@ def count_in_redis(redis: Redis | None) -> None:
 async def count_gate_decision(decision: str, reason: str, origin: str) -> None:
     if _worker_redis is not None:
         await worker_incr(
-            _worker_redis, "memgate_gate_decisions_worker_total",
-            decision=decision, reason=reason, origin=origin,
+            _worker_redis,
+            "memgate_gate_decisions_worker_total",
+            decision=decision,
+            reason=reason,
+            origin=origin,
         )
     else:
         GATE_DECISIONS.labels(decision, reason, origin).inc()

@@ -113,8 +113,12 @@ async def enqueue_many(
                     outcome.repaired += what == "repaired"
                 in_queue.setdefault(tenant_id, []).append(job_id)
     except (Exception, TimeoutError) as exc:  # Redis down: the outbox keeps the job
-        log.warning("enqueue failed after %d of %d jobs: %s",
-                    outcome.in_queue, len(jobs), type(exc).__name__)
+        log.warning(
+            "enqueue failed after %d of %d jobs: %s",
+            outcome.in_queue,
+            len(jobs),
+            type(exc).__name__,
+        )
     now = clock.now()
     try:
         for tenant_id, ids in in_queue.items():

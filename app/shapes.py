@@ -17,7 +17,7 @@ def _iso(value: datetime | None) -> str | None:
 
 
 def fact_json(row: Row) -> dict[str, Any]:
-    """The public shape of a fact (SPEC §3)."""
+    """The public shape of a fact (docs/data-model.md#the-fact)."""
     return {
         "id": str(row["id"]),
         "user_id": row["user_id"],

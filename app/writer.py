@@ -1,4 +1,5 @@
-"""The write path: one gated write in the caller's tenant transaction (SPEC §4, §5, §7).
+"""The write path: one gated write in the caller's tenant transaction (docs/gate.md,
+docs/extraction.md, docs/lifecycle.md#deletion).
 
 request/extraction → embed → screen (gate: rules and semantic classes) → lock subject →
 conflict pool → resolve (gate) → apply → audit. The candidate is embedded once, before
@@ -213,7 +214,8 @@ async def _audit_decision(
 async def record_interaction(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, now: datetime
 ) -> None:
-    """The user's last interaction (SPEC §12): it sets recall's freshness tier. Callers
+    """The user's last interaction (docs/tiers.md#last-interaction): it sets recall's freshness
+    tier. Callers
     hold the forget-me fence already (`guard_user` earlier in the same transaction)."""
     await users_store.upsert_state(conn, tenant_id, user_id, now, interaction_at=now)
 
@@ -346,8 +348,11 @@ async def _screen(
     screened = await _judged_screening(ctx, c, rights, policy, tombstoned, embedded)
     if screened is not None and screened.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, screened.reason, detail=dict(screened.detail))
-        detail = {**(_gate_detail(policy, embedded) if embedded is not None else {}),
-                  **screened.detail, **(audit_detail or {})}
+        detail = {
+            **(_gate_detail(policy, embedded) if embedded is not None else {}),
+            **screened.detail,
+            **(audit_detail or {}),
+        }
         await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, detail)
         return outcome, screened
     return None, screened
@@ -454,15 +459,21 @@ async def write(
             reason=screened.reason,
             sensitivity=screened.sensitivity,
         )
-        outcome = WriteOutcome(Decision.PENDING, screened.reason, candidate_id=cand["id"],
-                               detail=dict(screened.detail))
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now,
-                              {**screened.detail, **gate_detail})
+        outcome = WriteOutcome(
+            Decision.PENDING, screened.reason, candidate_id=cand["id"], detail=dict(screened.detail)
+        )
+        await _audit_decision(
+            conn, tenant_id, rights, c, outcome, policy, now, {**screened.detail, **gate_detail}
+        )
         return outcome
 
     vector, model = embedded.vector, embedded.model
-    if vector is None and reuse is not None and reuse[0] is not None \
-            and _current_model(ctx, reuse[1]):
+    if (
+        vector is None
+        and reuse is not None
+        and reuse[0] is not None
+        and _current_model(ctx, reuse[1])
+    ):
         vector, model = reuse  # a pooled candidate's vector: not embedded again
     if vector is None:  # the rules alone screened it: embed the statement now
         vector, model = await _embed(ctx, c.statement)
@@ -490,8 +501,9 @@ async def write(
     result = gate.resolve(c, existing, policy, now)
     if result.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, result.reason)
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now,
-                              {**result.detail, **gate_detail})
+        await _audit_decision(
+            conn, tenant_id, rights, c, outcome, policy, now, {**result.detail, **gate_detail}
+        )
         return outcome
 
     for update in result.updates:
@@ -646,8 +658,9 @@ async def _insert_version(
         valid_to=c.valid_to,
     )
     outcome = WriteOutcome(Decision.SUPERSEDED, fact=fact_json(row), superseded=[str(old["id"])])
-    await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now,
-                          _gate_detail(policy, embedded))
+    await _audit_decision(
+        conn, tenant_id, rights, c, outcome, policy, now, _gate_detail(policy, embedded)
+    )
     if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION:
         await record_interaction(conn, tenant_id, c.user_id, now)
     return outcome
@@ -663,7 +676,8 @@ async def delete_fact(
     action: str = "delete",
     policy_version: str | None = None,
 ) -> list[uuid.UUID]:
-    """Tombstone the fact's content and erase its whole version chain (SPEC §7, §12).
+    """Tombstone the fact's content and erase its whole version chain (docs/lifecycle.md#deletion,
+    docs/lifecycle.md#tombstones).
 
     Under the lineage lock: a correction that committed first is part of the chain and
     goes too; one that waits for the lock finds the version deleted (409)."""
@@ -713,7 +727,8 @@ async def submit_extracted(
     now: datetime,
     turn_key: str,
 ) -> WriteOutcome:
-    """An extracted candidate: gated, then pooled or written as `extract.mode` says (SPEC §5).
+    """An extracted candidate: gated, then pooled or written as `extract.mode` says
+    (docs/extraction.md#the-candidate-pool).
 
     Explicit instructions ("记住…") and `direct` mode write at once (still gated); in
     `candidate` mode the pool counts distinct turns and promotes at min_observations.
@@ -730,8 +745,11 @@ async def submit_extracted(
     await guard_user(conn, tenant_id, c.user_id, now)
     # a repeat in the same words: its candidate's vector serves the semantic screening
     same_words = await cand_store.pending_by_key(conn, tenant_id, c)
-    stored = (await cand_store.embedding_of(conn, tenant_id, same_words["id"])
-              if same_words is not None else None)
+    stored = (
+        await cand_store.embedding_of(conn, tenant_id, same_words["id"])
+        if same_words is not None
+        else None
+    )
     embedded = await embed_candidate(ctx, c, policy, stored)
     rejected, screened = await _screen(ctx, conn, tenant_id, rights, c, policy, now, embedded)
     if rejected is not None:
@@ -783,7 +801,13 @@ async def submit_extracted(
         return await promote(ctx, conn, tenant_id, rights, row, policy, now, audit_detail=detail)
     outcome = WriteOutcome(Decision.PENDING, candidate_id=row["id"])
     await _audit_decision(
-        conn, tenant_id, rights, c, outcome, policy, now,
+        conn,
+        tenant_id,
+        rights,
+        c,
+        outcome,
+        policy,
+        now,
         {"observations": row["observations"], **detail, **_gate_detail(policy, embedded)},
     )
     return outcome
@@ -842,8 +866,11 @@ async def promote(
         c.consent = True
         c.source_kind = SourceKind.EXPLICIT_INSTRUCTION
     stored = await cand_store.embedding_of(conn, tenant_id, row["id"])
-    detail = {"candidate": str(row["id"]), "observations": row["observations"],
-              **(audit_detail or {})}
+    detail = {
+        "candidate": str(row["id"]),
+        "observations": row["observations"],
+        **(audit_detail or {}),
+    }
     outcome = await write(
         ctx, conn, tenant_id, rights, c, policy, now, reuse=stored, audit_detail=detail
     )

@@ -239,8 +239,9 @@ class Load:
         async with httpx.AsyncClient(
             base_url=self.url, headers=self.headers, timeout=REQUEST_TIMEOUT_S
         ) as client:
-            await asyncio.gather(*(self.observe(client, 99, k, f"chaos-burst-{k % 8}")
-                                   for k in range(n)))
+            await asyncio.gather(
+                *(self.observe(client, 99, k, f"chaos-burst-{k % 8}") for k in range(n))
+            )
 
     async def observe(self, client: httpx.AsyncClient, i: int, n: int, user: str) -> None:
         key = f"{self.scenario}-{i}-{n}-{uuid.uuid4().hex[:8]}"
@@ -274,9 +275,7 @@ class Load:
                         "statement": f"The chaos item {i}-{n} of the user is {n}",
                         "source": {"kind": "explicit_instruction"},
                     }
-                    res = await self._send(
-                        client, f"/v1/users/{user}/facts", body, key, {200, 201}
-                    )
+                    res = await self._send(client, f"/v1/users/{user}/facts", body, key, {200, 201})
                     if res is not None:
                         answer = res.json()
                         fact = answer.get("fact") or {}
@@ -319,9 +318,13 @@ async def wait_recovered(url: str, key: str, since: float, limit: float) -> floa
                     if not written:
                         res = await client.post(
                             "/v1/users/chaos-probe/facts",
-                            json={"type": "profile", "predicate": f"probe_{uuid.uuid4().hex[:8]}",
-                                  "value": 1, "statement": "a probe value of the user is 1",
-                                  "source": {"kind": "explicit_instruction"}},
+                            json={
+                                "type": "profile",
+                                "predicate": f"probe_{uuid.uuid4().hex[:8]}",
+                                "value": 1,
+                                "statement": "a probe value of the user is 1",
+                                "source": {"kind": "explicit_instruction"},
+                            },
                         )
                         written = res.status_code in (200, 201)
                     if written and job is None:
@@ -440,8 +443,9 @@ async def _active_facts(client: httpx.AsyncClient, user: str) -> list[dict[str, 
 
 def server_errors(errors: dict[str, int]) -> int:
     """Answers of 500 and the like: an outage must answer 503, never those."""
-    return sum(n for what, n in errors.items() if what.isdigit() and what.startswith("5")
-               and what != "503")
+    return sum(
+        n for what, n in errors.items() if what.isdigit() and what.startswith("5") and what != "503"
+    )
 
 
 async def scenario(stack: Supervised, name: str) -> tuple[str, bool]:
@@ -454,8 +458,11 @@ async def scenario(stack: Supervised, name: str) -> tuple[str, bool]:
         await wait_running(stack.url, stack.admin_key, load.ledger, time.monotonic() + 10)
     killed_at = time.monotonic()
     pid = await asyncio.to_thread(stack.kill, name)
-    print(f"chaos: {name}: killed pid {pid} ({len(load.ledger.jobs)} jobs acknowledged)",
-          file=sys.stderr, flush=True)
+    print(
+        f"chaos: {name}: killed pid {pid} ({len(load.ledger.jobs)} jobs acknowledged)",
+        file=sys.stderr,
+        flush=True,
+    )
     recovered = await wait_recovered(stack.url, stack.admin_key, killed_at, RECOVERY_LIMIT_S)
     fault_ended = time.monotonic()
     # recovered also means: the jobs acknowledged before the kill (those in flight in a
@@ -471,9 +478,7 @@ async def scenario(stack: Supervised, name: str) -> tuple[str, bool]:
     await asyncio.sleep(AFTER_RECOVERY_S)
     load.stop.set()
     await asyncio.wait_for(asyncio.gather(*clients), ACK_DEADLINE_S + REQUEST_TIMEOUT_S + 5)
-    counts = await verify(
-        stack.url, stack.admin_key, load.ledger, fault_ended + RECOVERY_LIMIT_S
-    )
+    counts = await verify(stack.url, stack.admin_key, load.ledger, fault_ended + RECOVERY_LIMIT_S)
     recovered_s = f"{recovered:.1f}" if recovered is not None else "never"
     line = (
         f"chaos: {name} acknowledged={load.ledger.acknowledged} lost={counts['lost']} "
@@ -483,11 +488,15 @@ async def scenario(stack: Supervised, name: str) -> tuple[str, bool]:
     print(
         f"chaos: {name}: writes={len(load.ledger.writes)} jobs={len(load.ledger.jobs)} "
         f"recalls={load.ledger.recalls} errors={dict(sorted(load.ledger.errors.items()))}",
-        file=sys.stderr, flush=True,
+        file=sys.stderr,
+        flush=True,
     )
     ok = (
-        recovered is not None and recovered <= RECOVERY_LIMIT_S and not any(counts.values())
-        and load.ledger.acknowledged > 0 and server_errors(load.ledger.errors) == 0
+        recovered is not None
+        and recovered <= RECOVERY_LIMIT_S
+        and not any(counts.values())
+        and load.ledger.acknowledged > 0
+        and server_errors(load.ledger.errors) == 0
     )
     return line, ok
 

@@ -50,8 +50,16 @@ def candidates() -> tuple[list[Candidate], int]:
         _walk(yaml.safe_load(path.read_text(encoding="utf-8")), items)
     from_eval = len(items)
     td = test_detectors
-    for table in (td.SECRETS, td.GOVERNMENT_IDS, td.PAYMENT_CARDS, td.NOT_IDS_OR_CARDS,
-                  td.INJECTIONS, td.THIRD_PARTY, td.OWN_DATA, td.ORDINARY):
+    for table in (
+        td.SECRETS,
+        td.GOVERNMENT_IDS,
+        td.PAYMENT_CARDS,
+        td.NOT_IDS_OR_CARDS,
+        td.INJECTIONS,
+        td.THIRD_PARTY,
+        td.OWN_DATA,
+        td.ORDINARY,
+    ):
         items += [{"statement": text} for _, text in table]
     items += [{"statement": text} for _, text, _ in test_disguises.DISGUISED]
     items += [{"statement": text} for _, text in test_disguises.BENIGN]
@@ -61,10 +69,15 @@ def candidates() -> tuple[list[Candidate], int]:
         evidence = " ".join(rng.choice(words) for _ in range(40))[:1900]
         items.append({"statement": "The user prefers tables", "evidence": evidence})
     out = [
-        Candidate(user_id="u", type=FactType.SEMANTIC, statement=it["statement"],
-                  value=it.get("value"), predicate=it.get("predicate"),
-                  source_kind=SourceKind.USER_MESSAGE,
-                  evidence=it.get("evidence") or (it.get("source") or {}).get("evidence"))
+        Candidate(
+            user_id="u",
+            type=FactType.SEMANTIC,
+            statement=it["statement"],
+            value=it.get("value"),
+            predicate=it.get("predicate"),
+            source_kind=SourceKind.USER_MESSAGE,
+            evidence=it.get("evidence") or (it.get("source") or {}).get("evidence"),
+        )
         for it in items
     ]
     return out, from_eval
@@ -76,8 +89,10 @@ def _quantiles(times: list[float]) -> str:
     def q(p: float) -> float:
         return times[int(p * (len(times) - 1))] * 1e3
 
-    return (f"p50={q(.5):.3f} ms p95={q(.95):.3f} ms p99={q(.99):.3f} ms "
-            f"max={times[-1] * 1e3:.3f} ms mean={statistics.mean(times) * 1e3:.3f} ms")
+    return (
+        f"p50={q(0.5):.3f} ms p95={q(0.95):.3f} ms p99={q(0.99):.3f} ms "
+        f"max={times[-1] * 1e3:.3f} ms mean={statistics.mean(times) * 1e3:.3f} ms"
+    )
 
 
 def _embeddings(cands: list[Candidate]) -> dict[str, list[float]]:
@@ -92,7 +107,8 @@ def _embeddings(cands: list[Candidate]) -> dict[str, list[float]]:
 
 def main() -> None:
     policy = Policy.model_validate(
-        yaml.safe_load((ROOT / "config" / "policy.yaml").read_text(encoding="utf-8")))
+        yaml.safe_load((ROOT / "config" / "policy.yaml").read_text(encoding="utf-8"))
+    )
     rights = KeyRights(key_id=uuid.uuid4(), role=Role.AGENT)
     cands, from_eval = candidates()
     by_text = _embeddings(cands)
@@ -102,8 +118,10 @@ def main() -> None:
         a = semantic.assess(segs, [by_text[s.text] for s in segs], semantic.MODEL)
         gate.screen(c, rights, policy, (), a)
 
-    for label, run in (("rules alone", lambda c: gate.screen(c, rights, policy, ())),
-                       ("rules + semantic", whole_gate)):
+    for label, run in (
+        ("rules alone", lambda c: gate.screen(c, rights, policy, ())),
+        ("rules + semantic", whole_gate),
+    ):
         for c in cands:
             run(c)
         times: list[float] = []
@@ -113,8 +131,10 @@ def main() -> None:
                 start = time.perf_counter()
                 run(c)
                 times.append(time.perf_counter() - start)
-        print(f"{label}: {len(cands)} candidates ({from_eval} from the eval data) x{ROUNDS}: "
-              f"{_quantiles(times)}")
+        print(
+            f"{label}: {len(cands)} candidates ({from_eval} from the eval data) x{ROUNDS}: "
+            f"{_quantiles(times)}"
+        )
 
 
 if __name__ == "__main__":

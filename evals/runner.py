@@ -4,11 +4,11 @@ What runs: a private embedded PostgreSQL+pgvector and Redis in a temp dir, the r
 FastAPI app in-process (its lifespan, httpx.ASGITransport) and a real arq worker on the
 same event loop, so observation jobs go through the outbox, the queue and the extractor
 exactly as in production. Every scenario is sent over HTTP; nothing calls the gate
-directly. Figures (seeds 000 §11, 001 §7, 002 §8/§H):
+directly. Figures (docs/architecture.md#evaluation):
 
 write path  precision, recall, bad-write escape rate by category, sensitive-write rate,
-            conflict-resolution accuracy per SPEC §4 rule, duplicate rate after the
-            consolidation sweep;
+            conflict-resolution accuracy per docs/conflicts.md#the-rules rule, duplicate rate after
+            the consolidation sweep;
 read path   precision@k, needed-memory recall@k, stale-use rate, cross-scope / cross-user
             / cross-tenant leakage (must be 0), tier correctness.
 
@@ -188,7 +188,8 @@ def _case_texts(case: dict[str, Any]) -> list[str]:
 
 
 def _needles(case: dict[str, Any]) -> list[str]:
-    """Raw fragments of a secret/ID/card that must not rest anywhere (SPEC §12)."""
+    """Raw fragments of a secret/ID/card that must not rest anywhere
+    (docs/gate.md#secrets-never-rest)."""
     texts = _case_texts(case)
     out = []
     for text in texts:
@@ -1157,8 +1158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _prepare_env(data_dir)
     started = datetime.now(UTC)
     t0 = time.monotonic()
-    run_cases = [c for c in corpus if gate_corpus.split_of(c["id"]) == "train"] \
-        if train_only else corpus
+    run_cases = (
+        [c for c in corpus if gate_corpus.split_of(c["id"]) == "train"] if train_only else corpus
+    )
     extra = [("gate_corpus", lambda h: gate_corpus.eval_gate_corpus(h, run_cases))]
     try:
         report = asyncio.run(run_suite(suite, data_dir, extra=extra))

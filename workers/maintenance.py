@@ -145,7 +145,8 @@ async def sweep_eviction(app: AppContext, now: datetime) -> int:
 
 
 async def sweep_purge(app: AppContext, now: datetime) -> int:
-    """Deleted facts: erase their words everywhere a copy may rest (SPEC §7, §12).
+    """Deleted facts: erase their words everywhere a copy may rest (docs/lifecycle.md#purge,
+    docs/lifecycle.md#deletion).
 
     The facts row is erased at deletion already; this reaches the copies: candidates the
     fact came from, audit details, recall-log entries and stored idempotent answers.
@@ -225,8 +226,13 @@ async def sweep_consolidation(app: AppContext, now: datetime) -> int:
                 await lifecycle.merge_into(conn, tid, keep, others, now)
                 policy = await app.policies.get(conn, tid)
                 await audit.record(
-                    conn, tid, "merge", actor_role="system", user_id=group["user_id"],
-                    fact_id=keep["id"], policy_version=policy.version,
+                    conn,
+                    tid,
+                    "merge",
+                    actor_role="system",
+                    user_id=group["user_id"],
+                    fact_id=keep["id"],
+                    policy_version=policy.version,
                     detail={"merged": [str(r["id"]) for r in others], "scope": group["scope"]},
                     at=now,
                 )
@@ -279,7 +285,10 @@ def cron_jobs(timeout_s: int = 600) -> list[CronJob]:
     return [
         cron(
             cast(WorkerCoroutine, _cron_task(name, SWEEPS[name])),
-            name=f"memgate:sweep:{name}", unique=True, timeout=timeout_s, **fields,
+            name=f"memgate:sweep:{name}",
+            unique=True,
+            timeout=timeout_s,
+            **fields,
         )
         for name, fields in _SCHEDULE
     ]

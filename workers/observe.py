@@ -1,4 +1,4 @@
-"""The "observe" job: conversation turns → extractor → write gate (SPEC §5).
+"""The "observe" job: conversation turns → extractor → write gate (docs/extraction.md#extractors).
 
 The payload was redacted by the API before it was stored. Extraction (possibly a slow
 LLM call) runs outside any transaction; every candidate then goes through
@@ -26,8 +26,14 @@ KIND = OBSERVE
 
 
 def _settings_key(s: Settings) -> tuple[Any, ...]:
-    return (s.extractor, s.llm_base_url, s.llm_api_key, s.llm_model, s.llm_timeout_s,
-            s.llm_concurrency)
+    return (
+        s.extractor,
+        s.llm_base_url,
+        s.llm_api_key,
+        s.llm_model,
+        s.llm_timeout_s,
+        s.llm_concurrency,
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -35,8 +41,12 @@ def _extractor(key: tuple[Any, ...]) -> Extractor:
     kind, base_url, api_key, model, timeout_s, concurrency = key
     return extractor_from_settings(
         SimpleNamespace(
-            extractor=kind, llm_base_url=base_url, llm_api_key=api_key, llm_model=model,
-            llm_timeout_s=timeout_s, llm_concurrency=concurrency,
+            extractor=kind,
+            llm_base_url=base_url,
+            llm_api_key=api_key,
+            llm_model=model,
+            llm_timeout_s=timeout_s,
+            llm_concurrency=concurrency,
         )
     )
 
@@ -63,7 +73,8 @@ def turns_of(payload: dict[str, Any], job_id: uuid.UUID) -> list[Turn]:
         Turn(role=m["role"], content=m.get("content") or "", turn_id=m.get("turn_id"))
         for m in payload.get("messages", [])
     ]
-    # Turns without an id get a hash of (job, index): stable across retries (SPEC §12).
+    # Turns without an id get a hash of (job, index): stable across retries
+    # (docs/extraction.md#observations).
     return assign_turn_ids(turns, request_key=str(job_id))
 
 
@@ -72,8 +83,8 @@ async def handle_observe(run: JobRun) -> JobResult:
     user_id = run.user_id or payload["user_id"]
     scope = payload.get("scope") or "global"
     received = payload.get("received_at")
-    # Facts take the time the turns were received (SPEC §12: valid_from defaults to the
-    # time of receipt), not the time a worker got to them.
+    # Facts take the time the turns were received (docs/conflicts.md#time-and-conflicts: valid_from
+    # defaults to the time of receipt), not the time a worker got to them.
     at = datetime.fromisoformat(received) if received else run.now
     turns = turns_of(payload, run.id)
     source_kind = payload.get("source_kind")
@@ -130,7 +141,7 @@ def _without_turns(payload: dict[str, Any], turns: list[Turn]) -> dict[str, Any]
     """What the job row keeps once done: the turns' ids and roles, not their words.
 
     Conversation text has no use after extraction, and keeping it would outlive a later
-    deletion of the facts drawn from it (SPEC §7).
+    deletion of the facts drawn from it (docs/lifecycle.md#deletion).
     """
     kept = {k: v for k, v in payload.items() if k != "messages"}
     kept["messages"] = [{"role": t.role, "turn_id": t.turn_id} for t in turns]

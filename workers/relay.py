@@ -48,7 +48,10 @@ class Relay:
         if outcome.handed:
             log.info(
                 "relay handed %d job(s) to arq (%d refused for a stale key, put in again); "
-                "%d already queued", outcome.handed, outcome.repaired, outcome.held,
+                "%d already queued",
+                outcome.handed,
+                outcome.repaired,
+                outcome.held,
             )
         return outcome.handed
 

@@ -1,4 +1,4 @@
-"""The idle-session sweep (SPEC §12 "Sessions"): sessions idle for the tenant's
+"""The idle-session sweep (docs/sessions.md#turns-and-slots): sessions idle for the tenant's
 `session.idle_minutes` are closed into a summary + resume hint, never lost to a TTL.
 
 Safe with several workers: each session is closed under its Redis claim (SET NX), the
@@ -38,14 +38,21 @@ async def sweep_idle_sessions(app: AppContext, now: datetime) -> int:
         before = now - timedelta(minutes=policy.session.idle_minutes)
         skipped: set[str] = set()
         while True:
-            sids = [s for s in await store.idle(tid, before, BATCH + len(skipped))
-                    if s not in skipped]
+            sids = [
+                s for s in await store.idle(tid, before, BATCH + len(skipped)) if s not in skipped
+            ]
             if not sids:
                 break
             for sid in sids:
                 try:
                     result = await close_session(
-                        app, tid, sid, SYSTEM_RIGHTS, now, trigger="idle", actor_role="system",
+                        app,
+                        tid,
+                        sid,
+                        SYSTEM_RIGHTS,
+                        now,
+                        trigger="idle",
+                        actor_role="system",
                         wait=False,
                     )
                 except SessionBusy:
@@ -72,6 +79,9 @@ def cron_jobs(timeout_s: int = 600) -> list[CronJob]:
     return [
         cron(
             cast(WorkerCoroutine, _cron_sweep),
-            name="memgate:sweep:idle_sessions", unique=True, timeout=timeout_s, second=50,
+            name="memgate:sweep:idle_sessions",
+            unique=True,
+            timeout=timeout_s,
+            second=50,
         )
     ]

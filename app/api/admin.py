@@ -1,4 +1,5 @@
-"""Admin: API keys and the tenant's policy overrides (SPEC §8, §10)."""
+"""Admin: API keys and the tenant's policy overrides (docs/api.md#endpoints,
+docs/architecture.md#configuration-and-policy)."""
 
 from __future__ import annotations
 
@@ -61,11 +62,17 @@ async def create_key(request: Request, body: KeyCreate, who: Principal = admin) 
     if not within_rights(who, body.scopes, body.max_sensitivity):
         raise Forbidden(
             "a key can only create keys within its own scopes and sensitivity ceiling",
-            {"scopes": list(who.scopes) if who.scopes is not None else None,
-             "max_sensitivity": who.max_sensitivity.value},
+            {
+                "scopes": list(who.scopes) if who.scopes is not None else None,
+                "max_sensitivity": who.max_sensitivity.value,
+            },
         )
     secret, row = await keys_service.create(
-        get_ctx(request), who, role=body.role, name=body.name, scopes=body.scopes,
+        get_ctx(request),
+        who,
+        role=body.role,
+        name=body.name,
+        scopes=body.scopes,
         max_sensitivity=body.max_sensitivity,
     )
     return {"key": secret, **key_json(row)}

@@ -58,10 +58,12 @@ def _check_size(body: ExplainIn) -> None:
         check_sizes(body.fact.statement, body.fact.value, True)
     if body.messages is not None:
         size = sum(len(m.content.encode()) for m in body.messages)
-        if size > MAX_CONTENT_BYTES or any(len(m.content) > MAX_CONTENT_BYTES
-                                           for m in body.messages):
-            raise PayloadTooLarge(f"message contents over {MAX_CONTENT_BYTES} bytes",
-                                  {"max_bytes": MAX_CONTENT_BYTES})
+        if size > MAX_CONTENT_BYTES or any(
+            len(m.content) > MAX_CONTENT_BYTES for m in body.messages
+        ):
+            raise PayloadTooLarge(
+                f"message contents over {MAX_CONTENT_BYTES} bytes", {"max_bytes": MAX_CONTENT_BYTES}
+            )
 
 
 @router.post("/explain", response_model=Explained, responses=WRITE)
@@ -79,24 +81,27 @@ async def explain_gate(request: Request, body: ExplainIn, who: Principal = admin
             request_key="explain",
         )
         candidates = await extractor_from_settings(ctx.settings).extract(
-            turns, user_id=body.user_id,
+            turns,
+            user_id=body.user_id,
             max_candidates_per_turn=policy.extract.max_candidates_per_turn,
         )
     explained = []
     for c in candidates:
         embedded = await embed_candidate(ctx, c, policy)
         result = gate.screen(c, who.rights, policy, (), embedded.assessment)
-        explained.append({
-            "statement": detectors.redact(c.statement),
-            "type": c.type.value,
-            "predicate": c.predicate,
-            "source_kind": c.source_kind.value if c.source_kind else None,
-            "turn_id": c.turn_id,
-            "decision": result.decision.value if result is not None else "pass",
-            "reason": result.reason.value if result is not None and result.reason else None,
-            "detail": dict(result.detail) if result is not None else {},
-            "semantic": gate.semantic_state(policy, embedded.assessment),
-            "semantic_scores": embedded.assessment.summary(),
-            "rules": rule_findings(c),
-        })
+        explained.append(
+            {
+                "statement": detectors.redact(c.statement),
+                "type": c.type.value,
+                "predicate": c.predicate,
+                "source_kind": c.source_kind.value if c.source_kind else None,
+                "turn_id": c.turn_id,
+                "decision": result.decision.value if result is not None else "pass",
+                "reason": result.reason.value if result is not None and result.reason else None,
+                "detail": dict(result.detail) if result is not None else {},
+                "semantic": gate.semantic_state(policy, embedded.assessment),
+                "semantic_scores": embedded.assessment.summary(),
+                "rules": rule_findings(c),
+            }
+        )
     return {"policy_version": policy.version, "candidates": explained, "written": 0}

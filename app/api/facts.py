@@ -1,4 +1,5 @@
-"""Facts: explicit writes, reads, corrections, deletion, history, feedback, audit (SPEC §8)."""
+"""Facts: explicit writes, reads, corrections, deletion, history, feedback, audit
+(docs/api.md#endpoints)."""
 
 from __future__ import annotations
 
@@ -97,7 +98,9 @@ def candidate_from(body: FactIn, user_id: str, origin: Origin = Origin.EXPLICIT)
 
 
 @router.post(
-    "/users/{user_id}/facts", status_code=201, response_model=WriteResult,
+    "/users/{user_id}/facts",
+    status_code=201,
+    response_model=WriteResult,
     responses={**WRITE_OUTCOMES, **NAMED, **WRITE},
 )
 async def create_fact(
@@ -127,7 +130,11 @@ async def list_facts(
 ) -> dict[str, Any]:
     check_scope_read(who, scope)
     rows = await facts_service.list_page(
-        get_ctx(request), who, user_id, decode_time_id_cursor(cursor), limit + 1,
+        get_ctx(request),
+        who,
+        user_id,
+        decode_time_id_cursor(cursor),
+        limit + 1,
         scope=scope,
         type=type.value if type else None,
         predicate=predicate,
@@ -145,9 +152,7 @@ async def get_fact(
     return fact_json(await facts_service.get(get_ctx(request), who, user_id, fact_id))
 
 
-@router.get(
-    "/users/{user_id}/facts/{fact_id}/history", response_model=FactPage, responses=NAMED
-)
+@router.get("/users/{user_id}/facts/{fact_id}/history", response_model=FactPage, responses=NAMED)
 async def fact_history(
     request: Request, user_id: UserId, fact_id: uuid.UUID, who: Principal = agent
 ) -> dict[str, Any]:
@@ -194,7 +199,8 @@ async def apply_patch(
 
 
 @router.patch(
-    "/users/{user_id}/facts/{fact_id}", response_model=WriteResult,
+    "/users/{user_id}/facts/{fact_id}",
+    response_model=WriteResult,
     responses={**WRITE_OUTCOMES, **NAMED, **WRITE},
 )
 async def patch_fact(
@@ -220,14 +226,15 @@ async def delete_fact_route(
 
 
 @router.post(
-    "/users/{user_id}/facts/{fact_id}/feedback", response_model=FeedbackOut,
+    "/users/{user_id}/facts/{fact_id}/feedback",
+    response_model=FeedbackOut,
     responses={**NAMED, **WRITE},
 )
 async def feedback(
     request: Request, user_id: UserId, fact_id: uuid.UUID, body: FeedbackIn, who: Principal = agent
 ) -> dict[str, Any]:
     """Negative feedback lowers confidence (x0.8): corrections are the signal that a memory
-    hurts (seed 000 §11); both directions are counted for stats."""
+    hurts (docs/architecture.md#evaluation); both directions are counted for stats."""
     row = await facts_service.feedback(
         get_ctx(request), who, user_id, fact_id, body.useful, body.note, clock.now()
     )

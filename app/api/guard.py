@@ -80,9 +80,7 @@ def check_headers(scope: Scope) -> None:
             raise _invalid(f"header over {MAX_HEADER_VALUE} bytes", ["header", name])
         if b"\x00" in raw_value:
             raise _invalid("a header must not contain U+0000", ["header", name])
-        if name == "idempotency-key" and not IDEMPOTENCY_KEY.fullmatch(
-            raw_value.decode("latin-1")
-        ):
+        if name == "idempotency-key" and not IDEMPOTENCY_KEY.fullmatch(raw_value.decode("latin-1")):
             raise _invalid(
                 "Idempotency-Key: 1-255 visible ASCII characters", ["header", "idempotency-key"]
             )

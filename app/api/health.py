@@ -1,4 +1,4 @@
-"""Liveness, readiness and metrics, at the root and without a key (SPEC §8)."""
+"""Liveness, readiness and metrics, at the root and without a key (docs/api.md#endpoints)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ async def healthz() -> dict[str, str]:
 
 
 @router.get(
-    "/readyz", response_model=Ready,
+    "/readyz",
+    response_model=Ready,
     responses={503: {**errors(503)[503], "description": "not ready: details name who is down"}},
 )
 async def readyz(request: Request) -> JSONResponse:
@@ -61,9 +62,15 @@ async def readyz(request: Request) -> JSONResponse:
 # The Prometheus text format: declared as text, while its errors stay JSON (a plain
 # `Response` class leaves the error envelope's media type application/json).
 @router.get(
-    "/metrics", response_class=Response, response_model=None,
-    responses={200: {"description": "Prometheus text format",
-                     "content": {"text/plain": {"schema": {"type": "string"}}}}},
+    "/metrics",
+    response_class=Response,
+    response_model=None,
+    responses={
+        200: {
+            "description": "Prometheus text format",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        }
+    },
 )
 async def metrics(request: Request) -> Response:
     ctx = get_ctx(request)

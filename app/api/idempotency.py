@@ -1,4 +1,5 @@
-"""Idempotency-Key (SPEC §12) as ASGI middleware: a retried write returns the first answer.
+"""Idempotency-Key (docs/api.md#idempotency) as ASGI middleware: a retried write returns the first
+answer.
 
 The rules (README "Security model"):
 - A record belongs to the principal that made it: (tenant, key id or user-token id,
@@ -123,7 +124,8 @@ class IdempotencyMiddleware:
 
         if len(raw) > MAX_KEY_LENGTH:
             await send_json(
-                send, 400,
+                send,
+                400,
                 error_body("invalid_request", f"Idempotency-Key over {MAX_KEY_LENGTH} characters"),
                 [],
             )
@@ -189,24 +191,36 @@ class IdempotencyMiddleware:
             if held is None:
                 return None
             if held.body_hash != body_hash:
-                return 409, error_body(
-                    "idempotency_conflict",
-                    "this Idempotency-Key was used with a different request body",
-                ), False
+                return (
+                    409,
+                    error_body(
+                        "idempotency_conflict",
+                        "this Idempotency-Key was used with a different request body",
+                    ),
+                    False,
+                )
             if held.status_code is not None and held.withheld:
                 first = orjson.loads(held.response) if held.response else {}
-                return 409, error_body(
-                    "idempotency_conflict",
-                    "the first request with this Idempotency-Key created a credential, which "
-                    "is shown only once; nothing was created now",
-                    {"first": first, "first_status": held.status_code},
-                ), False
+                return (
+                    409,
+                    error_body(
+                        "idempotency_conflict",
+                        "the first request with this Idempotency-Key created a credential, which "
+                        "is shown only once; nothing was created now",
+                        {"first": first, "first_status": held.status_code},
+                    ),
+                    False,
+                )
             if held.status_code is not None:
                 return held.status_code, held.response or "", True
             if time.monotonic() > deadline:
-                return 409, error_body(
-                    "idempotency_conflict", "a request with this Idempotency-Key is in progress"
-                ), False
+                return (
+                    409,
+                    error_body(
+                        "idempotency_conflict", "a request with this Idempotency-Key is in progress"
+                    ),
+                    False,
+                )
             await asyncio.sleep(0.05)  # the first request is still running (its lease is live)
 
     async def _renew(self, ctx: AppContext, rk: records.RecordKey, claim_id: uuid.UUID) -> None:

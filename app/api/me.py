@@ -1,8 +1,10 @@
-""""Facts about me" (SPEC §2, §8; seed 000 §8 纠错入口, 002 §F): a user token's API.
+""" "Facts about me" (docs/isolation.md#user-tokens, docs/api.md#endpoints,
+docs/isolation.md#facts-about-me 纠错入口, docs/lifecycle.md#forget-me): a user token's API.
 
 `POST /v1/users/{u}/tokens` (agent key) mints the token; everything else here answers only
 to that token, for its own user: see, correct, delete, confirm or refuse, export, forget.
-The user never picks a source kind: their edits are `explicit_instruction` (SPEC §12).
+The user never picks a source kind: their edits are `explicit_instruction`
+(docs/isolation.md#facts-about-me).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from app.shapes import audit_json, candidate_json, fact_json
 
 router = APIRouter(prefix="/v1", tags=["me"], responses=KEYED)
 
+
 def _uid(who: Principal) -> str:
     assert who.user_id is not None  # the `me` dependency admits user tokens only
     return who.user_id
@@ -52,7 +55,9 @@ def _uid(who: Principal) -> str:
 
 
 @router.post(
-    "/users/{user_id}/tokens", status_code=201, response_model=Token,
+    "/users/{user_id}/tokens",
+    status_code=201,
+    response_model=Token,
     responses={**NAMED, **WRITE},
 )
 async def mint_token(
@@ -63,7 +68,9 @@ async def mint_token(
         get_ctx(request), who, user_id, ttl, clock.now()
     )
     return {
-        "token": token, "user_id": user_id, "expires_at": expires_at.isoformat(),
+        "token": token,
+        "user_id": user_id,
+        "expires_at": expires_at.isoformat(),
         "scopes": list(who.scopes) if who.scopes is not None else None,
         "max_sensitivity": who.max_sensitivity.value,
     }
@@ -94,7 +101,8 @@ _WHY_ZH = {
 
 
 def why_kept(row: Any, lang: str = "en") -> str:
-    """Why memgate keeps this fact, in words a user understands (seed 000 §8)."""
+    """Why memgate keeps this fact, in words a user understands
+    (docs/isolation.md#facts-about-me)."""
     date = row["valid_from"].date().isoformat()
     kind = row["source_kind"]
     seen = int(row["observations"])
@@ -125,13 +133,16 @@ async def my_facts(
         get_ctx(request), who, _uid(who), decode_time_id_cursor(cursor), limit + 1, status=status
     )
     return page(
-        rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])],
+        rows,
+        limit,
+        lambda r: [r["created_at"].isoformat(), str(r["id"])],
         lambda r: me_fact_json(r, lang),
     )
 
 
 @router.patch(
-    "/me/facts/{fact_id}", response_model=WriteResult,
+    "/me/facts/{fact_id}",
+    response_model=WriteResult,
     responses={**WRITE_OUTCOMES, **NAMED, **WRITE},
 )
 async def correct_my_fact(
@@ -162,13 +173,12 @@ async def my_candidates(
     rows = await candidates_service.list_page(
         get_ctx(request), who, _uid(who), status, decode_time_id_cursor(cursor), limit + 1
     )
-    return page(
-        rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])], candidate_json
-    )
+    return page(rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])], candidate_json)
 
 
 @router.post(
-    "/me/candidates/{candidate_id}/confirm", response_model=WriteResult,
+    "/me/candidates/{candidate_id}/confirm",
+    response_model=WriteResult,
     responses={**WRITE_OUTCOMES, **NAMED, **WRITE},
 )
 async def confirm_my_candidate(
@@ -182,7 +192,8 @@ async def confirm_my_candidate(
 
 
 @router.post(
-    "/me/candidates/{candidate_id}/reject", response_model=Rejected,
+    "/me/candidates/{candidate_id}/reject",
+    response_model=Rejected,
     responses={**NAMED, **WRITE},
 )
 async def reject_my_candidate(
@@ -223,9 +234,14 @@ async def export_me(request: Request, who: Principal = me) -> dict[str, Any]:
             "last_session_hint": state["last_session_hint"] if state and hint_visible else None,
         },
         "recalls": [
-            {"trace_id": r["trace_id"], "scope": r["scope"],
-             "fact_ids": [str(i) for i in r["fact_ids"]], "tokens": r["tokens"],
-             "tier": r["tier"], "created_at": _iso(r["created_at"])}
+            {
+                "trace_id": r["trace_id"],
+                "scope": r["scope"],
+                "fact_ids": [str(i) for i in r["fact_ids"]],
+                "tokens": r["tokens"],
+                "tier": r["tier"],
+                "created_at": _iso(r["created_at"]),
+            }
             for r in found.recalls
         ],
         "audit": [audit_json(r) for r in found.events],

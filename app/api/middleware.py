@@ -59,9 +59,16 @@ class TraceMiddleware:
 
         try:
             if refused:
-                await send_json(send_wrapper, SecretInIdentifier.status, error_body(
-                    SecretInIdentifier.code, "the X-Trace-Id header holds a secret",
-                    {"fields": [{"loc": ["header", "x-trace-id"]}]}), [])
+                await send_json(
+                    send_wrapper,
+                    SecretInIdentifier.status,
+                    error_body(
+                        SecretInIdentifier.code,
+                        "the X-Trace-Id header holds a secret",
+                        {"fields": [{"loc": ["header", "x-trace-id"]}]},
+                    ),
+                    [],
+                )
                 return
             await self.app(scope, receive, send_wrapper)
         finally:
@@ -72,7 +79,11 @@ class TraceMiddleware:
             REQUEST_LATENCY.labels(scope["method"], path, str(status)).observe(elapsed)
             if path not in _QUIET_ROUTES:
                 log.info(
-                    "%s %s %s %.1fms", scope["method"], path, status, elapsed * 1000,
+                    "%s %s %s %.1fms",
+                    scope["method"],
+                    path,
+                    status,
+                    elapsed * 1000,
                     extra={"status": status},
                 )
             structlog.contextvars.unbind_contextvars("trace_id")

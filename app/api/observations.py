@@ -1,4 +1,5 @@
-"""Observations, jobs and the candidate pool (SPEC §5, §8, §12 "Jobs").
+"""Observations, jobs and the candidate pool (docs/extraction.md#the-candidate-pool,
+docs/api.md#endpoints, docs/api.md#jobs).
 
 `POST /observations` answers 202 once the (redacted) turns are durably in the jobs
 table; extraction happens in a worker. Enqueueing to arq is best effort after the
@@ -51,7 +52,8 @@ def _check_size(body: ObservationsIn) -> None:
 def observe_payload(
     body: ObservationsIn, who: Principal, user_id: str, received_at: datetime
 ) -> dict[str, Any]:
-    """The job payload: turns redacted before they rest anywhere (SPEC §12)."""
+    """The job payload: turns redacted before they rest anywhere
+    (docs/gate.md#secrets-never-rest)."""
     return {
         "user_id": user_id,
         "messages": [
@@ -73,7 +75,9 @@ def observe_payload(
 
 
 @router.post(
-    "/users/{user_id}/observations", status_code=202, response_model=Queued,
+    "/users/{user_id}/observations",
+    status_code=202,
+    response_model=Queued,
     responses={**NAMED, **WRITE},
 )
 async def post_observations(
@@ -132,22 +136,19 @@ async def list_candidates(
     request: Request,
     user_id: UserId,
     who: Principal = agent,
-    status: Annotated[
-        str | None, Query(pattern="^(pending|promoted|rejected|expired)$")
-    ] = None,
+    status: Annotated[str | None, Query(pattern="^(pending|promoted|rejected|expired)$")] = None,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
     rows = await candidates_service.list_page(
         get_ctx(request), who, user_id, status, decode_time_id_cursor(cursor), limit + 1
     )
-    return page(
-        rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])], candidate_json
-    )
+    return page(rows, limit, lambda r: [r["created_at"].isoformat(), str(r["id"])], candidate_json)
 
 
 @router.post(
-    "/users/{user_id}/candidates/{candidate_id}/confirm", response_model=WriteResult,
+    "/users/{user_id}/candidates/{candidate_id}/confirm",
+    response_model=WriteResult,
     responses={**WRITE_OUTCOMES, **NAMED, **WRITE},
 )
 async def confirm_candidate(
@@ -163,7 +164,8 @@ async def confirm_candidate(
 
 
 @router.post(
-    "/users/{user_id}/candidates/{candidate_id}/reject", response_model=Rejected,
+    "/users/{user_id}/candidates/{candidate_id}/reject",
+    response_model=Rejected,
     responses={**NAMED, **WRITE},
 )
 async def reject(

@@ -1,4 +1,5 @@
-"""Operators (SPEC §8, §11, §12 "Deletion"): batch cleanup by filter and health figures.
+"""Operators (docs/api.md#endpoints, docs/architecture.md#observability,
+docs/lifecycle.md#deletion): batch cleanup by filter and health figures.
 
 Cleanup is a dry run unless `dry_run: false`; the real run touches exactly what the dry
 run counted (one filter, app.store.ops). Small runs answer at once; a run over
@@ -52,26 +53,40 @@ def _filter(body: CleanupFilterIn, who: Principal) -> ops_service.CleanupFilter:
 
 
 @router.post(
-    "/cleanup", response_model=CleanupResult,
-    responses={202: {"model": CleanupQueued, "description": "a large run: queued as a job"},
-               **WRITE},
+    "/cleanup",
+    response_model=CleanupResult,
+    responses={
+        202: {"model": CleanupQueued, "description": "a large run: queued as a job"},
+        **WRITE,
+    },
 )
 async def cleanup(request: Request, body: CleanupIn, who: Principal = ops) -> JSONResponse:
     ctx = get_ctx(request)
     now = clock.now()
     flt = _filter(body.filter, who)
     run = await ops_service.cleanup(
-        ctx, who, flt, body.action, dry_run=body.dry_run,
-        filter_detail=body.filter.model_dump(mode="json", exclude_none=True), now=now,
+        ctx,
+        who,
+        flt,
+        body.action,
+        dry_run=body.dry_run,
+        filter_detail=body.filter.model_dump(mode="json", exclude_none=True),
+        now=now,
         large_run=LARGE_RUN,
     )
     if body.dry_run:
-        return JSONResponse({"dry_run": True, "action": body.action, "total": run.total,
-                             "by_user": run.by_user})
+        return JSONResponse(
+            {"dry_run": True, "action": body.action, "total": run.total, "by_user": run.by_user}
+        )
     if run.job_id is not None:
         return JSONResponse(
-            {"dry_run": False, "action": body.action, "job_id": str(run.job_id),
-             "total": run.total, "by_user": run.by_user},
+            {
+                "dry_run": False,
+                "action": body.action,
+                "job_id": str(run.job_id),
+                "total": run.total,
+                "by_user": run.by_user,
+            },
             status_code=202,
             background=BackgroundTask(enqueue, ctx, run.job_id, who.tenant_id),
         )

@@ -1,4 +1,5 @@
-"""Cursor pagination for every list endpoint: `{items, next_cursor}` (SPEC §12)."""
+"""Cursor pagination for every list endpoint: `{items, next_cursor}`
+(docs/api.md#lists-and-pagination)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,11 @@ Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
 # Opaque: a cursor the server did not hand out answers 422 invalid_request.
 Cursor = Annotated[
     str | None,
-    Query(max_length=MAX_CURSOR, pattern=r"^[A-Za-z0-9_-]*$",
-          description="next_cursor of the previous page (opaque)"),
+    Query(
+        max_length=MAX_CURSOR,
+        pattern=r"^[A-Za-z0-9_-]*$",
+        description="next_cursor of the previous page (opaque)",
+    ),
 ]
 
 

@@ -1,4 +1,5 @@
-"""Recall (SPEC §6), its traces, and re-embedding (SPEC §8 `POST /ops/reembed`)."""
+"""Recall (docs/recall.md), its traces, and re-embedding (docs/api.md#endpoints `POST
+/ops/reembed`)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,7 @@ from app.services import traces as traces_service
 router = APIRouter(prefix="/v1", tags=["recall"], responses=KEYED)
 
 
-@router.post(
-    "/users/{user_id}/recall", response_model=RecallResult, responses={**NAMED, **WRITE}
-)
+@router.post("/users/{user_id}/recall", response_model=RecallResult, responses={**NAMED, **WRITE})
 async def recall_facts(
     request: Request, user_id: UserId, body: RecallRequest, who: Principal = agent
 ) -> Response:
@@ -54,9 +53,13 @@ def _explain(entry: Any, facts: dict[uuid.UUID, Any], who: Principal) -> dict[st
     scopes, sensitivities = readable_scopes(who), visible_sensitivities(who.max_sensitivity)
 
     def hidden(row: Any) -> bool:
-        return row is not None and row["status"] != "deleted" and (
-            (scopes is not None and row["scope"] not in scopes)
-            or row["sensitivity"] not in sensitivities
+        return (
+            row is not None
+            and row["status"] != "deleted"
+            and (
+                (scopes is not None and row["scope"] not in scopes)
+                or row["sensitivity"] not in sensitivities
+            )
         )
 
     out_facts = []
@@ -70,7 +73,8 @@ def _explain(entry: Any, facts: dict[uuid.UUID, Any], who: Principal) -> dict[st
                 **why,
                 "statement": row["statement"] if visible and row is not None else None,
                 "occurred_at": row["occurred_at"].isoformat()
-                if visible and row is not None and row["occurred_at"] is not None else None,
+                if visible and row is not None and row["occurred_at"] is not None
+                else None,
                 "status": row["status"] if row is not None else None,
             }
         )

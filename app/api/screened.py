@@ -37,6 +37,9 @@ def refuse_secret_keys(data: Any, where: str) -> None:
         # how many and under which field; the keys themselves never go back or into logs
         raise SecretInIdentifier(
             "an object key holds a secret; it is never stored",
-            {"fields": [{"loc": ["body", where], "type": SECRET_IN_IDENTIFIER,
-                         "count": len(found)}]},
+            {
+                "fields": [
+                    {"loc": ["body", where], "type": SECRET_IN_IDENTIFIER, "count": len(found)}
+                ]
+            },
         )

@@ -1,4 +1,5 @@
-"""Session memory (SPEC §8, §9, §12 "Sessions"): turns, slots, read, close.
+"""Session memory (docs/api.md#endpoints, docs/sessions.md, docs/sessions.md#turns-and-slots):
+turns, slots, read, close.
 
 A session lives in Redis under its tenant's prefix, so another tenant's session id simply
 does not exist for the caller (404). User turns are also handed to extraction through
@@ -45,7 +46,8 @@ MAX_SESSION_SLOTS_BYTES = 4 * MAX_SLOTS_BYTES  # all of a session's slots
 
 
 def _redact_value(value: Any) -> Any:
-    """Slots are user data too: secrets in them never rest in Redis (SPEC §12)."""
+    """Slots are user data too: secrets in them never rest in Redis
+    (docs/gate.md#secrets-never-rest)."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, list):
@@ -68,10 +70,14 @@ async def _visible_session(request: Request, who: Principal, sid: str) -> Any:
 
 
 @router.post(
-    "/{sid}/turns", status_code=201, response_model=TurnAppended,
+    "/{sid}/turns",
+    status_code=201,
+    response_model=TurnAppended,
     responses={
-        200: {"model": TurnAppended | TurnRetried,
-              "description": "a turn to an existing session, or a retried turn"},
+        200: {
+            "model": TurnAppended | TurnRetried,
+            "description": "a turn to an existing session, or a retried turn",
+        },
         **WRITE,
     },
 )
@@ -100,12 +106,18 @@ async def post_turn(
     if body.turn_id is not None and await store.has_turn(who.tenant_id, sid, body.turn_id):
         # a retried turn: already appended and handed over once
         return JSONResponse(
-            {"session_id": sid, "user_id": opened.user_id, "turn_id": body.turn_id,
-             "duplicate": True, "created": False},
+            {
+                "session_id": sid,
+                "user_id": opened.user_id,
+                "turn_id": body.turn_id,
+                "duplicate": True,
+                "created": False,
+            },
             status_code=200,
         )
     turn_id = body.turn_id or f"{sid}#{await store.next_turn_number(who.tenant_id, sid)}"
-    content = redact(body.content)  # before Redis: secrets never rest (SPEC §12)
+    # before Redis: secrets never rest (docs/gate.md#secrets-never-rest)
+    content = redact(body.content)
     turn = {
         "turn_id": turn_id,
         "role": body.role,
@@ -115,8 +127,7 @@ async def post_turn(
     }
     observe = None
     if body.role == "user":  # handed to extraction, through the observations outbox
-        observe = _observe_payload(who, opened.user_id, opened.scope, sid, turn,
-                                   body.trace_id, now)
+        observe = _observe_payload(who, opened.user_id, opened.scope, sid, turn, body.trace_id, now)
     count, job_id = await sessions_service.add_turn(ctx, who, sid, opened, turn, observe, now)
     out: dict[str, Any] = {
         "session_id": sid,
@@ -171,8 +182,14 @@ async def put_slots(
     # commits, and a request that began before a forget-me writes nothing.
     try:
         s, merged = await sessions_service.merge_slots(
-            ctx, who, sid, s.user_id, _redact_value(patch), sorted(patch),
-            MAX_SESSION_SLOTS_BYTES, now,
+            ctx,
+            who,
+            sid,
+            s.user_id,
+            _redact_value(patch),
+            sorted(patch),
+            MAX_SESSION_SLOTS_BYTES,
+            now,
         )
     except SlotsTooLarge as exc:
         raise PayloadTooLarge(

@@ -79,7 +79,7 @@ def _text(max_length: int, min_length: int = 0) -> Any:
 
 
 def _sized(max_length: int, min_length: int = 0, pattern: str = NO_NUL) -> Any:
-    """A cap that is a size limit, answered 413 by the route (SPEC §12): the schema
+    """A cap that is a size limit, answered 413 by the route (docs/api.md#size-limits): the schema
     documents it, the route checks it."""
     return Field(
         min_length=min_length, pattern=pattern, json_schema_extra={"maxLength": max_length}
@@ -99,6 +99,7 @@ MAX_STATEMENT = 500
 MAX_CONTENT_BYTES = 16 * 1024
 Statement = Annotated[str, _sized(MAX_STATEMENT, 1, NOT_BLANK), _Clean]
 Content = Annotated[str, _sized(MAX_CONTENT_BYTES), _Clean]
+
 
 def _json_int(value: Any) -> Any:
     """JSON integers only: 3 and 3.0 (the same number in JSON), never true or "3"."""

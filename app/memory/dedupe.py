@@ -1,4 +1,5 @@
-"""Whether two similar free statements say the same thing: the dedupe decision (SPEC §4).
+"""Whether two similar free statements say the same thing: the dedupe decision
+(docs/conflicts.md#deduplication).
 
 Embedding similarity alone cannot tell "my locker code word is amber" from "… is cobalt":
 the words that carry the information are a small part of the sentence. So a merge by
@@ -105,8 +106,12 @@ def _tokens(statement: str) -> dict[str, bool]:
             _DIGIT.search(piece) is not None
             or (chinese and _LATIN.search(piece) is not None)
             or (not sentence_start and piece[:1].isupper() and folded != "i")
-            or not (folded in COMMON_EN or key in COMMON_EN or folded in COMMON_ZH
-                    or folded in STOPWORDS)
+            or not (
+                folded in COMMON_EN
+                or key in COMMON_EN
+                or folded in COMMON_ZH
+                or folded in STOPWORDS
+            )
         )
         out[key] = out.get(key, False) or informative
         sentence_start = False

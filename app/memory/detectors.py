@@ -76,19 +76,26 @@ def _on_views(folded: str, spans_of: Callable[[str], list[Span]]) -> list[Span]:
 _Check = Callable[[re.Match[str], str], bool]  # (match, the text searched) -> keep it
 
 # A value as written after "password is": quoted (spaces allowed) or one token.
-_VALUE = (r"(?P<v>\"[^\"\n]{1,64}\"|'[^'\n]{1,64}'|“[^”\n]{1,64}”|`[^`\n]{1,64}`"
-          r"|[^\s\"'`,;]{3,})")
+_VALUE = (
+    r"(?P<v>\"[^\"\n]{1,64}\"|'[^'\n]{1,64}'|“[^”\n]{1,64}”|`[^`\n]{1,64}`"
+    r"|[^\s\"'`,;]{3,})"
+)
 # "password for my bank is", "password: ", "password is now", "password was changed to"
-_EN_VERB = (r"(?:\s+(?:for|of|on|at|to|that|which|i\s+use|we\s+use)\s+[^\n.!?:=]{1,30}?)?"
-            r"(?:\s+(?:is|was|are|were|=|has\s+been|will\s+be|became|(?:is\s+|was\s+)?(?:now\s+)?"
-            r"(?:set|changed|reset|updated)\s+to)(?:\s+(?:now|still|just|currently|simply|"
-            r"actually|always))?\s*:?|\s*[:=])\s*")
-_ZH_VALUE_STOP = (r"(?!多少|什么|啥|几|哪|不是|不对|不能|不要|错|对的|正确|必须|需要"
-                  r"|空的?(?:$|[，。,.])|一样|相同|怎么|如何)")
-_ZH_VALUE = (r"[\"'“”「『]?(?P<v>" + _ZH_VALUE_STOP
-             + r"[^\s\"'“”「」『』,，。;；！？!?、]{2,})")
-_ZH_VERB = (r"\s*(?:(?:就|还|也|都|一直|现在|目前|已经|依然|仍然|其实|应该)?"
-            r"(?:是|为|用的是|设的是|设置?成了?|设为|设置为|改成了?|改为|换成了?|变成了?)|[:=])\s*")
+_EN_VERB = (
+    r"(?:\s+(?:for|of|on|at|to|that|which|i\s+use|we\s+use)\s+[^\n.!?:=]{1,30}?)?"
+    r"(?:\s+(?:is|was|are|were|=|has\s+been|will\s+be|became|(?:is\s+|was\s+)?(?:now\s+)?"
+    r"(?:set|changed|reset|updated)\s+to)(?:\s+(?:now|still|just|currently|simply|"
+    r"actually|always))?\s*:?|\s*[:=])\s*"
+)
+_ZH_VALUE_STOP = (
+    r"(?!多少|什么|啥|几|哪|不是|不对|不能|不要|错|对的|正确|必须|需要"
+    r"|空的?(?:$|[，。,.])|一样|相同|怎么|如何)"
+)
+_ZH_VALUE = r"[\"'“”「『]?(?P<v>" + _ZH_VALUE_STOP + r"[^\s\"'“”「」『』,，。;；！？!?、]{2,})"
+_ZH_VERB = (
+    r"\s*(?:(?:就|还|也|都|一直|现在|目前|已经|依然|仍然|其实|应该)?"
+    r"(?:是|为|用的是|设的是|设置?成了?|设为|设置为|改成了?|改为|换成了?|变成了?)|[:=])\s*"
+)
 _AWS_CONTEXT = _rx(r"\baws\b|amazon|secret|aws_|_aws", _I)
 _AUTH_CONTEXT = _rx(r"authori[sz]ation|\bauth\b|header|curl|-H\s", _I)
 # One code of a list: "eeuc-shzc", "51422475", "4q9v-yhjb" (a list is judged as a whole).
@@ -121,123 +128,262 @@ class _Secret:
 _PASSWORD_EN = ("password", "passwd", "passcode", "passphrase", "pwd")
 _CREDENTIAL_WORDS = ("key", "secret", "token", "bearer", "pin")
 _SECRET_PATTERNS: tuple[_Secret, ...] = (
-    _Secret("private_key", _rx(r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
-                               r"(?:.*?-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*)", re.S)),
-    _Secret("openai_key", _rx(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}"),
-            triggers=("sk-",)),
-    _Secret("aws_access_key", _rx(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)"
-                                  r"[A-Z0-9]{16}(?![A-Z0-9])"),
-            triggers=("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa")),
+    _Secret(
+        "private_key",
+        _rx(
+            r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:.*?-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*)",
+            re.S,
+        ),
+    ),
+    _Secret(
+        "openai_key",
+        _rx(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}"),
+        triggers=("sk-",),
+    ),
+    _Secret(
+        "aws_access_key",
+        _rx(
+            r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)"
+            r"[A-Z0-9]{16}(?![A-Z0-9])"
+        ),
+        triggers=("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
+    ),
     # the 40-character secret access key, near "aws" / "secret"
-    _Secret("aws_secret_key",
-            _rx(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), 1,
-            lambda m, text: _aws_like(m.group("v"))
-            and _AWS_CONTEXT.search(text, max(0, m.start() - 80), m.start()) is not None,
-            ("aws", "amazon", "secret")),
-    _Secret("github_token",
-            _rx(r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-            triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    _Secret(
+        "aws_secret_key",
+        _rx(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        1,
+        lambda m, text: (
+            _aws_like(m.group("v"))
+            and _AWS_CONTEXT.search(text, max(0, m.start() - 80), m.start()) is not None
+        ),
+        ("aws", "amazon", "secret"),
+    ),
+    _Secret(
+        "github_token",
+        _rx(r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+        triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
     _Secret("gitlab_token", _rx(r"(?<!\w)glpat-[A-Za-z0-9_-]{20,}"), triggers=("glpat-",)),
     _Secret("slack_token", _rx(r"(?<!\w)xox[abposr]-[A-Za-z0-9-]{10,}"), triggers=("xox",)),
     _Secret("slack_webhook", _rx(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+")),
     _Secret("google_api_key", _rx(r"(?<!\w)AIza[0-9A-Za-z_-]{30,}"), triggers=("aiza",)),
-    _Secret("stripe_key", _rx(r"(?<!\w)(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"),
-            triggers=("_live_", "_test_")),
-    _Secret("jwt", _rx(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
-            triggers=("eyj",)),
+    _Secret(
+        "stripe_key",
+        _rx(r"(?<!\w)(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"),
+        triggers=("_live_", "_test_"),
+    ),
+    _Secret(
+        "jwt",
+        _rx(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+        triggers=("eyj",),
+    ),
     # scheme://user:password@host — the user part may be empty (redis://:pass@host)
-    _Secret("connection_string",
-            _rx(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,20}://[^\s:/@]*:[^\s@/]+@[^\s,;]+", _I),
-            triggers=("://",)),
+    _Secret(
+        "connection_string",
+        _rx(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,20}://[^\s:/@]*:[^\s@/]+@[^\s,;]+", _I),
+        triggers=("://",),
+    ),
     # "password: x", "my password is x", "my gmail password is now 'x y'", "db_password=x"
-    _Secret("password", _rx(r"(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|pwd)"
-                            r"(?![A-Za-z0-9])" + _EN_VERB + _VALUE, _I), 1,
-            lambda m, _: _is_value(m.group("v")), _PASSWORD_EN),
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|pwd)"
+            r"(?![A-Za-z0-9])" + _EN_VERB + _VALUE,
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")),
+        _PASSWORD_EN,
+    ),
     # "I changed my gmail password to x"
-    _Secret("password", _rx(r"\b(?:changed|set|reset|updated|switched)\s+"
-                            r"(?:(?:my|the|our|his|her|their)\s+)?(?:[\w-]+\s+)?"
-                            r"(?:password|passwd|passcode|passphrase|pwd)\s+to\s*:?\s*"
-                            + _VALUE, _I), 1, lambda m, _: _is_value(m.group("v")), _PASSWORD_EN),
+    _Secret(
+        "password",
+        _rx(
+            r"\b(?:changed|set|reset|updated|switched)\s+"
+            r"(?:(?:my|the|our|his|her|their)\s+)?(?:[\w-]+\s+)?"
+            r"(?:password|passwd|passcode|passphrase|pwd)\s+to\s*:?\s*" + _VALUE,
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")),
+        _PASSWORD_EN,
+    ),
     # shorter words that mean other things too ("pin the tab"): values with a digit only
-    _Secret("password", _rx(r"(?<![A-Za-z0-9])(?:pw|pin(?:\s*code)?)(?![A-Za-z0-9])" + _EN_VERB
-                            + _VALUE, _I), 1,
-            lambda m, _: _is_value(m.group("v")) and _has_digit(m.group("v")), ("pw", "pin")),
-    _Secret("credential_assignment", _rx(
-        r"(?<![A-Za-z0-9])(?:api[_ -]?key|apikey|secret[_ -]?(?:access[_ -]?)?key|"
-        r"access[_ -]?key(?:[_ -]?id)?|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|"
-        r"refresh[_ -]?token|bearer|private[_ -]?key|token|secret|pin(?:[_ -]?code)?|"
-        r"signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|webhook[_ -]?secret)"
-        r"(?![A-Za-z0-9])\s*[:=]\s*[\"'`]?(?P<v>[^\s\"'`,;]{4,})", _I), 1,
-        lambda m, _: _is_value(m.group("v")), _CREDENTIAL_WORDS),
+    _Secret(
+        "password",
+        _rx(r"(?<![A-Za-z0-9])(?:pw|pin(?:\s*code)?)(?![A-Za-z0-9])" + _EN_VERB + _VALUE, _I),
+        1,
+        lambda m, _: _is_value(m.group("v")) and _has_digit(m.group("v")),
+        ("pw", "pin"),
+    ),
+    _Secret(
+        "credential_assignment",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:api[_ -]?key|apikey|secret[_ -]?(?:access[_ -]?)?key|"
+            r"access[_ -]?key(?:[_ -]?id)?|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|"
+            r"refresh[_ -]?token|bearer|private[_ -]?key|token|secret|pin(?:[_ -]?code)?|"
+            r"signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|webhook[_ -]?secret)"
+            r"(?![A-Za-z0-9])\s*[:=]\s*[\"'`]?(?P<v>[^\s\"'`,;]{4,})",
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")),
+        _CREDENTIAL_WORDS,
+    ),
     # prose: "my AWS secret key is …", "the api key for staging is …" (token-like values)
-    _Secret("credential_assignment", _rx(
-        r"(?<![A-Za-z0-9])(?:api[_ -]?key|secret[_ -]?(?:access[_ -]?)?key|access[_ -]?key|"
-        r"client[_ -]?secret|auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|"
-        r"private[_ -]?key|signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|token)s?"
-        + _EN_VERB + r"[\"'`]?(?P<v>[^\s\"'`,;]{8,})", _I), 1,
-        lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")), ("key", "token",
-                                                                              "secret")),
-    _Secret("bearer_token", _rx(r"\bBearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"), 1,
-            triggers=("bearer",)),
-    # Authorization: Basic dXNlcjpwYXNz (the base64 of user:password), any other scheme
-    _Secret("basic_auth", _rx(r"\bBasic\s+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])", _I),
-            1, lambda m, text: _basic_credentials(m.group("v"))
-            or (_mixed_token(m.group("v"))
-                and _AUTH_CONTEXT.search(text, max(0, m.start() - 40), m.start()) is not None),
-            ("basic",)),
-    _Secret("authorization_header", _rx(
-        r"\b(?:proxy-)?authori[sz]ation\s*[:=]\s*(?:[A-Za-z-]+\s+)?"
-        r"(?P<v>[A-Za-z0-9._~+/-]{8,}=*)", _I), 1,
+    _Secret(
+        "credential_assignment",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:api[_ -]?key|secret[_ -]?(?:access[_ -]?)?key|access[_ -]?key|"
+            r"client[_ -]?secret|auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|"
+            r"private[_ -]?key|signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|token)s?"
+            + _EN_VERB
+            + r"[\"'`]?(?P<v>[^\s\"'`,;]{8,})",
+            _I,
+        ),
+        1,
         lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")),
-        ("authorization", "authorisation")),
-    _Secret("basic_auth",
-            _rx(r"(?<![\w-])(?:-u|--user)\s+[\"']?[^\s:\"']{1,64}:(?P<v>[^\s\"']{3,})"), 1,
-            triggers=("-u", "--user")),
+        ("key", "token", "secret"),
+    ),
+    _Secret(
+        "bearer_token", _rx(r"\bBearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"), 1, triggers=("bearer",)
+    ),
+    # Authorization: Basic dXNlcjpwYXNz (the base64 of user:password), any other scheme
+    _Secret(
+        "basic_auth",
+        _rx(r"\bBasic\s+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])", _I),
+        1,
+        lambda m, text: (
+            _basic_credentials(m.group("v"))
+            or (
+                _mixed_token(m.group("v"))
+                and _AUTH_CONTEXT.search(text, max(0, m.start() - 40), m.start()) is not None
+            )
+        ),
+        ("basic",),
+    ),
+    _Secret(
+        "authorization_header",
+        _rx(
+            r"\b(?:proxy-)?authori[sz]ation\s*[:=]\s*(?:[A-Za-z-]+\s+)?"
+            r"(?P<v>[A-Za-z0-9._~+/-]{8,}=*)",
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")),
+        ("authorization", "authorisation"),
+    ),
+    _Secret(
+        "basic_auth",
+        _rx(r"(?<![\w-])(?:-u|--user)\s+[\"']?[^\s:\"']{1,64}:(?P<v>[^\s\"']{3,})"),
+        1,
+        triggers=("-u", "--user"),
+    ),
     # 2FA recovery / backup codes, one-time codes: the whole list
-    _Secret("recovery_code", _rx(
-        r"(?:(?<![A-Za-z0-9])(?:recovery|backup|2fa|two[- ]factor|mfa|otp|one[- ]time|"
-        r"emergency|scratch|verification)[_ -]?(?:codes?|keys?|pins?|passwords?|passcodes?|"
-        r"tokens?)(?![A-Za-z0-9])|恢复码|恢复代码|备用码|备份码|救援码|紧急码|验证码|动态码|"
-        r"一次性密码|校验码)[^A-Za-z0-9\n]{0,12}?(?:(?:are|is|were|was|是|为|如下)\s*[:：]?\s*)?"
-        r"(?P<v>" + _CODE + r"(?:(?:\s*[,，;；、/|]\s*|\s+(?:and\s+|or\s+|和|及)?)" + _CODE
-        + r")*)", _I), 1,
-        triggers=("recovery", "backup", "2fa", "factor", "mfa", "otp", "one", "emergency",
-                  "scratch", "verification", "码", "一次性密码")),
+    _Secret(
+        "recovery_code",
+        _rx(
+            r"(?:(?<![A-Za-z0-9])(?:recovery|backup|2fa|two[- ]factor|mfa|otp|one[- ]time|"
+            r"emergency|scratch|verification)[_ -]?(?:codes?|keys?|pins?|passwords?|passcodes?|"
+            r"tokens?)(?![A-Za-z0-9])|恢复码|恢复代码|备用码|备份码|救援码|紧急码|验证码|动态码|"
+            r"一次性密码|校验码)[^A-Za-z0-9\n]{0,12}?(?:(?:are|is|were|was|是|为|如下)\s*[:：]?\s*)?"
+            r"(?P<v>"
+            + _CODE
+            + r"(?:(?:\s*[,，;；、/|]\s*|\s+(?:and\s+|or\s+|和|及)?)"
+            + _CODE
+            + r")*)",
+            _I,
+        ),
+        1,
+        triggers=(
+            "recovery",
+            "backup",
+            "2fa",
+            "factor",
+            "mfa",
+            "otp",
+            "one",
+            "emergency",
+            "scratch",
+            "verification",
+            "码",
+            "一次性密码",
+        ),
+    ),
     # the list after a phrase and a colon: "backup codes in case I lose my phone: …",
     # "Recovery codes for my Google account: 51422475 40188001 …" (codes need no digit
     # each, but three or more of them, most with a digit)
-    _Secret("recovery_code", _rx(
-        r"(?:(?<![A-Za-z0-9])(?:recovery|backup|2fa|two[- ]factor|mfa|emergency|scratch)"
-        r"[_ -]?(?:codes?|keys?|pins?)(?![A-Za-z0-9])|恢复码|恢复代码|备用码|备份码|救援码)"
-        r"[^\n:：.。!?！？]{0,48}[:：]\s*(?P<v>" + _LIST_CODE
-        + r"(?:\s*[,，;；、/|]?\s+" + _LIST_CODE + r"){2,})", _I), 1,
+    _Secret(
+        "recovery_code",
+        _rx(
+            r"(?:(?<![A-Za-z0-9])(?:recovery|backup|2fa|two[- ]factor|mfa|emergency|scratch)"
+            r"[_ -]?(?:codes?|keys?|pins?)(?![A-Za-z0-9])|恢复码|恢复代码|备用码|备份码|救援码)"
+            r"[^\n:：.。!?！？]{0,48}[:：]\s*(?P<v>"
+            + _LIST_CODE
+            + r"(?:\s*[,，;；、/|]?\s+"
+            + _LIST_CODE
+            + r"){2,})",
+            _I,
+        ),
+        1,
         lambda m, _: _mostly_digits_in(m.group("v")),
-        ("recovery", "backup", "2fa", "factor", "mfa", "emergency", "scratch", "码")),
+        ("recovery", "backup", "2fa", "factor", "mfa", "emergency", "scratch", "码"),
+    ),
     # a wallet's seed phrase: 12–24 words after its name
-    _Secret("seed_phrase", _rx(
-        r"(?:(?<![A-Za-z])(?:seed|recovery|mnemonic|secret|backup|wallet)\s+(?:phrase|words)"
-        r"|(?<![A-Za-z])mnemonic|助记词|种子短语|恢复短语)[^A-Za-z\n]{0,16}?"
-        r"(?:(?:is|are|was|were|是|为)\s*[:：]?\s*)?(?P<v>[a-z]{3,8}(?:\s+[a-z]{3,8}){11,23})"
-        r"(?![A-Za-z])", _I), 1,
-        triggers=("seed", "phrase", "mnemonic", "words", "助记词", "短语")),
+    _Secret(
+        "seed_phrase",
+        _rx(
+            r"(?:(?<![A-Za-z])(?:seed|recovery|mnemonic|secret|backup|wallet)\s+(?:phrase|words)"
+            r"|(?<![A-Za-z])mnemonic|助记词|种子短语|恢复短语)[^A-Za-z\n]{0,16}?"
+            r"(?:(?:is|are|was|were|是|为)\s*[:：]?\s*)?(?P<v>[a-z]{3,8}(?:\s+[a-z]{3,8}){11,23})"
+            r"(?![A-Za-z])",
+            _I,
+        ),
+        1,
+        triggers=("seed", "phrase", "mnemonic", "words", "助记词", "短语"),
+    ),
     # an authenticator's shared secret (base32) near its name: "TOTP seed …: W2TA…"
-    _Secret("totp_secret", _rx(
-        r"(?:(?<![A-Za-z])(?:totp|otp|2fa|mfa|authenticator|two[- ]factor)(?![A-Za-z])"
-        r"|验证器|动态口令)[^\n]{0,40}?(?<![A-Za-z0-9])(?P<v>[A-Z2-7]{16,64}=*)(?![A-Za-z0-9])",
-        _I), 1, lambda m, _: sum(c.isdigit() for c in m.group("v")) >= 2
-        and m.group("v").isupper(),
-        ("totp", "otp", "2fa", "mfa", "authenticator", "factor", "验证器", "动态口令")),
+    _Secret(
+        "totp_secret",
+        _rx(
+            r"(?:(?<![A-Za-z])(?:totp|otp|2fa|mfa|authenticator|two[- ]factor)(?![A-Za-z])"
+            r"|验证器|动态口令)[^\n]{0,40}?(?<![A-Za-z0-9])(?P<v>[A-Z2-7]{16,64}=*)(?![A-Za-z0-9])",
+            _I,
+        ),
+        1,
+        lambda m, _: sum(c.isdigit() for c in m.group("v")) >= 2 and m.group("v").isupper(),
+        ("totp", "otp", "2fa", "mfa", "authenticator", "factor", "验证器", "动态口令"),
+    ),
     # a login pair: "me@example.com / pizzaNight2026", "账号 a@b.cn 密码… " (token-like)
-    _Secret("credential_pair", _rx(
-        r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\s*(?:/|\||:|：|,\s*pass(?:word)?:?)"
-        r"\s*(?P<v>[^\s\"'`,;，。]{6,64})"), 1,
-        lambda m, _: _mixed_token(m.group("v")) and "@" not in m.group("v"), ("@",)),
+    _Secret(
+        "credential_pair",
+        _rx(
+            r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\s*(?:/|\||:|：|,\s*pass(?:word)?:?)"
+            r"\s*(?P<v>[^\s\"'`,;，。]{6,64})"
+        ),
+        1,
+        lambda m, _: _mixed_token(m.group("v")) and "@" not in m.group("v"),
+        ("@",),
+    ),
     # 我的密码是 hunter2 / 密码：hunter2 / 支付密码为 123456 / 密码改成了 abc12345
-    _Secret("password", _rx(r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|pin码|PIN码)" + _ZH_VERB
-                            + _ZH_VALUE), 1, lambda m, _: _is_value(m.group("v"))),
+    _Secret(
+        "password",
+        _rx(r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|pin码|PIN码)" + _ZH_VERB + _ZH_VALUE),
+        1,
+        lambda m, _: _is_value(m.group("v")),
+    ),
     # 密码 hunter2 (no verb): token-like values with a digit only
-    _Secret("password", _rx(r"(?:密码|口令|pin码|PIN码)\s+(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})"
-                            r"(?![A-Za-z0-9])"), 1, lambda m, _: _has_digit(m.group("v"))),
+    _Secret(
+        "password",
+        _rx(
+            r"(?:密码|口令|pin码|PIN码)\s+(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})"
+            r"(?![A-Za-z0-9])"
+        ),
+        1,
+        lambda m, _: _has_digit(m.group("v")),
+    ),
 )
 
 # English words after "password is" that describe the password instead of being it.
@@ -285,8 +431,11 @@ def _mixed_token(value: str) -> bool:
 
 def _aws_like(value: str) -> bool:
     """A 40-character AWS secret access key: mixed case, not a hex digest (a git SHA)."""
-    return (any(c.isupper() for c in value) and any(c.islower() for c in value)
-            and _HEX_ONLY.fullmatch(value) is None)
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and _HEX_ONLY.fullmatch(value) is None
+    )
 
 
 _HEX_ONLY = _rx(r"[0-9A-Fa-f]+")
@@ -308,16 +457,35 @@ def _basic_credentials(encoded: str) -> bool:
 # base64 sign: not a snake_case predicate) or an assignment — the common sentence never
 # pays its ~50 µs.
 _DS_PLUGINS = (
-    "ArtifactoryDetector", "AzureStorageKeyDetector", "BasicAuthDetector", "CloudantDetector",
-    "DiscordBotTokenDetector", "IbmCloudIamDetector", "IbmCosHmacDetector",
-    "MailchimpDetector", "NpmDetector", "PypiTokenDetector", "SendGridDetector",
-    "SoftlayerDetector", "SquareOAuthDetector", "TelegramBotTokenDetector",
-    "TwilioKeyDetector", "KeywordDetector", "AWSKeyDetector", "GitHubTokenDetector",
-    "JwtTokenDetector", "PrivateKeyDetector", "SlackDetector", "StripeDetector",
-    "OpenAIDetector", "GitLabTokenDetector",
+    "ArtifactoryDetector",
+    "AzureStorageKeyDetector",
+    "BasicAuthDetector",
+    "CloudantDetector",
+    "DiscordBotTokenDetector",
+    "IbmCloudIamDetector",
+    "IbmCosHmacDetector",
+    "MailchimpDetector",
+    "NpmDetector",
+    "PypiTokenDetector",
+    "SendGridDetector",
+    "SoftlayerDetector",
+    "SquareOAuthDetector",
+    "TelegramBotTokenDetector",
+    "TwilioKeyDetector",
+    "KeywordDetector",
+    "AWSKeyDetector",
+    "GitHubTokenDetector",
+    "JwtTokenDetector",
+    "PrivateKeyDetector",
+    "SlackDetector",
+    "StripeDetector",
+    "OpenAIDetector",
+    "GitLabTokenDetector",
 )
-_DS_PREFILTER = _rx(r"(?<![A-Za-z0-9_+/=-])(?=[A-Za-z0-9_+/=-]{16})[a-z_-]*[A-Z0-9+/=]"
-                    r"|[=:]\s*[\"']")
+_DS_PREFILTER = _rx(
+    r"(?<![A-Za-z0-9_+/=-])(?=[A-Za-z0-9_+/=-]{16})[a-z_-]*[A-Z0-9+/=]"
+    r"|[=:]\s*[\"']"
+)
 _TOKEN_AROUND = _rx(r"[^\s\"'`,;，。]+")
 
 
@@ -376,8 +544,10 @@ def find_secrets(text: str) -> list[Finding]:
     """API keys, tokens, JWTs, private keys, passwords, credentials in connection strings,
     Basic auth, recovery codes; in the text as written and unmasked (app.memory.unmask)."""
     folded = nfkc(text)
-    return [Finding("secret", Reason.SECRET_DETECTED, s, e, d)
-            for s, e, d in _merge(_on_views(folded, _secret_spans))]
+    return [
+        Finding("secret", Reason.SECRET_DETECTED, s, e, d)
+        for s, e, d in _merge(_on_views(folded, _secret_spans))
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -386,11 +556,17 @@ def find_secrets(text: str) -> list[Finding]:
 
 _CN_RIC = _rx(r"(?<![0-9])[1-9][0-9]{16}[0-9Xx](?![0-9A-Za-z])")
 _SSN_FORMATTED = _rx(r"(?<![0-9-])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9-])")
-_SSN_CONTEXT = _rx(r"\b(?:ssn|social security(?: number| no\.?)?|社会安全号(?:码)?|社保号)"
-                   r"\D{0,12}?(?P<v>[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4})(?![0-9])", _I)
-_PASSPORT = _rx(r"(?:护照(?:号码|号)?|passport(?:\s*(?:no\.?|number|num|#))?)"
-                r"[^A-Za-z0-9]{0,6}?(?:(?:是|为|is|:|#)\s*)?(?P<v>[A-Za-z]{1,2}[0-9]{6,8}|[0-9]{9})"
-                r"(?![0-9A-Za-z])", _I)
+_SSN_CONTEXT = _rx(
+    r"\b(?:ssn|social security(?: number| no\.?)?|社会安全号(?:码)?|社保号)"
+    r"\D{0,12}?(?P<v>[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4})(?![0-9])",
+    _I,
+)
+_PASSPORT = _rx(
+    r"(?:护照(?:号码|号)?|passport(?:\s*(?:no\.?|number|num|#))?)"
+    r"[^A-Za-z0-9]{0,6}?(?:(?:是|为|is|:|#)\s*)?(?P<v>[A-Za-z]{1,2}[0-9]{6,8}|[0-9]{9})"
+    r"(?![0-9A-Za-z])",
+    _I,
+)
 # 13–19 digits, optionally grouped by single spaces or dashes (4111 1111 1111 1111).
 _CARD = _rx(r"(?<![0-9])[0-9](?:[ -]?[0-9]){12,18}(?![0-9])")
 _CARD_CONTEXT = _rx(r"卡号|银行卡|信用卡|储蓄卡|借记卡|card|visa|mastercard|amex", _I)
@@ -401,10 +577,13 @@ def _card_issuer_like(digits: str) -> bool:
     two, four = int(digits[:2]), int(digits[:4])
     return (
         digits[0] == "4"  # Visa
-        or 51 <= two <= 55 or 2221 <= four <= 2720  # Mastercard
+        or 51 <= two <= 55
+        or 2221 <= four <= 2720  # Mastercard
         or two in (34, 37)  # Amex
-        or two in (36, 38) or 300 <= int(digits[:3]) <= 305  # Diners
-        or digits.startswith(("6011", "65", "62", "60", "81")) or 644 <= int(digits[:3]) <= 649
+        or two in (36, 38)
+        or 300 <= int(digits[:3]) <= 305  # Diners
+        or digits.startswith(("6011", "65", "62", "60", "81"))
+        or 644 <= int(digits[:3]) <= 649
         or 3528 <= four <= 3589  # JCB
         or two in (50, 56, 57, 58, 63, 67)  # Maestro
     )
@@ -416,8 +595,9 @@ _PLACEHOLDER = _rx(r"\[REDACTED:(secret|id|card)\]")
 def _placeholders(text: str, label: str) -> list[tuple[int, int, str]]:
     """A marker left by redact() upstream (an observation redacted before its job ran):
     the content it stands for was refused, so a fact about it is refused the same way."""
-    return [(*m.span(), "redacted_" + label) for m in _PLACEHOLDER.finditer(text)
-            if m.group(1) == label]
+    return [
+        (*m.span(), "redacted_" + label) for m in _PLACEHOLDER.finditer(text) if m.group(1) == label
+    ]
 
 
 def _ric_checksum_valid(number: str) -> bool:
@@ -436,8 +616,10 @@ def _ric_checksum_valid(number: str) -> bool:
 # Digits in groups split by other separators, or by several (4111.1111.1111.1111,
 # 110101 19900307 7714, 4111 - 1111 - 1111 - 1111): folded here, where the checksum
 # decides. Dates, versions, phone and order numbers stay short of a card or an ID.
-_DIGIT_GROUPS = _rx(r"(?<![0-9A-Za-z])[0-9]{1,19}(?:[ .\-_/·•|]{1,3}[0-9]{1,19})+"
-                    r"(?:[Xx](?![0-9A-Za-z]))?(?![0-9])")
+_DIGIT_GROUPS = _rx(
+    r"(?<![0-9A-Za-z])[0-9]{1,19}(?:[ .\-_/·•|]{1,3}[0-9]{1,19})+"
+    r"(?:[Xx](?![0-9A-Za-z]))?(?![0-9])"
+)
 _GROUP = _rx(r"[0-9]+[Xx]?")
 _MAX_CARD = 19
 _MAX_WINDOW_GROUPS = 24
@@ -449,8 +631,10 @@ def _grouped_numbers(folded: str) -> list[tuple[int, int, str]]:
     be one."""
     out: list[tuple[int, int, str]] = []
     for m in _DIGIT_GROUPS.finditer(folded):
-        groups = [(m.start() + g.start(), m.start() + g.end(), g.group())
-                  for g in _GROUP.finditer(m.group())]
+        groups = [
+            (m.start() + g.start(), m.start() + g.end(), g.group())
+            for g in _GROUP.finditer(m.group())
+        ]
         digits = "".join(g[2] for g in groups)
         if len(digits) <= _MAX_CARD:
             out.append((m.start(), m.end(), digits))
@@ -479,18 +663,27 @@ _ID_DOCUMENT = _rx(
     r"driv(?:er'?s|ing)\s+licen[cs]e|residen(?:ce|t)\s+(?:permit|card)|green\s+card|"
     r"citizen(?:ship)?\s+(?:card|number)|military\s+id|personalausweis|(?-i:SIN|NINO))"
     r"(?![A-Za-z])|身份证|护照|通行证|军官证|士兵证|居住证|居留证|驾驶证|驾照|社保卡|社会保障号|"
-    r"台胞证|回乡证|证件号", _I)
+    r"台胞证|回乡证|证件号",
+    _I,
+)
 # whose number it is not: an employee, student or member "ID number"
-_NOT_CIVIL = _rx(r"(?:employee|student|staff|member(?:ship)?|customer|order|ticket|library|"
-                 r"badge|工号|学号|会员|员工|学生|订单)\W{0,3}$", _I)
+_NOT_CIVIL = _rx(
+    r"(?:employee|student|staff|member(?:ship)?|customer|order|ticket|library|"
+    r"badge|工号|学号|会员|员工|学生|订单)\W{0,3}$",
+    _I,
+)
 _ID_CLAUSE_END = _rx(r"[。！？!?；;，,]|\n\s*\n")
-_ID_TOKEN = _rx(r"(?<![A-Za-z0-9])[A-Za-z0-9](?:[A-Za-z0-9]|[ \-–.·/]{1,2}(?=[0-9])"
-                r"|(?<=[0-9])[ \-–.·/]{1,2}(?=[A-Za-z]{1,2}(?![A-Za-z])))*"
-                r"(?:\([0-9A-Za-z]\))?")
-_DATE_LIKE = _rx(r"(?:19|20)[0-9]{2}[ \-/.年][0-9]{1,2}[ \-/.月][0-9]{1,2}日?|"
-                 r"[0-9]{1,2}[\-/.][0-9]{1,2}[\-/.](?:19|20)?[0-9]{2}|"
-                 r"[0-9]{1,2} [0-9]{1,2} (?:19|20)[0-9]{2}|"
-                 r"(?:19|20)[0-9]{2}\s*[-–/]\s*(?:19|20)[0-9]{2}")
+_ID_TOKEN = _rx(
+    r"(?<![A-Za-z0-9])[A-Za-z0-9](?:[A-Za-z0-9]|[ \-–.·/]{1,2}(?=[0-9])"
+    r"|(?<=[0-9])[ \-–.·/]{1,2}(?=[A-Za-z]{1,2}(?![A-Za-z])))*"
+    r"(?:\([0-9A-Za-z]\))?"
+)
+_DATE_LIKE = _rx(
+    r"(?:19|20)[0-9]{2}[ \-/.年][0-9]{1,2}[ \-/.月][0-9]{1,2}日?|"
+    r"[0-9]{1,2}[\-/.][0-9]{1,2}[\-/.](?:19|20)?[0-9]{2}|"
+    r"[0-9]{1,2} [0-9]{1,2} (?:19|20)[0-9]{2}|"
+    r"(?:19|20)[0-9]{2}\s*[-–/]\s*(?:19|20)[0-9]{2}"
+)
 _ID_WINDOW = 32
 
 
@@ -499,9 +692,9 @@ def _named_document_numbers(folded: str) -> list[Span]:
     for m in _ID_DOCUMENT.finditer(folded):
         if _NOT_CIVIL.search(folded, max(0, m.start() - 16), m.start()):
             continue
-        window = folded[m.end():m.end() + _ID_WINDOW]
+        window = folded[m.end() : m.end() + _ID_WINDOW]
         stop = _ID_CLAUSE_END.search(window)
-        window = window[:stop.start()] if stop else window
+        window = window[: stop.start()] if stop else window
         for t in _ID_TOKEN.finditer(window):
             raw = _DATE_LIKE.sub(" ", t.group())  # a date beside the number is not it
             digits = sum(c.isdigit() for c in raw)
@@ -537,8 +730,10 @@ def find_ids(text: str) -> list[Finding]:
     """Checksum-valid CN resident IDs, valid US SSNs, and the number of any identity
     document named as such (passport, national insurance, ID card, 通行证, …)."""
     folded = nfkc(text)
-    return [Finding("government_id", Reason.GOVERNMENT_ID, s, e, d)
-            for s, e, d in _merge(_on_views(folded, _id_spans))]
+    return [
+        Finding("government_id", Reason.GOVERNMENT_ID, s, e, d)
+        for s, e, d in _merge(_on_views(folded, _id_spans))
+    ]
 
 
 def _card_spans(folded: str) -> list[Span]:
@@ -559,81 +754,161 @@ def _card_spans(folded: str) -> list[Span]:
 def find_cards(text: str) -> list[Finding]:
     """Luhn-valid 13–19 digit card numbers (issuer prefix, or a card word nearby)."""
     folded = nfkc(text)
-    return [Finding("payment_card", Reason.PAYMENT_CARD, s, e, d)
-            for s, e, d in _merge(_on_views(folded, _card_spans))]
+    return [
+        Finding("payment_card", Reason.PAYMENT_CARD, s, e, d)
+        for s, e, d in _merge(_on_views(folded, _card_spans))
+    ]
 
 
 # ---------------------------------------------------------------------------------------
 # Prompt injection and privilege escalation
 # ---------------------------------------------------------------------------------------
 
-_RULE_WORDS_EN = (r"(?:instructions?|rules?|prompts?|guidelines?|directives?|polic(?:y|ies)|"
-                  r"constraints?|restrictions?|guardrails?|safety)")
-_PRIV_ROLES_EN = (r"(?:an?\s+)?(?:admin(?:istrator)?|root|super\s?user|sudo|system|developer"
-                  r"\s+mode|dan|god\s+mode|unrestricted|jailbroken|owner)")
+_RULE_WORDS_EN = (
+    r"(?:instructions?|rules?|prompts?|guidelines?|directives?|polic(?:y|ies)|"
+    r"constraints?|restrictions?|guardrails?|safety)"
+)
+_PRIV_ROLES_EN = (
+    r"(?:an?\s+)?(?:admin(?:istrator)?|root|super\s?user|sudo|system|developer"
+    r"\s+mode|dan|god\s+mode|unrestricted|jailbroken|owner)"
+)
 _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("ignore_instructions", _rx(
-        r"\b(?:ignore|disregard|forget|override|overwrite|bypass|drop)\b[^.!?\n]{0,40}?"
-        r"\b(?:previous|prior|above|earlier|preceding|all|any|the|your|these|those|system|"
-        r"original|existing)\b[^.!?\n]{0,25}?\b" + _RULE_WORDS_EN, _I)),
-    ("system_prompt", _rx(
-        r"\b(?:reveal|show|print|leak|repeat|output|display|dump|tell\s+me|what\s+is|disregard|"
-        r"ignore|override|replace|change)\b[^.!?\n]{0,20}\b(?:system|hidden|initial|original|"
-        r"developer)\s+(?:prompt|instructions?|message)", _I)),
+    (
+        "ignore_instructions",
+        _rx(
+            r"\b(?:ignore|disregard|forget|override|overwrite|bypass|drop)\b[^.!?\n]{0,40}?"
+            r"\b(?:previous|prior|above|earlier|preceding|all|any|the|your|these|those|system|"
+            r"original|existing)\b[^.!?\n]{0,25}?\b" + _RULE_WORDS_EN,
+            _I,
+        ),
+    ),
+    (
+        "system_prompt",
+        _rx(
+            r"\b(?:reveal|show|print|leak|repeat|output|display|dump|tell\s+me|what\s+is|disregard|"
+            r"ignore|override|replace|change)\b[^.!?\n]{0,20}\b(?:system|hidden|initial|original|"
+            r"developer)\s+(?:prompt|instructions?|message)",
+            _I,
+        ),
+    ),
     ("new_system_prompt", _rx(r"\bnew\s+(?:system\s+)?(?:instructions|prompt)\s*:", _I)),
-    ("role_escalation", _rx(
-        r"\b(?:from\s+now\s+on|henceforth|starting\s+now)\b[^.!?\n]{0,20}?\b(?:you\s+are|"
-        r"you're|you\s+will\s+be|act\s+as|behave\s+as|pretend\s+to\s+be)\s+"
-        + _PRIV_ROLES_EN + r"\b", _I)),
-    ("role_escalation", _rx(
-        r"\b(?:you\s+are|you're)\s+now\s+" + _PRIV_ROLES_EN
-        + r"\b|\b(?:act|behave|operate)\s+as\s+" + _PRIV_ROLES_EN
-        + r"\b|\bpretend\s+(?:to\s+be|you\s+are)\s+" + _PRIV_ROLES_EN + r"\b", _I)),
-    ("privilege_grant", _rx(
-        r"\b(?:grant|give|elevate|escalate)\b[^.!?\n]{0,20}\b(?:admin|root|superuser|elevated|"
-        r"full|unrestricted)\s+(?:access|rights|privileges?|permissions?|role)", _I)),
-    ("bypass_review", _rx(
-        r"\b(?:bypass|circumvent|evade|get\s+around)\b[^.!?\n]{0,20}\b(?:review|moderation|safety|"
-        r"filters?|approval|checks?|security|gate|restrictions?|rules?|polic(?:y|ies))"
-        r"|\b(?:disable|turn\s+off|switch\s+off|skip)\b[^.!?\n]{0,15}\b(?:safety|moderation|"
-        r"guardrails?|content\s+filters?|security\s+checks?|memory\s+review|the\s+gate)\b"
-        r"|\bno\s+(?:more\s+)?(?:review|approval|moderation)\s+(?:is\s+)?(?:needed|required)", _I)),
-    ("no_limits", _rx(
-        r"\byou\s+(?:now\s+)?(?:have|are\s+under|are\s+bound\s+by)\s+no\s+(?:restrictions|limits|"
-        r"rules|limitations|filters)|\bwithout\s+any\s+(?:restrictions|limits|filters|rules)\b"
-        r"|\bno\s+longer\s+(?:bound|restricted)\b|\bdo\s+anything\s+now\b"
-        # the mode, not the topic: "you are jailbroken", "enter jailbreak mode" (a blog on
-        # jailbreak techniques is a topic)
-        r"|\b(?:you\s+are|you're|you\s+have\s+been|stay|remain|act|enter|activate|switch\s+to|"
-        r"enable|turn\s+on|go)\s+(?:now\s+)?(?:in(?:to)?\s+)?(?:a\s+|the\s+)?"
-        r"jailbr(?:eak|oken)\w*|\bjailbr(?:eak|oken)\s+(?:mode|game)\b", _I)),
+    (
+        "role_escalation",
+        _rx(
+            r"\b(?:from\s+now\s+on|henceforth|starting\s+now)\b[^.!?\n]{0,20}?\b(?:you\s+are|"
+            r"you're|you\s+will\s+be|act\s+as|behave\s+as|pretend\s+to\s+be)\s+"
+            + _PRIV_ROLES_EN
+            + r"\b",
+            _I,
+        ),
+    ),
+    (
+        "role_escalation",
+        _rx(
+            r"\b(?:you\s+are|you're)\s+now\s+"
+            + _PRIV_ROLES_EN
+            + r"\b|\b(?:act|behave|operate)\s+as\s+"
+            + _PRIV_ROLES_EN
+            + r"\b|\bpretend\s+(?:to\s+be|you\s+are)\s+"
+            + _PRIV_ROLES_EN
+            + r"\b",
+            _I,
+        ),
+    ),
+    (
+        "privilege_grant",
+        _rx(
+            r"\b(?:grant|give|elevate|escalate)\b[^.!?\n]{0,20}\b(?:admin|root|superuser|elevated|"
+            r"full|unrestricted)\s+(?:access|rights|privileges?|permissions?|role)",
+            _I,
+        ),
+    ),
+    (
+        "bypass_review",
+        _rx(
+            r"\b(?:bypass|circumvent|evade|get\s+around)\b[^.!?\n]{0,20}\b(?:review|moderation|safety|"
+            r"filters?|approval|checks?|security|gate|restrictions?|rules?|polic(?:y|ies))"
+            r"|\b(?:disable|turn\s+off|switch\s+off|skip)\b[^.!?\n]{0,15}\b(?:safety|moderation|"
+            r"guardrails?|content\s+filters?|security\s+checks?|memory\s+review|the\s+gate)\b"
+            r"|\bno\s+(?:more\s+)?(?:review|approval|moderation)\s+(?:is\s+)?(?:needed|required)",
+            _I,
+        ),
+    ),
+    (
+        "no_limits",
+        _rx(
+            r"\byou\s+(?:now\s+)?(?:have|are\s+under|are\s+bound\s+by)\s+no\s+(?:restrictions|limits|"
+            r"rules|limitations|filters)|\bwithout\s+any\s+(?:restrictions|limits|filters|rules)\b"
+            r"|\bno\s+longer\s+(?:bound|restricted)\b|\bdo\s+anything\s+now\b"
+            # the mode, not the topic: "you are jailbroken", "enter jailbreak mode" (a blog on
+            # jailbreak techniques is a topic)
+            r"|\b(?:you\s+are|you're|you\s+have\s+been|stay|remain|act|enter|activate|switch\s+to|"
+            r"enable|turn\s+on|go)\s+(?:now\s+)?(?:in(?:to)?\s+)?(?:a\s+|the\s+)?"
+            r"jailbr(?:eak|oken)\w*|\bjailbr(?:eak|oken)\s+(?:mode|game)\b",
+            _I,
+        ),
+    ),
     # 忽略之前的所有指令 / 无视上面的规则 / 忘掉你的设定
-    ("ignore_instructions", _rx(
-        r"(?:忽略|忽视|无视|忘记|忘掉|不要理会|别管|覆盖|推翻|绕过)(?:掉)?[^。！？\n]{0,8}?"
-        r"(?:之前|以前|先前|上面|上述|前面|所有|全部|一切|原有|原来|系统|你的|这些)[^。！？\n]{0,8}?"
-        r"(?:指令|指示|规则|提示词?|设定|约束|限制|命令|要求|规定|策略|prompt)")),
-    ("system_prompt", _rx(
-        r"(?:泄露|显示|输出|告诉我|打印|透露|复述|公开|给我看)[^。！？\n]{0,6}"
-        r"(?:系统提示词?|系统指令|系统设定|初始指令|隐藏指令|system\s*prompt)", _I)),
+    (
+        "ignore_instructions",
+        _rx(
+            r"(?:忽略|忽视|无视|忘记|忘掉|不要理会|别管|覆盖|推翻|绕过)(?:掉)?[^。！？\n]{0,8}?"
+            r"(?:之前|以前|先前|上面|上述|前面|所有|全部|一切|原有|原来|系统|你的|这些)[^。！？\n]{0,8}?"
+            r"(?:指令|指示|规则|提示词?|设定|约束|限制|命令|要求|规定|策略|prompt)"
+        ),
+    ),
+    (
+        "system_prompt",
+        _rx(
+            r"(?:泄露|显示|输出|告诉我|打印|透露|复述|公开|给我看)[^。！？\n]{0,6}"
+            r"(?:系统提示词?|系统指令|系统设定|初始指令|隐藏指令|system\s*prompt)",
+            _I,
+        ),
+    ),
     # 从现在起你是管理员 / 你现在是 root / 扮演超级用户
-    ("role_escalation", _rx(
-        r"(?:从现在起|从现在开始|从今以后|今后|以后|现在|接下来)[，,\s]*你(?:就|将)?"
-        r"(?:是|成为|变成|扮演|作为|拥有)(?:一个|一名)?[^。！？\n]{0,4}?"
-        r"(?:管理员|超级用户|超管|root|admin|系统|开发者模式|最高权限|无限制)", _I)),
-    ("role_escalation", _rx(
-        r"(?:扮演|充当|假装是?)(?:一个|一名)?(?:管理员|超级用户|root|系统管理员)", _I)),
-    ("privilege_grant", _rx(
-        r"(?:授予|给我|赋予|提升|开通|开放)[^。！？\n]{0,6}(?:管理员|root|超级|最高|全部)(?:权限|身份|角色)"
-        r"|提权|越权", _I)),
+    (
+        "role_escalation",
+        _rx(
+            r"(?:从现在起|从现在开始|从今以后|今后|以后|现在|接下来)[，,\s]*你(?:就|将)?"
+            r"(?:是|成为|变成|扮演|作为|拥有)(?:一个|一名)?[^。！？\n]{0,4}?"
+            r"(?:管理员|超级用户|超管|root|admin|系统|开发者模式|最高权限|无限制)",
+            _I,
+        ),
+    ),
+    (
+        "role_escalation",
+        _rx(r"(?:扮演|充当|假装是?)(?:一个|一名)?(?:管理员|超级用户|root|系统管理员)", _I),
+    ),
+    (
+        "privilege_grant",
+        _rx(
+            r"(?:授予|给我|赋予|提升|开通|开放)[^。！？\n]{0,6}(?:管理员|root|超级|最高|全部)(?:权限|身份|角色)"
+            r"|提权|越权",
+            _I,
+        ),
+    ),
     # 以后不用审核 / 绕过审核 / 跳过安全检查 / 把这条规则存为偏好
-    ("bypass_review", _rx(
-        r"(?:不用|无需|不需要|不必|跳过|绕过|绕开|免除|取消|关闭|关掉|停用)(?:任何|所有)?"
-        r"(?:人工)?(?:审核|审查|审批|安全检查|安全策略|安全限制|过滤|风控|权限检查|内容审核)")),
-    ("store_rule", _rx(r"(?:把|将)这条(?:恶意)?(?:规则|指令|命令)[^。！？\n]{0,6}?(?:存|保存|记|写)"
-                       r"(?:为|成|进)(?:偏好|记忆|规则|系统)")),
-    ("no_limits", _rx(
-        r"你(?:现在)?(?:没有|不受|不再受)(?:任何)?(?:限制|约束|规则)|越狱(?:模式|游戏|角色)|(?:进入|开启|处于|已经?)越狱|"
-        r"解除(?:所有)?限制")),
+    (
+        "bypass_review",
+        _rx(
+            r"(?:不用|无需|不需要|不必|跳过|绕过|绕开|免除|取消|关闭|关掉|停用)(?:任何|所有)?"
+            r"(?:人工)?(?:审核|审查|审批|安全检查|安全策略|安全限制|过滤|风控|权限检查|内容审核)"
+        ),
+    ),
+    (
+        "store_rule",
+        _rx(
+            r"(?:把|将)这条(?:恶意)?(?:规则|指令|命令)[^。！？\n]{0,6}?(?:存|保存|记|写)"
+            r"(?:为|成|进)(?:偏好|记忆|规则|系统)"
+        ),
+    ),
+    (
+        "no_limits",
+        _rx(
+            r"你(?:现在)?(?:没有|不受|不再受)(?:任何)?(?:限制|约束|规则)|越狱(?:模式|游戏|角色)|(?:进入|开启|处于|已经?)越狱|"
+            r"解除(?:所有)?限制"
+        ),
+    ),
 )
 
 
@@ -641,13 +916,21 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # renders `![x](https://evil.example/?q={memory})` sends what it fills in to that host
 # (an image is fetched without a click).
 _MD_URL = _rx(r"(?P<img>!?)\[[^\]\n]{0,200}\]\(\s*<?(?P<url>(?:https?:)?//[^\s)]+)", _I)
-_HTML_URL = _rx(r"<(?P<img>img|image|iframe|script|source|video|audio|link|a)\b[^>]{0,200}?"
-                r"\b(?:src|href|srcset|data)\s*=\s*[\"']?(?P<url>(?:https?:)?//[^\s\"'>]+)", _I)
-_URL_PLACEHOLDER = _rx(r"\{[^}]{0,60}\}|\$\{?[A-Za-z_]|<[^>]{1,60}>|%7[Bb]|\[[A-Za-z_ ]{2,40}\]"
-                       r"|\.\.\.|…|(?-i:\b[A-Z]{2,}_[A-Z_]{2,}\b)|\bINSERT\b", _I)
-_DATA_PARAM = (r"[?&;](?:q|d|data|secret|token|key|memory|memories|m|payload|p|info|msg|message|"
-               r"content|text|prompt|history|chat|conversation|context|c|leak|exfil|x|s|u|user|"
-               r"email|pw|password|creds?)=")
+_HTML_URL = _rx(
+    r"<(?P<img>img|image|iframe|script|source|video|audio|link|a)\b[^>]{0,200}?"
+    r"\b(?:src|href|srcset|data)\s*=\s*[\"']?(?P<url>(?:https?:)?//[^\s\"'>]+)",
+    _I,
+)
+_URL_PLACEHOLDER = _rx(
+    r"\{[^}]{0,60}\}|\$\{?[A-Za-z_]|<[^>]{1,60}>|%7[Bb]|\[[A-Za-z_ ]{2,40}\]"
+    r"|\.\.\.|…|(?-i:\b[A-Z]{2,}_[A-Z_]{2,}\b)|\bINSERT\b",
+    _I,
+)
+_DATA_PARAM = (
+    r"[?&;](?:q|d|data|secret|token|key|memory|memories|m|payload|p|info|msg|message|"
+    r"content|text|prompt|history|chat|conversation|context|c|leak|exfil|x|s|u|user|"
+    r"email|pw|password|creds?)="
+)
 _IMAGE_DATA = _rx(_DATA_PARAM + r"|=[A-Za-z0-9+/_%.-]{24,}", _I)
 _LINK_DATA = _rx(_DATA_PARAM + r"[A-Za-z0-9+/_%.=-]{16,}", _I)
 
@@ -660,41 +943,50 @@ def _exfiltration_spans(folded: str) -> list[Span]:
         for m in pattern.finditer(folded):
             url = m.group("url")
             image = m.group("img").lower() not in ("", "a")
-            query = url[url.find("?"):] if "?" in url else ""
+            query = url[url.find("?") :] if "?" in url else ""
             if _URL_PLACEHOLDER.search(url) or (
-                    query and (_IMAGE_DATA if image else _LINK_DATA).search(query)):
+                query and (_IMAGE_DATA if image else _LINK_DATA).search(query)
+            ):
                 spans.append((*m.span(), "exfiltration_link"))
     return spans
 
 
 def _injection_spans(folded: str) -> list[Span]:
-    spans: list[Span] = [(*m.span(), detail) for detail, pattern in _INJECTION_PATTERNS
-                         for m in pattern.finditer(folded)]
+    spans: list[Span] = [
+        (*m.span(), detail)
+        for detail, pattern in _INJECTION_PATTERNS
+        for m in pattern.finditer(folded)
+    ]
     spans.extend(_exfiltration_spans(folded))
     return spans
 
 
 def _findings(kind: str, reason: Reason | None, spans: Iterable[Span]) -> list[Finding]:
     """One finding per distinct (span, detail), in order of position."""
-    return [Finding(kind, reason, s, e, d)
-            for s, e, d in sorted(set(spans), key=lambda x: (x[0], x[1], x[2]))]
+    return [
+        Finding(kind, reason, s, e, d)
+        for s, e, d in sorted(set(spans), key=lambda x: (x[0], x[1], x[2]))
+    ]
 
 
 def find_injection(text: str) -> list[Finding]:
-    """Attempts to change rules, permissions or instructions (002 §9: 记忆投毒), and
-    links that would carry data to another host."""
+    """Attempts to change rules, permissions or instructions (docs/gate.md#reason-codes: 记忆投毒),
+    and links that would carry data to another host."""
     folded = nfkc(text)
-    return _findings("prompt_injection", Reason.PROMPT_INJECTION,
-                     _on_views(folded, _injection_spans))
+    return _findings(
+        "prompt_injection", Reason.PROMPT_INJECTION, _on_views(folded, _injection_spans)
+    )
 
 
 # ---------------------------------------------------------------------------------------
 # Personal data: the user's own (sensitivity) and other people's (third_party_pii)
 # ---------------------------------------------------------------------------------------
 
-_PHONE = _rx(r"(?<![0-9])(?:\+?86[ -]?)?1[3-9][0-9](?:[ -]?[0-9]{4}){2}(?![0-9])"
-             r"|(?<![0-9])\+?1?[ (.-]*[2-9][0-9]{2}[ ).-]+[0-9]{3}[ .-][0-9]{4}(?![0-9])"
-             r"|(?<![0-9])\+[0-9]{1,3}[ -]?[0-9][0-9 -]{6,14}[0-9](?![0-9])")
+_PHONE = _rx(
+    r"(?<![0-9])(?:\+?86[ -]?)?1[3-9][0-9](?:[ -]?[0-9]{4}){2}(?![0-9])"
+    r"|(?<![0-9])\+?1?[ (.-]*[2-9][0-9]{2}[ ).-]+[0-9]{3}[ .-][0-9]{4}(?![0-9])"
+    r"|(?<![0-9])\+[0-9]{1,3}[ -]?[0-9][0-9 -]{6,14}[0-9](?![0-9])"
+)
 _EMAIL = _rx(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 
 _RELATIVES_ZH = (
@@ -726,27 +1018,43 @@ _PII_EN = (
 )
 _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("relative_pii_zh", _rx(_RELATIVES_ZH + r"[^。！？\n;；]{0,8}?" + _PII_ZH, _I)),
-    ("relative_pii_en", _rx(
-        r"\b(?:my|his|her|their|our|a|the)\s+(?:user'?s\s+)?(?:\w+\s+)?"
-        + _RELATIVES_EN + r"(?:'s|s')?\b"
-        r"[^.!?\n;]{0,25}?\b" + _PII_EN, _I)),
+    (
+        "relative_pii_en",
+        _rx(
+            r"\b(?:my|his|her|their|our|a|the)\s+(?:user'?s\s+)?(?:\w+\s+)?"
+            + _RELATIVES_EN
+            + r"(?:'s|s')?\b"
+            r"[^.!?\n;]{0,25}?\b" + _PII_EN,
+            _I,
+        ),
+    ),
     # "John's phone", "Anna has diabetes": a capitalized name that is not the user.
-    ("named_person_pii_en", _rx(
-        r"\b(?!(?:User|My|The|Today|Tomorrow|Everyone|Company|Team|Our|Your|His|Her|Their|This|"
-        r"That|It|I)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?'s\s+(?i:phone|cell|mobile|home\s+address|"
-        r"address|email|birthday|salary|ssn|passport|diagnosis|medical)")),
-    ("named_person_health_en", _rx(
-        r"\b(?!(?:User|The|I|He|She|They|We|It|This|Everyone)\b)[A-Z][a-z]+\s+(?i:has|was\s+"
-        r"diagnosed\s+with|suffers\s+from)\s+(?i:diabetes|cancer|hiv|aids|depression|dementia|"
-        r"epilepsy|asthma)")),
+    (
+        "named_person_pii_en",
+        _rx(
+            r"\b(?!(?:User|My|The|Today|Tomorrow|Everyone|Company|Team|Our|Your|His|Her|Their|This|"
+            r"That|It|I)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?'s\s+(?i:phone|cell|mobile|home\s+address|"
+            r"address|email|birthday|salary|ssn|passport|diagnosis|medical)"
+        ),
+    ),
+    (
+        "named_person_health_en",
+        _rx(
+            r"\b(?!(?:User|The|I|He|She|They|We|It|This|Everyone)\b)[A-Z][a-z]+\s+(?i:has|was\s+"
+            r"diagnosed\s+with|suffers\s+from)\s+(?i:diabetes|cancer|hiv|aids|depression|dementia|"
+            r"epilepsy|asthma)"
+        ),
+    ),
 )
 
 
 # Between the person and the data, a first-person word makes the data the user's own:
 # "a friend made it for my 18th birthday", "朋友给我过生日".
 _OWN_DATA = _rx(r"\b(?:my|me|i|mine)\b|我", _I)
-_RELATIVE_PATTERNS = {"relative_pii_zh": _rx(_RELATIVES_ZH, _I),
-                      "relative_pii_en": _rx(r"\b" + _RELATIVES_EN + r"(?:'s|s')?\b", _I)}
+_RELATIVE_PATTERNS = {
+    "relative_pii_zh": _rx(_RELATIVES_ZH, _I),
+    "relative_pii_en": _rx(r"\b" + _RELATIVES_EN + r"(?:'s|s')?\b", _I),
+}
 
 
 def _about_the_user(detail: str, span: str) -> bool:
@@ -755,19 +1063,24 @@ def _about_the_user(detail: str, span: str) -> bool:
     if relative is None:
         return False
     m = relative.search(span)
-    return m is not None and _OWN_DATA.search(span[m.end():]) is not None
+    return m is not None and _OWN_DATA.search(span[m.end() :]) is not None
 
 
 def _third_party_spans(folded: str) -> list[Span]:
-    return [(*m.span(), detail) for detail, pattern in _THIRD_PARTY_PATTERNS
-            for m in pattern.finditer(folded) if not _about_the_user(detail, m.group(0))]
+    return [
+        (*m.span(), detail)
+        for detail, pattern in _THIRD_PARTY_PATTERNS
+        for m in pattern.finditer(folded)
+        if not _about_the_user(detail, m.group(0))
+    ]
 
 
 def find_third_party_pii(text: str) -> list[Finding]:
     """Personal data (contact, address, health, IDs) about someone other than the user."""
     folded = nfkc(text)
-    return _findings("third_party_pii", Reason.THIRD_PARTY_PII,
-                     _on_views(folded, _third_party_spans))
+    return _findings(
+        "third_party_pii", Reason.THIRD_PARTY_PII, _on_views(folded, _third_party_spans)
+    )
 
 
 def find_personal(text: str) -> list[Finding]:
@@ -781,7 +1094,7 @@ def find_personal(text: str) -> list[Finding]:
 
 
 # ---------------------------------------------------------------------------------------
-# Sensitive categories (002 §4: 健康、财务、身份等敏感信息默认不写或需显式同意)
+# Sensitive categories (docs/gate.md#reason-codes: 健康、财务、身份等敏感信息默认不写或需显式同意)
 # ---------------------------------------------------------------------------------------
 
 _SENSITIVE: dict[str, re.Pattern[str]] = {
@@ -798,36 +1111,49 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"mental\s+health|therapist|psychiatr\w*|gluten\s+intoleran\w*|lactose\s+intoleran\w*|"
         r"eating\s+disorders?|anorexi\w*|bulimi\w*|(?-i:OCD|PTSD)|dementia|alzheimer\w*|"
         r"parkinson\w*|dialysis|chemotherapy|radiotherapy|infertil\w*)\b",
-        _I),
+        _I,
+    ),
     "finance": _rx(
         r"工资|月薪|年薪|薪水|薪资|收入|存款|贷款|房贷|车贷|负债|欠款|欠债|信用分|征信|净资产|理财|股票账户|"
         r"银行账户|账户余额|破产|税单|"
         r"\b(?:salary|income|earn(?:s|ing)?\s+\$?\d|net\s+worth|savings\s+account|my\s+savings|"
         r"(?<!tech\s)(?<!technical\s)debts?|loans?|mortgage|credit\s+score|bank\s+(?:account|"
-        r"balance)|bankrupt\w*|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options)\b", _I),
+        r"balance)|bankrupt\w*|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options)\b",
+        _I,
+    ),
     "religion": _rx(
         r"宗教|信教|信仰|基督徒|基督教|天主教|佛教|佛教徒|信佛|穆斯林|伊斯兰|犹太教|道教|印度教|无神论|做礼拜|"
         r"\b(?:religio\w*|christianity|(?:a|am|devout)\s+christian|christians|catholic\w*|muslim|"
         r"islam\w*|buddhis\w*|hindu\w*|jewish|judaism|atheis\w*|agnostic|church|mosque|"
-        r"synagogue|pray(?:s|ed|ing)?|bible|quran|koran|ramadan|kosher|halal)\b", _I),
+        r"synagogue|pray(?:s|ed|ing)?|bible|quran|koran|ramadan|kosher|halal)\b",
+        _I,
+    ),
     "sexuality": _rx(
         r"同性恋|异性恋|双性恋|性取向|性向|跨性别|出柜|LGBT|"
         r"\b(?:gay|lesbian|bisexual|homosexual|heterosexual|queer|transgender|trans\s+(?:man|woman)|"
-        r"sexual\s+orientation|asexual|pansexual|lgbt\w*|came\s+out)\b", _I),
+        r"sexual\s+orientation|asexual|pansexual|lgbt\w*|came\s+out)\b",
+        _I,
+    ),
     "politics": _rx(
         r"政治|党员|入党|共产党|国民党|民进党|政党|投票给|支持[^。，,]{0,4}(?:总统|政党|候选人)|"
         r"\b(?:politic\w*|democrats?|democratic\s+party|republicans?|(?:i'?m|am|a)\s+(?:liberal|"
         r"conservative|progressive)|socialist|communist|libertarian|labou?r\s+party|tory|"
         r"party\s+member|left-wing|right-wing|vot(?:e|ed|ing)\s+for\s+(?:the\s+)?\w*\s*"
-        r"(?:party|president|candidate))\b", _I),
+        r"(?:party|president|candidate))\b",
+        _I,
+    ),
     "ethnicity": _rx(
         r"民族|汉族|藏族|维吾尔族?|回族|蒙古族|壮族|满族|苗族|彝族|少数民族|种族|"
         r"\b(?:ethnic\w*|racial|hispanic|latino|latina|african[- ]american|caucasian|"
-        r"indigenous)\b", _I),
+        r"indigenous)\b",
+        _I,
+    ),
     "criminal": _rx(
         r"犯罪记录|前科|坐过牢|坐牢|服刑|入狱|判刑|被捕|被拘留|缓刑|"
         r"\b(?:criminal\s+record|convicted|convict|felony|arrested|prison|jail|incarcerat\w*|"
-        r"parole|sentenced)\b", _I),
+        r"parole|sentenced)\b",
+        _I,
+    ),
 }
 
 
@@ -850,12 +1176,15 @@ def find_sensitive(text: str) -> list[Finding]:
     first: dict[str, Span] = {}
     for span in sorted(_on_views(nfkc(text), _sensitive_spans)):
         first.setdefault(span[2], span)
-    return [Finding("sensitive", Reason.SENSITIVE_NEEDS_CONSENT, *first[name])
-            for name in _SENSITIVE if name in first]
+    return [
+        Finding("sensitive", Reason.SENSITIVE_NEEDS_CONSENT, *first[name])
+        for name in _SENSITIVE
+        if name in first
+    ]
 
 
 # ---------------------------------------------------------------------------------------
-# Not reusable: moods, greetings, questions, hypotheticals, one-off choices (000 §2)
+# Not reusable: moods, greetings, questions, hypotheticals, one-off choices (docs/gate.md)
 # ---------------------------------------------------------------------------------------
 
 _GREETING = _rx(
@@ -864,7 +1193,9 @@ _GREETING = _rx(
     r"good\s+(?:morning|afternoon|evening|night)|thanks|thank\s+you|thx|ty|cheers|bye|goodbye|"
     r"see\s+you|再见|拜拜|回头见)"
     r"(?:\s*(?:there|all|everyone|guys|folks|so\s+much|a\s+lot|again|very\s+much|啊|呀|哈|啦|了|"
-    r"你|您|大家|!|\.|~|,|，|。|！))*\s*)+", _I)
+    r"你|您|大家|!|\.|~|,|，|。|！))*\s*)+",
+    _I,
+)
 _QUESTION = _rx(
     r"[?？]\s*$|(?:吗|呢|么)\s*[。.!！~]*\s*$"
     r"|^(?:我|咱们|我们)?(?:该|应该|要不要|能不能|可不可以|可以|是不是|需不需要)[^。！]{0,12}(?:什么|怎么|哪|吗|呢|多少|几)"
@@ -872,7 +1203,9 @@ _QUESTION = _rx(
     r"|^(?:what|how|why|which|where|who|whom|whose)\s+(?:should|do|does|did|can|could|would|"
     r"is|are|was|were|will|shall|about)\b"
     r"|^(?:should|can|could|would|do|does|did|is|are|will|shall|may)\s+(?:i|you|we|it|they|"
-    r"there)\b", _I)
+    r"there)\b",
+    _I,
+)
 _MOOD = _rx(
     r"(?:今天|今晚|现在|这会儿|最近|刚才)?(?:好|很|太|有点|非常|真|超)?"
     r"(?<!麻)(?:累|疲惫|困|烦|郁闷|难过|伤心|开心|高兴|生气|无聊|崩溃|焦虑|紧张|沮丧|心累)(?:死了|了|啊|呀|哦)"
@@ -883,18 +1216,24 @@ _MOOD = _rx(
     r"kind\s+of\s+|kinda\s+|pretty\s+|super\s+|quite\s+)?(?:tired|exhausted|sad|happy|angry|"
     r"upset|bored|stressed|annoyed|frustrated|down|sleepy|grumpy|cranky|anxious|moody|"
     r"overwhelmed|excited|great|awful|terrible|meh)\b(?!\s+(?:of|with|about|to|by|that|when)\b)"
-    r"|\bwhat\s+a\s+(?:long|rough|bad|great)\s+day\b|\bughh*\b", _I)
+    r"|\bwhat\s+a\s+(?:long|rough|bad|great)\s+day\b|\bughh*\b",
+    _I,
+)
 _HYPOTHETICAL = _rx(
     r"假如|假设|设想|倘若|如果说|如果我是|如果我有|如果我能|如果我会|如果我变成|要是我|万一我|"
     r"^(?:如果|要是|万一)(?!.*(?:就|请|都|的话就|则))"
     r"|\bwhat\s+if\b|\bsuppose\b|\bsupposing\b|\bimagine\b|\bhypothetical(?:ly)?\b|"
     r"\blet'?s\s+say\b|\bif\s+i\s+(?:were|was|had|became|won|could|lived)\b|\bin\s+theory\b|"
     r"\b(?:if|should|when)\s+(?:i|we)\s+ever\b|\bif\s+(?:i|we)\s+(?:\w+\s+){1,4}(?:i|we)\s+would\b|"
-    r"如果有一天|要是哪天|哪天要是|万一哪天", _I)
+    r"如果有一天|要是哪天|哪天要是|万一哪天",
+    _I,
+)
 _ONE_OFF = _rx(
     r"这次|这一次|这回|本次|仅此一次|就这一次|今天先|暂且|先[^。，,]{0,8}吧\s*[。.!！]?\s*$|"
     r"\bjust\s+this\s+(?:once|time)\b|\bthis\s+time\b|\bonly\s+(?:this|for)\s+(?:once|now|today|"
-    r"this\s+time)\b|\bjust\s+for\s+(?:now|today|this\s+\w+)\b|\bfor\s+this\s+one\b", _I)
+    r"this\s+time)\b|\bjust\s+for\s+(?:now|today|this\s+\w+)\b|\bfor\s+this\s+one\b",
+    _I,
+)
 
 _NOT_REUSABLE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("question", _QUESTION),
@@ -907,7 +1246,7 @@ _TRIM = " \t\r\n\"'“”‘’「」『』()（）[]【】"
 
 
 def find_not_reusable(text: str) -> list[Finding]:
-    """Transient content that will not help a later task (000 §2: 会不会复用)."""
+    """Transient content that will not help a later task (docs/gate.md: 会不会复用)."""
     folded = nfkc(text).strip(_TRIM)
     if not folded:
         return []
@@ -924,7 +1263,8 @@ def find_not_reusable(text: str) -> list[Finding]:
 # Reactions that carry no fact: "Wow, that's awesome!", "I'm so proud of you!", "哈哈，太棒了！".
 # A sentence is filler when nothing is left once these words are taken out (a vocative
 # name may stay: "Thanks, Mel!").
-_FILLER_EN = frozenset("""
+_FILLER_EN = frozenset(
+    """
 wow woah whoa oh ohh ah ahh aw aww awww haha hahaha hehe lol lmao omg yay yeah yes yep yup
 ya yah nope no ok okay k sure great awesome cool nice amazing wonderful fantastic incredible
 beautiful lovely sweet brilliant superb terrific neat congrats congratulations totally
@@ -935,14 +1275,16 @@ best cheers well done bet hope hopefully and just very super pretty kinda quite 
 hello there wonderfully interesting impressive inspiring exciting fun cute wild crazy
 unbelievable gosh goodness heck dang damn man dude buddy friend see meet chat chatting talk
 talking catch catching long time missed again back going doing been
-""".split())
+""".split()
+)
 _FILLER_ZH = _rx(
     r"哇塞|哇哦|哇|天哪|天啊|我的天|太好了|太棒了|好棒|真棒|棒|太厉害了|真厉害|好厉害|厉害|了不起|"
     r"哈+|嘿+|嘻+|是啊|是呀|是的|对啊|对呀|对的|没错|确实|真的吗|真的|好呀|好啊|加油|恭喜你?|"
     r"祝贺你?|好羡慕|羡慕|真好|不错|挺好|太酷了|真酷|好酷|酷|可以啊|牛啊|牛|666|为你高兴|"
     r"为你骄傲|我也是|同感|嗯+|哦+|噢+|好的|好|这样啊|原来如此|有道理|听起来(?:不错|很棒|很好)|"
     r"真不错|谢谢你?|多谢|感谢|太感谢了|啊|呀|呢|吧|啦|了|的|你|我|也|真|太|很|好|都|"
-    r"[\s!！。.,，~～…?？、:：;；\"'“”‘’()（）]")
+    r"[\s!！。.,，~～…?？、:：;；\"'“”‘’()（）]"
+)
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 _CJK_ANY = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -961,8 +1303,9 @@ def is_filler(sentence: str) -> bool:
         return False  # numbers or other scripts: not ours to judge
     rest = [w for w in words if w.lower() not in _FILLER_EN]
     # one capitalised word left is a vocative ("Thanks, Mel!"), alone or after a reaction
-    return not rest or (len(rest) == 1 and rest[0][0].isupper()
-                        and (rest[0] != words[0] or len(words) == 1))
+    return not rest or (
+        len(rest) == 1 and rest[0][0].isupper() and (rest[0] != words[0] or len(words) == 1)
+    )
 
 
 # The classes a sentence alone may be refused for, and which of them still refuse a
@@ -986,7 +1329,7 @@ def sentence_transience(sentence: str) -> str | None:
 
 
 def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
-    """Transient content, judged sentence by sentence (000 §2: 会不会复用).
+    """Transient content, judged sentence by sentence (docs/gate.md: 会不会复用).
 
     A text is transient when none of its clauses holds anything durable. Greetings,
     fillers, questions and moods around a durable sentence do not make it transient
@@ -999,10 +1342,17 @@ def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
     (find_not_reusable over the whole text), as a fact it must be stated plainly."""
     if not episode:
         return find_not_reusable(text)
-    clauses = [c for s in split_sentences(_SPEAKER.sub("", text, count=1))
-               for c in _CLAUSE.split(s) if c.strip()] or [text]
-    kinds = [None if k == "one_off" else sentence_transience(c) for c in clauses
-             for k in [sentence_transience(c)]]
+    clauses = [
+        c
+        for s in split_sentences(_SPEAKER.sub("", text, count=1))
+        for c in _CLAUSE.split(s)
+        if c.strip()
+    ] or [text]
+    kinds = [
+        None if k == "one_off" else sentence_transience(c)
+        for c in clauses
+        for k in [sentence_transience(c)]
+    ]
     blocking = [k for k in kinds if k is not None and k not in _AROUND_DURABLE]
     if not blocking and any(k is None for k in kinds):
         return []
@@ -1028,7 +1378,8 @@ def _merge(spans: Iterable[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
 
 
 def screen(text: str) -> list[Finding]:
-    """Every finding in `text`, ordered by the SPEC §12 gate order, then position."""
+    """Every finding in `text`, ordered by the gate order (docs/gate.md#gate-order), then
+    position."""
     findings = (
         find_secrets(text)
         + find_ids(text)
@@ -1048,11 +1399,13 @@ def redact(text: str) -> str:
     """The NFKC-folded text with every secret, ID and card span replaced by a marker,
     including those found only unmasked (the whole disguised span goes).
 
-    What audit, logs, outbox and job payloads may keep (SPEC §12 "Secrets never rest").
+    What audit, logs, outbox and job payloads may keep (docs/gate.md#secrets-never-rest).
     """
     folded = nfkc(text)
-    spans = [(f.start, f.end, _REDACT_LABEL[f.kind])
-             for f in find_secrets(folded) + find_ids(folded) + find_cards(folded)]
+    spans = [
+        (f.start, f.end, _REDACT_LABEL[f.kind])
+        for f in find_secrets(folded) + find_ids(folded) + find_cards(folded)
+    ]
     out: list[str] = []
     cursor = 0
     for start, end, label in _merge(spans):
@@ -1066,4 +1419,3 @@ def redact(text: str) -> str:
 def contains_secret(text: str) -> bool:
     """Cheap yes/no for callers that only need to know (e.g. before logging)."""
     return bool(find_secrets(text) or find_ids(text) or find_cards(text))
-

@@ -1,7 +1,8 @@
-"""The write gate: one pure decision per candidate memory (SPEC §4, §12; 002 §5; 000 §2–§5).
+"""The write gate: one pure decision per candidate memory (docs/gate.md#decisions,
+docs/api.md#precise-semantics, docs/gate.md).
 
-`screen` answers the rejection checks in the SPEC §12 gate order; `resolve` applies the
-conflict rules against the active facts the store loaded; `decide` is both. No I/O: the
+`screen` answers the rejection checks in the gate order (docs/gate.md#gate-order); `resolve` applies
+the conflict rules against the active facts the store loaded; `decide` is both. No I/O: the
 caller passes `now`, the existing facts and the tombstone hashes, and applies the result.
 """
 
@@ -40,7 +41,8 @@ from app.memory.normalize import (
 from app.memory.policy import Policy
 from app.memory.semantic import FIELDS, Assessment, Hit
 
-# Default confidence by source when the writer gives none (000 §4: 低质事实与确认事实同权).
+# Default confidence by source when the writer gives none (docs/data-model.md#the-fact:
+# 低质事实与确认事实同权).
 DEFAULT_CONFIDENCE: dict[SourceKind, float] = {
     SourceKind.ADMIN_POLICY: 1.0,
     SourceKind.SYSTEM: 0.95,
@@ -61,7 +63,8 @@ MERGE_GAIN = 0.2
 MERGE_CAP = 0.99
 
 # Sources that speak for the user or the operator: they may store sensitive content and
-# may re-state tombstoned content (SPEC §12: "unless the user explicitly re-states it").
+# may re-state tombstoned content (docs/lifecycle.md#tombstones: "unless the user explicitly
+# re-states it").
 _CONSENTING_SOURCES = frozenset(
     {SourceKind.EXPLICIT_INSTRUCTION, SourceKind.ADMIN_POLICY, SourceKind.SYSTEM}
 )
@@ -155,8 +158,11 @@ def _fields(candidate: Candidate) -> list[tuple[str, str]]:
     out = [("statement", candidate.statement)]
     if candidate.predicate and spaced:
         out.append(("predicate", f"{candidate.predicate}\n{spaced}"))
-    out += [("value", value_text(candidate.value, spaced)), ("evidence", candidate.evidence or ""),
-            ("keys", "\n".join(candidate.keys))]
+    out += [
+        ("value", value_text(candidate.value, spaced)),
+        ("evidence", candidate.evidence or ""),
+        ("keys", "\n".join(candidate.keys)),
+    ]
     return [(name, text) for name, text in out if text]
 
 
@@ -337,7 +343,8 @@ def screen(
     assessment: Assessment | None = None,
     judged: Mapping[str, str] | None = None,
 ) -> GateResult | None:
-    """The first rejection (or `pending`) in SPEC §12 gate order, or None when it may pass.
+    """The first rejection (or `pending`) in gate order (docs/gate.md#gate-order), or None when it
+    may pass.
 
     `assessment`: the semantic scores of the candidate's fields (app/memory/semantic.py);
     None runs the rules alone. `judged`: the LLM judge's verdicts on borderline classes
@@ -363,8 +370,7 @@ def screening(
         result = _held_for_judge(candidate, policy, sem, undecided.hit)
     if result is not None:
         result.detail.setdefault("semantic", sem.state)
-    wanted = tuple(sem.wanted) if result is None or result.decision is not Decision.REJECTED \
-        else ()
+    wanted = tuple(sem.wanted) if result is None or result.decision is not Decision.REJECTED else ()
     return Screening(result, wanted, {"judge": dict(sem.judged)} if sem.judged else {})
 
 
@@ -394,16 +400,21 @@ def _screen(
         top = max(hits, key=lambda h: h.score)
         return _reject(candidate, Reason.PROMPT_INJECTION, **sem.detail(top))
 
-    if (candidate.source_kind is SourceKind.EXTERNAL_CONTENT
-            and candidate.type in _MEMORY_TYPES_CLOSED_TO_EXTERNAL):
+    if (
+        candidate.source_kind is SourceKind.EXTERNAL_CONTENT
+        and candidate.type in _MEMORY_TYPES_CLOSED_TO_EXTERNAL
+    ):
         return _reject(candidate, Reason.EXTERNAL_SOURCE, type=str(candidate.type))
     if candidate.source_kind is None and policy.extract.require_source:
         return _reject(candidate, Reason.MISSING_SOURCE)
 
     third_party = detectors.find_third_party_pii(content)
     if third_party:
-        return _reject(candidate, Reason.THIRD_PARTY_PII,
-                       **_rule_detail(candidate, detectors.find_third_party_pii, third_party))
+        return _reject(
+            candidate,
+            Reason.THIRD_PARTY_PII,
+            **_rule_detail(candidate, detectors.find_third_party_pii, third_party),
+        )
     personal = sem.hit("personal")
     if personal is not None and personal.other_person:
         return _reject(candidate, Reason.THIRD_PARTY_PII, **sem.detail(personal))
@@ -433,8 +444,13 @@ def _screen(
     episode = candidate.type is FactType.EPISODIC
     transient = detectors.find_transient(candidate.statement, episode=episode)
     if transient:
-        return _reject(candidate, Reason.NOT_REUSABLE, detector=transient[0].detail,
-                       kind="rule", field="statement")
+        return _reject(
+            candidate,
+            Reason.NOT_REUSABLE,
+            detector=transient[0].detail,
+            kind="rule",
+            field="statement",
+        )
     # An episode is a thing that happened: one-off by nature, never refused as transient
     # by its meaning (the rules above still refuse a greeting or a question); a document
     # is not chatter either (a transcript's notes say "now" of lasting progress).
@@ -443,8 +459,11 @@ def _screen(
         if momentary is not None:
             return _reject(candidate, Reason.NOT_REUSABLE, **sem.detail(momentary))
 
-    if tombstones and _source_authority(candidate) < authority(SourceKind.EXPLICIT_INSTRUCTION) \
-            and candidate.origin is not Origin.CORRECTION:
+    if (
+        tombstones
+        and _source_authority(candidate) < authority(SourceKind.EXPLICIT_INSTRUCTION)
+        and candidate.origin is not Origin.CORRECTION
+    ):
         hashes = tombstone_hashes(
             candidate.scope, candidate.predicate, candidate.value, candidate.statement
         )
@@ -482,7 +501,9 @@ def derive_sensitivity(candidate: Candidate, policy: Policy) -> Sensitivity:
 
 
 # ---------------------------------------------------------------------------------------
-# Conflicts (SPEC §4 rules 1–5, §12 Time and conflicts / Authority / Cardinality / Negation)
+# Conflicts (docs/conflicts.md#the-rules, docs/conflicts.md#time-and-conflicts,
+# docs/conflicts.md#authority-before-correction, docs/conflicts.md#cardinality,
+# docs/conflicts.md#negation)
 # ---------------------------------------------------------------------------------------
 
 
@@ -502,7 +523,7 @@ def _lowered(confidence: float) -> float:
 
 
 def _active_peers(candidate: Candidate, existing: Sequence[ExistingFact]) -> list[ExistingFact]:
-    # Different scopes never conflict (000 §5: 大部分“矛盾”其实是串域).
+    # Different scopes never conflict (docs/conflicts.md#the-rules: 大部分“矛盾”其实是串域).
     return [f for f in existing if f.scope == candidate.scope and f.status is Status.ACTIVE]
 
 
@@ -514,7 +535,8 @@ def _resolve_free_statement(
     key = statement_key(candidate.statement)
     sign = polarity(candidate.statement)
     same_kind = [
-        f for f in peers
+        f
+        for f in peers
         if f.type is candidate.type and not f.predicate and polarity(f.statement) == sign
     ]
     for fact in same_kind:
@@ -524,8 +546,9 @@ def _resolve_free_statement(
         return base  # episodes are events: only an exact repeat is the same episode
     # Similar is not enough: the two must agree on numbers, codes, names and rare words.
     threshold = policy.recall.dedupe_similarity
-    similar = [f for f in same_kind
-               if may_merge(candidate.statement, f.statement, f.similarity, threshold)]
+    similar = [
+        f for f in same_kind if may_merge(candidate.statement, f.statement, f.similarity, threshold)
+    ]
     if similar:
         return _merge(max(similar, key=lambda f: f.similarity or 0.0), base)
     return base
@@ -545,8 +568,12 @@ def _resolve_single_value(
     # against an explicit correction (admin_policy and system facts are not user-editable).
     for rival in rivals:
         if authority(rival.source_kind) > mine:
-            return _reject(candidate, Reason.LOWER_AUTHORITY, conflicts_with=str(rival.id),
-                           existing_source=str(rival.source_kind))
+            return _reject(
+                candidate,
+                Reason.LOWER_AUTHORITY,
+                conflicts_with=str(rival.id),
+                existing_source=str(rival.source_kind),
+            )
 
     supersede: list[ExistingFact] = []
     newer: list[ExistingFact] = []
@@ -575,14 +602,18 @@ def _resolve_single_value(
     updates: list[FactUpdate] = []
     for rival in supersede:
         # valid_to never precedes valid_from, even when authority beat an older-dated write
-        updates.append(FactUpdate(rival.id, status=Status.SUPERSEDED,
-                                  valid_to=max(valid_from, rival.valid_from)))
+        updates.append(
+            FactUpdate(
+                rival.id, status=Status.SUPERSEDED, valid_to=max(valid_from, rival.valid_from)
+            )
+        )
     if tied:
         base.contested = True
         base.confidence = _lowered(base.confidence)
         for rival in tied:
-            updates.append(FactUpdate(rival.id, confidence=_lowered(rival.confidence),
-                                      contested=True))
+            updates.append(
+                FactUpdate(rival.id, confidence=_lowered(rival.confidence), contested=True)
+            )
     base.updates = updates
     if supersede:
         base.decision = Decision.SUPERSEDED
@@ -616,14 +647,14 @@ def resolve(
     key = value_key(candidate.predicate, candidate.value)
     predicate = normalize_predicate(candidate.predicate)
     same_predicate = [
-        f for f in peers
+        f
+        for f in peers
         if f.type is not FactType.EPISODIC and normalize_predicate(f.predicate) == predicate
     ]
     same_value = [f for f in same_predicate if value_key(f.predicate, f.value) == key]
     if same_value:
         # rule 5; the most authoritative copy absorbs the re-observation
-        return _merge(max(same_value, key=lambda f: (authority(f.source_kind), f.confidence)),
-                      base)
+        return _merge(max(same_value, key=lambda f: (authority(f.source_kind), f.confidence)), base)
     if policy.is_many(candidate.predicate):
         return base  # distinct values coexist; a value goes only by retraction or delete
     return _resolve_single_value(candidate, same_predicate, valid_from, base)

@@ -1,4 +1,5 @@
-"""The vocabulary of memgate: fact types, sources, decisions and reasons (SPEC §3, §4).
+"""The vocabulary of memgate: fact types, sources, decisions and reasons
+(docs/data-model.md#the-fact, docs/gate.md#decisions).
 
 Plain data only. Every pure decision module (gate, conflicts, scoring, packing) speaks
 in these types; the store and the API translate rows and requests into them.
@@ -31,8 +32,8 @@ class SourceKind(enum.StrEnum):
     EXTERNAL_CONTENT = "external_content"
 
 
-# SPEC §3: admin_policy > system > explicit_instruction > document >
-# user_message = tool_observation > agent_inference > external_content.
+# docs/data-model.md#source-kinds-and-authority: admin_policy > system > explicit_instruction >
+# document > user_message = tool_observation > agent_inference > external_content.
 AUTHORITY: dict[SourceKind, int] = {
     SourceKind.ADMIN_POLICY: 7,
     SourceKind.SYSTEM: 6,
@@ -84,7 +85,7 @@ class Decision(enum.StrEnum):
 
 
 class Reason(enum.StrEnum):
-    """Rejection reasons. Declaration order is the SPEC §12 gate order."""
+    """Rejection reasons. Declaration order is the gate order (docs/gate.md#gate-order)."""
 
     SCOPE_FORBIDDEN = "scope_forbidden"
     PROCEDURAL_REQUIRES_ADMIN = "procedural_requires_admin"
@@ -125,7 +126,7 @@ class Origin(enum.StrEnum):
 
 @dataclass(frozen=True)
 class KeyRights:
-    """What the calling key may do (SPEC §2, §12)."""
+    """What the calling key may do (docs/isolation.md#keys-and-roles)."""
 
     key_id: uuid.UUID | None
     role: Role
@@ -143,7 +144,8 @@ class KeyRights:
 
 @dataclass
 class Candidate:
-    """A proposed memory, before the gate decides (SPEC §3 fields the writer controls)."""
+    """A proposed memory, before the gate decides (docs/data-model.md#the-fact fields the writer
+    controls)."""
 
     user_id: str
     type: FactType

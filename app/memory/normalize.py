@@ -1,7 +1,8 @@
 """Canonical forms of values and statements, so "Markdown 表格。" and "markdown表格" compare equal.
 
 Used for conflict detection (same value = merge), free-statement dedupe, and tombstone
-hashes (000 §8: a deleted fact must not come back through re-extraction). Pure.
+hashes (docs/lifecycle.md#tombstones: a deleted fact must not come back through re-extraction).
+Pure.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ _NEGATION = re.compile(
 def polarity(statement: str) -> int:
     """+1 for an affirmative statement, -1 for a negated one ("不喜欢", "don't like").
 
-    Dedupe never merges opposite polarity (SPEC §12 Negation), whatever the similarity.
+    Dedupe never merges opposite polarity (docs/conflicts.md#negation), whatever the similarity.
     """
     text = _NEG_IDIOMS.sub(" ", nfkc(statement).casefold().replace("’", "'"))
     return -1 if _NEGATION.search(text) else 1

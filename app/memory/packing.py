@@ -1,7 +1,8 @@
-"""Packing recall into a context block within `budget_tokens` (SPEC §6.4, §12 "Recall").
+"""Packing recall into a context block within `budget_tokens` (docs/recall.md#packing,
+docs/recall.md).
 
 Pure and deterministic: the same scored facts, budget, language, tier, hint and `now`
-give the same bytes, so the caller can prompt-cache the block (003 命门五 on wording:
+give the same bytes, so the caller can prompt-cache the block (docs/recall.md#packing on wording:
 the block is reference, not orders, and the current turn wins).
 """
 
@@ -84,8 +85,8 @@ def count_tokens(text: str) -> int:
     - a single space before an ASCII word or number is free (it joins the word), any
       other blank run = 1;
     - each line is rounded up separately and each newline = 1.
-    Checked against cl100k on the seeds and SPEC (1,014 lines): 1.38× its total, and
-    below it on 4 lines only, all dense with rare characters. It is additive over
+    Checked against cl100k on the original design notes and contract (1,014 lines): 1.38× its total,
+    and below it on 4 lines only, all dense with rare characters. It is additive over
     lines: count("a\\nb") == count("a") + 1 + count("b"), which lets
     the packer add lines without recounting the whole block.
     """

@@ -1,4 +1,5 @@
-"""The memory policy as typed data (SPEC §10), and its per-tenant overrides.
+"""The memory policy as typed data (docs/architecture.md#configuration-and-policy), and its
+per-tenant overrides.
 
 Pure: loading the YAML file and reading tenant overrides happen in `app.config`
 and the store; this module only validates, merges and versions.

@@ -1,4 +1,5 @@
-"""Recall scoring: fuse the channels, weigh usefulness, cut to `min_score` and `k` (SPEC §6.3).
+"""Recall scoring: fuse the channels, weigh usefulness, cut to `min_score` and `k`
+(docs/recall.md#scoring).
 
 Pure. The store hands over one `RecallRow` per candidate of the user's already-filtered
 pool; `now` is a parameter. The score is absolute (0..1, comparable across queries):
@@ -10,18 +11,19 @@ pool; `now` is a parameter. The score is absolute (0..1, comparable across queri
     score      = relevance × quality ** QUALITY_WEIGHT                 0..1
 
 Evidence says whether a fact is relevant at all (a top-ranked but weak cosine is still
-weak: 001 §4.3, 000 §7 "阈值宁高不低"); RRF says how strongly the channels agree within
+weak: docs/recall.md#scoring, docs/recall.md#hard-filter "阈值宁高不低"); RRF says how strongly the
+channels agree within
 this query and orders near-equals. Structured is the strongest channel, then dense,
 keyword, and recency, which alone can never pass the default `min_score`.
 
-Quality (SPEC §6.3: freshness × trust × confidence) tempers relevance rather than
+Quality (docs/recall.md#scoring: freshness × trust × confidence) tempers relevance rather than
 multiplying it in at full strength: QUALITY_WEIGHT = 0.5 is the geometric mean, so an
 ordinary fact (user_message, confidence 0.7, fresh: quality 0.51) keeps 72 % of its
 relevance instead of 51 %, while the order by quality is unchanged and a poor fact
 (an old agent inference at confidence 0.5: quality 0.1) still keeps only 32 %. The score
 stays in 0..1 and monotonic in every factor, so `min_score` means the same everywhere.
 
-`prior` (tier `new`, SPEC §12): the facts the tier admits are the user's hard
+`prior` (tier `new`, docs/tiers.md#tier-new): the facts the tier admits are the user's hard
 constraints, relevant whatever the question; they get this much evidence even when no
 channel found them.
 """
@@ -180,7 +182,7 @@ def age_days(then: datetime, now: datetime) -> float:
 
 def freshness(age: float, half_life: float, floor: float = 0.0) -> float:
     """Exponential decay 0.5**(age/half_life), never below `floor`: old facts are only
-    down-weighted, never dropped by age alone (000 §6 keep_floor)."""
+    down-weighted, never dropped by age alone (docs/lifecycle.md#decay keep_floor)."""
     if half_life <= 0:
         return 1.0
     return max(floor, min(1.0, math.exp(-_LN2 * max(0.0, age) / half_life)))
@@ -196,7 +198,8 @@ def _stale(age: float, confidence: float, policy: Policy) -> bool:
 
 
 def dense_evidence(
-    cosine: float | None, dense_range: tuple[float, float] = DENSE_RANGE,
+    cosine: float | None,
+    dense_range: tuple[float, float] = DENSE_RANGE,
     best: float | None = None,
 ) -> float:
     """Calibrated cosine evidence, tempered by the fact's lead: how close its cosine is
@@ -299,8 +302,12 @@ def score_facts(
             rrf += _W_K / (RRF_K + rank)
             miss *= 1.0 - keyword_evidence(r.bm25, best, keyword_ideal)
             channels.append(KEYWORD)
-        if start is not None and end is not None and r.occurred_at is not None \
-                and start <= _aware(r.occurred_at) < end:
+        if (
+            start is not None
+            and end is not None
+            and r.occurred_at is not None
+            and start <= _aware(r.occurred_at) < end
+        ):
             rrf += _W_T
             miss *= 1.0 - TEMPORAL_EVIDENCE
             channels.append(TEMPORAL)

@@ -2,7 +2,7 @@
 
 The gate screens what becomes a fact; every other string a caller sends that rests
 somewhere (trace and turn ids, session ids, slot names, notes, key names, headers) comes
-through here first (SPEC §12 "Secrets never rest"). An identifier holding a secret is
+through here first (docs/gate.md#secrets-never-rest). An identifier holding a secret is
 refused, because a redacted id would silently join unrelated records; free text is
 redacted. The detectors are the gate's (app.memory.detectors). Pure.
 """
@@ -17,8 +17,9 @@ from app.memory.detectors import contains_secret, find_secrets, redact
 from app.memory.text import nfkc
 
 # UUIDs (what memgate and most clients generate): no detector matches one, so skip the work.
-_UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}",
-                   re.IGNORECASE)
+_UUID = re.compile(
+    r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.IGNORECASE
+)
 # Separators an id may use where a sentence has spaces ("my-password-is-hunter2").
 _ID_SEPARATORS = re.compile(r"[._:/+-]+")
 

@@ -56,53 +56,100 @@ MAX_CHARS = 2000  # a field's text is embedded up to this length
 
 _I = re.IGNORECASE
 _FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("addresses_assistant", re.compile(
-        r"\b(?:you|your|yourself|assistant|ai|agent|bot|chatbot|model|llm|gpt)\b"
-        r"|你|您|助手|机器人|模型|智能体", _I)),
-    ("standing", re.compile(
-        r"\b(?:from\s+now\s+on|going\s+forward|henceforth|from\s+here\s+on|always|never|"
-        r"whenever|every\s+time|each\s+time|any\s+time|all\s+future|future|permanent(?:ly)?|"
-        r"by\s+default|default|standing|for\s+good|in\s+all)\b"
-        r"|以后|今后|往后|从现在|从今|从此|每次|每当|凡是|一律|永远|永久|总是|默认|只要|一直"
-        r"|长期|所有", _I)),
-    ("waives_check", re.compile(
-        r"\b(?:without\s+(?:any\s+)?(?:check|checking|verif\w*|confirm\w*|review\w*|asking|"
-        r"approval|looking)|skip\w*|bypass\w*|no\s+need|don'?t\s+(?:check|verify|ask|bother|"
-        r"flag|question)|waive\w*|auto-?approv\w*|regardless|no\s+matter|not\s+required|"
-        r"unnecessary|exempt\w*|lift\w*|disabled?|switched\s+off|turned\s+off|void|"
-        r"no\s+longer)\b"
-        r"|不用|无需|不需要|不必|跳过|绕过|绕开|别查|不用查|别管|不管|免于|免除"
-        r"|直接(?:批准|通过|付款|执行|运行|打开)"
-        r"|自动(?:通过|批准|处理)|取消|关闭|关掉|作废|失效|不算数|放行|解除", _I)),
-    ("authority_words", re.compile(
-        r"\b(?:system|sys|admin\w*|operator|operations|policy|compliance|security\s+team|"
-        r"developers?|official|verified|authori[sz]\w*|override|privileg\w*|permissions?|"
-        r"root|superadmin|moderator|whitelist\w*|staff|it\s+department|trust\s+and\s+safety)\b"
-        r"|系统|管理员|运营|政策|策略|合规|官方|授权|权限|特批|开发者|开发人员|已认证|已验证|认证"
-        r"|版主|白名单|安全团队|安全部门", _I)),
-    ("markup", re.compile(r"<\s*/?\s*[a-z]{2,12}\s*>|\[[^\]\n]{2,30}\]|【[^】\n]{1,20}】"
-                          r"|^[A-Z][A-Z _-]{3,}:|\{\s*\"", _I)),
+    (
+        "addresses_assistant",
+        re.compile(
+            r"\b(?:you|your|yourself|assistant|ai|agent|bot|chatbot|model|llm|gpt)\b"
+            r"|你|您|助手|机器人|模型|智能体",
+            _I,
+        ),
+    ),
+    (
+        "standing",
+        re.compile(
+            r"\b(?:from\s+now\s+on|going\s+forward|henceforth|from\s+here\s+on|always|never|"
+            r"whenever|every\s+time|each\s+time|any\s+time|all\s+future|future|permanent(?:ly)?|"
+            r"by\s+default|default|standing|for\s+good|in\s+all)\b"
+            r"|以后|今后|往后|从现在|从今|从此|每次|每当|凡是|一律|永远|永久|总是|默认|只要|一直"
+            r"|长期|所有",
+            _I,
+        ),
+    ),
+    (
+        "waives_check",
+        re.compile(
+            r"\b(?:without\s+(?:any\s+)?(?:check|checking|verif\w*|confirm\w*|review\w*|asking|"
+            r"approval|looking)|skip\w*|bypass\w*|no\s+need|don'?t\s+(?:check|verify|ask|bother|"
+            r"flag|question)|waive\w*|auto-?approv\w*|regardless|no\s+matter|not\s+required|"
+            r"unnecessary|exempt\w*|lift\w*|disabled?|switched\s+off|turned\s+off|void|"
+            r"no\s+longer)\b"
+            r"|不用|无需|不需要|不必|跳过|绕过|绕开|别查|不用查|别管|不管|免于|免除"
+            r"|直接(?:批准|通过|付款|执行|运行|打开)"
+            r"|自动(?:通过|批准|处理)|取消|关闭|关掉|作废|失效|不算数|放行|解除",
+            _I,
+        ),
+    ),
+    (
+        "authority_words",
+        re.compile(
+            r"\b(?:system|sys|admin\w*|operator|operations|policy|compliance|security\s+team|"
+            r"developers?|official|verified|authori[sz]\w*|override|privileg\w*|permissions?|"
+            r"root|superadmin|moderator|whitelist\w*|staff|it\s+department|trust\s+and\s+safety)\b"
+            r"|系统|管理员|运营|政策|策略|合规|官方|授权|权限|特批|开发者|开发人员|已认证|已验证|认证"
+            r"|版主|白名单|安全团队|安全部门",
+            _I,
+        ),
+    ),
+    (
+        "markup",
+        re.compile(
+            r"<\s*/?\s*[a-z]{2,12}\s*>|\[[^\]\n]{2,30}\]|【[^】\n]{1,20}】"
+            r"|^[A-Z][A-Z _-]{3,}:|\{\s*\"",
+            _I,
+        ),
+    ),
     ("first_person", re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|myself)\b|我", _I)),
-    ("other_person", re.compile(
-        r"\b(?:he|she|him|his|her|hers|they|their)\b|\b[A-Z][a-z]+'s\b"
-        r"|\b(?:mom|mother|mum|dad|father|parents?|wife|husband|spouse|partner|son|daughter|"
-        r"kids?|child(?:ren)?|brother|sister|sibling|grand\w+|uncle|aunt|cousin|niece|"
-        r"nephew|boss|manager|colleague|co-?worker|friend|neighbou?r|roommate|flatmate|"
-        r"girlfriend|boyfriend|ex|in-laws?|\w+-in-law|classmate|teammate|landlord|nanny|"
-        r"hire|patient|client|customer)\b"
-        r"|(?<![其吉])他|她|妈|爸|母亲|父亲|老婆|妻子|太太|老公|丈夫|爱人|媳妇|儿子|女儿|孩子|哥哥|弟弟|"
-        r"姐姐|妹妹|我哥|我弟|我姐|我妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|舅妈|姑姑|小姨|姨妈|"
-        r"表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹|岳父|岳母|公公|婆婆|小舅子|男朋友|女朋友|男友|女友|"
-        r"对象|前夫|前妻|前任|室友|邻居|同学|同事|朋友|老板|领导|上司|经理|客户|保姆|房东|患者|家人|亲戚")),
-    ("now", re.compile(
-        r"\b(?:right\s+now|at\s+the\s+moment|today|tonight|this\s+(?:morning|afternoon|"
-        r"evening|week|time)|currently|just\s+now|later|in\s+a\s+(?:sec|second|minute|bit)|"
-        r"about\s+to|on\s+the\s+way|after\s+this)\b"
-        r"|现在|此刻|今天|今晚|刚才|刚|这会儿|待会|等会|一会儿|马上|这次|这回", _I)),
-    ("question", re.compile(r"[?？]\s*$|(?:吗|呢|么)\s*[。.!！]?\s*$|^(?:what|how|why|which|"
-                            r"where|who|when|should|can|could|is|are|do|does)\b", _I)),
-    ("conditional", re.compile(r"\b(?:if|when|whenever|once|unless|should\s+anyone)\b"
-                               r"|如果|要是|只要|一旦|的时候|时，|时,|的话", _I)),
+    (
+        "other_person",
+        re.compile(
+            r"\b(?:he|she|him|his|her|hers|they|their)\b|\b[A-Z][a-z]+'s\b"
+            r"|\b(?:mom|mother|mum|dad|father|parents?|wife|husband|spouse|partner|son|daughter|"
+            r"kids?|child(?:ren)?|brother|sister|sibling|grand\w+|uncle|aunt|cousin|niece|"
+            r"nephew|boss|manager|colleague|co-?worker|friend|neighbou?r|roommate|flatmate|"
+            r"girlfriend|boyfriend|ex|in-laws?|\w+-in-law|classmate|teammate|landlord|nanny|"
+            r"hire|patient|client|customer)\b"
+            r"|(?<![其吉])他|她|妈|爸|母亲|父亲|老婆|妻子|太太|老公|丈夫|爱人|媳妇|儿子|女儿|孩子|哥哥|弟弟|"
+            r"姐姐|妹妹|我哥|我弟|我姐|我妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|舅妈|姑姑|小姨|姨妈|"
+            r"表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹|岳父|岳母|公公|婆婆|小舅子|男朋友|女朋友|男友|女友|"
+            r"对象|前夫|前妻|前任|室友|邻居|同学|同事|朋友|老板|领导|上司|经理|客户|保姆|房东|患者|家人|亲戚"
+        ),
+    ),
+    (
+        "now",
+        re.compile(
+            r"\b(?:right\s+now|at\s+the\s+moment|today|tonight|this\s+(?:morning|afternoon|"
+            r"evening|week|time)|currently|just\s+now|later|in\s+a\s+(?:sec|second|minute|bit)|"
+            r"about\s+to|on\s+the\s+way|after\s+this)\b"
+            r"|现在|此刻|今天|今晚|刚才|刚|这会儿|待会|等会|一会儿|马上|这次|这回",
+            _I,
+        ),
+    ),
+    (
+        "question",
+        re.compile(
+            r"[?？]\s*$|(?:吗|呢|么)\s*[。.!！]?\s*$|^(?:what|how|why|which|"
+            r"where|who|when|should|can|could|is|are|do|does)\b",
+            _I,
+        ),
+    ),
+    (
+        "conditional",
+        re.compile(
+            r"\b(?:if|when|whenever|once|unless|should\s+anyone)\b"
+            r"|如果|要是|只要|一旦|的时候|时，|时,|的话",
+            _I,
+        ),
+    ),
     ("url", re.compile(r"https?://|www\.|\]\(", _I)),
 )
 FEATURE_NAMES: tuple[str, ...] = (*(name for name, _ in _FEATURES), "log_length")
@@ -233,8 +280,9 @@ class Params:
             raise ValueError("semantic gate parameters have the wrong shape")
         if features != FEATURE_NAMES:
             raise ValueError("semantic gate parameters were fitted on other rule features")
-        return cls(str(data["model"]), dim, heads, features, weights, bias,
-                   dict(data.get("meta") or {}))
+        return cls(
+            str(data["model"]), dim, heads, features, weights, bias, dict(data.get("meta") or {})
+        )
 
 
 @functools.lru_cache(maxsize=1)

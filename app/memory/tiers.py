@@ -1,4 +1,4 @@
-"""Freshness tiers (003 命门四, SPEC §6.5 and §12 "Recall"): how much to trust memory
+"""Freshness tiers (docs/tiers.md, docs/recall.md): how much to trust memory
 after a gap, from the time of the user's last interaction.
 
 continue (≤ fresh_days): use memory as is. confirm (≤ stale_days): inject, but confirm

@@ -13,16 +13,46 @@ from datetime import UTC, datetime, timedelta
 
 Span = tuple[datetime, datetime]
 
-_MONTHS = {name: i + 1 for i, name in enumerate(
+_MONTH_NAMES = (
     "january february march april may june july august september october november december"
-    .split())}
+)
+_MONTHS = {name: i + 1 for i, name in enumerate(_MONTH_NAMES.split())}
 _MONTHS.update({name[:3]: n for name, n in list(_MONTHS.items())})
-_ZH_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
-              "九": 9, "十": 10, "十一": 11, "十二": 12}
-_UNIT = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month",
-         "months": "month", "year": "year", "years": "year",
-         "天": "day", "日": "day", "周": "week", "星期": "week", "个星期": "week", "礼拜": "week",
-         "个礼拜": "week", "个月": "month", "月": "month", "年": "year"}
+_ZH_DIGITS = {
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+    "十一": 11,
+    "十二": 12,
+}
+_UNIT = {
+    "day": "day",
+    "days": "day",
+    "week": "week",
+    "weeks": "week",
+    "month": "month",
+    "months": "month",
+    "year": "year",
+    "years": "year",
+    "天": "day",
+    "日": "day",
+    "周": "week",
+    "星期": "week",
+    "个星期": "week",
+    "礼拜": "week",
+    "个礼拜": "week",
+    "个月": "month",
+    "月": "month",
+    "年": "year",
+}
 
 _EN = re.compile(
     r"\b(?P<word>yesterday|today|tonight|last\s+night|the\s+day\s+before\s+yesterday"
@@ -31,14 +61,18 @@ _EN = re.compile(
     r"(?P<unit>days?|weeks?|months?|years?)\s+ago"
     r"|in\s+(?P<month>january|february|march|april|may|june|july|august|september|october"
     r"|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b(?!\s+\d{1,2}\b))",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _ZH = re.compile(
     r"(?P<word>前天|昨天|昨晚|今天|今晚|上周末|上个?周末|上周|上个?星期|上个?礼拜|这周|本周|这个?星期"
     r"|上个月|这个月|本月|去年|今年|前年)"
     r"|(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?P<unit>天|个星期|星期|个礼拜|礼拜|周|个月|年)[之以]?前"
-    r"|(?P<month>\d{1,2}|十[一二]?|[一二三四五六七八九])月份?(?![\d一二三四五六七八九十]*[日号])")
-_MONTH_NAMES = (r"january|february|march|april|may|june|july|august|september|october|november"
-                r"|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+    r"|(?P<month>\d{1,2}|十[一二]?|[一二三四五六七八九])月份?(?![\d一二三四五六七八九十]*[日号])"
+)
+_MONTH_NAMES = (
+    r"january|february|march|april|may|june|july|august|september|october|november"
+    r"|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
 # Absolute dates: "9 November, 2022", "November 9, 2022", "on 13 Oct 2023", "July 2022",
 # "2022-11-09", "2022年11月9日", "2022年5月", "in 2022".
 _ABSOLUTE = re.compile(
@@ -48,9 +82,22 @@ _ABSOLUTE = re.compile(
     r"|\b(?P<y4>\d{4})-(?P<m4>\d{1,2})-(?P<d4>\d{1,2})\b"
     r"|(?P<y5>\d{4})\s*年\s*(?P<m5>\d{1,2})\s*月(?:\s*(?P<d5>\d{1,2})\s*[日号])?"
     r"|\b(?:in|during|of)\s+(?P<y6>(?:19|20)\d{2})\b|(?P<y7>(?:19|20)\d{2})\s*年(?!\s*\d)",
-    re.IGNORECASE)
-_EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-               "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+    re.IGNORECASE,
+)
+_EN_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 
 
 def _day(now: datetime) -> datetime:
@@ -86,7 +133,7 @@ def _year(now: datetime, back: int) -> Span:
 
 
 def _ago(now: datetime, n: int, unit: str) -> Span:
-    """"3 days ago" is that day; "2 weeks ago" that week; "2 months ago" that month."""
+    """ "3 days ago" is that day; "2 weeks ago" that week; "2 months ago" that month."""
     if unit == "day":
         day = _day(now) - timedelta(days=n)
         return day, day + timedelta(days=1)
@@ -105,13 +152,30 @@ def _named_month(now: datetime, month: int) -> Span:
 
 
 _WORDS: dict[str, tuple[str, int]] = {
-    "today": ("day", 0), "tonight": ("day", 0), "yesterday": ("day", 1),
-    "last night": ("day", 1), "the day before yesterday": ("day", 2),
-    "今天": ("day", 0), "今晚": ("day", 0), "昨天": ("day", 1), "昨晚": ("day", 1),
-    "前天": ("day", 2), "上周": ("week", 1), "上星期": ("week", 1), "上个星期": ("week", 1),
-    "上礼拜": ("week", 1), "上个礼拜": ("week", 1), "这周": ("week", 0), "本周": ("week", 0),
-    "这星期": ("week", 0), "这个星期": ("week", 0), "上个月": ("month", 1),
-    "这个月": ("month", 0), "本月": ("month", 0), "去年": ("year", 1), "今年": ("year", 0),
+    "today": ("day", 0),
+    "tonight": ("day", 0),
+    "yesterday": ("day", 1),
+    "last night": ("day", 1),
+    "the day before yesterday": ("day", 2),
+    "今天": ("day", 0),
+    "今晚": ("day", 0),
+    "昨天": ("day", 1),
+    "昨晚": ("day", 1),
+    "前天": ("day", 2),
+    "上周": ("week", 1),
+    "上星期": ("week", 1),
+    "上个星期": ("week", 1),
+    "上礼拜": ("week", 1),
+    "上个礼拜": ("week", 1),
+    "这周": ("week", 0),
+    "本周": ("week", 0),
+    "这星期": ("week", 0),
+    "这个星期": ("week", 0),
+    "上个月": ("month", 1),
+    "这个月": ("month", 0),
+    "本月": ("month", 0),
+    "去年": ("year", 1),
+    "今年": ("year", 0),
     "前年": ("year", 2),
 }
 
@@ -161,15 +225,19 @@ def find(query: str, now: datetime) -> tuple[Span, tuple[int, int]] | None:
 
 def without(query: str, where: tuple[int, int]) -> str:
     """The query with the time expression at `where` taken out."""
-    return (query[: where[0]] + " " + query[where[1]:]).strip()
+    return (query[: where[0]] + " " + query[where[1] :]).strip()
 
 
 def _absolute(m: re.Match[str], now: datetime) -> Span | None:
     g = m.groupdict()
     tz = now.tzinfo
     try:
-        for d, mo, y in (("d1", "m1", "y1"), ("d2", "m2", "y2"), ("d4", "m4", "y4"),
-                         ("d5", "m5", "y5")):
+        for d, mo, y in (
+            ("d1", "m1", "y1"),
+            ("d2", "m2", "y2"),
+            ("d4", "m4", "y4"),
+            ("d5", "m5", "y5"),
+        ):
             if g.get(y) and g.get(mo):
                 month = _month_number(g[mo])
                 if g.get(d):

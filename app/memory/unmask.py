@@ -59,8 +59,10 @@ class _Map:
     def ranges(self) -> list[tuple[int, int, int, int, bool]]:
         """(start, end) in the new text, (start, end) in the source, linear; per piece."""
         ends = (*self.starts[1:], self.length)
-        return [(a, b, s0, s1, lin)
-                for a, b, (s0, s1, lin) in zip(self.starts, ends, self.pieces, strict=True)]
+        return [
+            (a, b, s0, s1, lin)
+            for a, b, (s0, s1, lin) in zip(self.starts, ends, self.pieces, strict=True)
+        ]
 
     def then(self, inner: _Map) -> _Map:
         """This map (new → middle) followed by `inner` (middle → source): new → source."""
@@ -130,8 +132,9 @@ class _Builder:
 Edit = tuple[int, int, str]  # replace source[start:end] with the text
 
 
-def _rewrite(source: str, edits: Sequence[Edit],
-             appended: Sequence[tuple[int, int]] = ()) -> tuple[str, _Map] | None:
+def _rewrite(
+    source: str, edits: Sequence[Edit], appended: Sequence[tuple[int, int]] = ()
+) -> tuple[str, _Map] | None:
     """The source with non-overlapping, ordered edits applied (and source spans appended
     on lines of their own); None when nothing changes."""
     if not edits and not appended:
@@ -191,13 +194,55 @@ def _invisible_edits(text: str) -> list[Edit]:
 
 # Cyrillic and Greek letters drawn like Latin ones ("раsswоrd" with Cyrillic р, о).
 _LOOKALIKES = {
-    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i",
-    "ј": "j", "ѕ": "s", "ԁ": "d", "һ": "h", "ԛ": "q", "ԝ": "w", "ո": "n", "ɡ": "g",
-    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P",
-    "С": "C", "Т": "T", "Х": "X", "І": "I", "Ј": "J", "Ѕ": "S",
-    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M",
-    "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
-    "ο": "o", "ι": "i", "ρ": "p", "ν": "v", "κ": "k",
+    "а": "a",
+    "е": "e",
+    "о": "o",
+    "р": "p",
+    "с": "c",
+    "у": "y",
+    "х": "x",
+    "і": "i",
+    "ј": "j",
+    "ѕ": "s",
+    "ԁ": "d",
+    "һ": "h",
+    "ԛ": "q",
+    "ԝ": "w",
+    "ո": "n",
+    "ɡ": "g",
+    "А": "A",
+    "В": "B",
+    "Е": "E",
+    "К": "K",
+    "М": "M",
+    "Н": "H",
+    "О": "O",
+    "Р": "P",
+    "С": "C",
+    "Т": "T",
+    "Х": "X",
+    "І": "I",
+    "Ј": "J",
+    "Ѕ": "S",
+    "Α": "A",
+    "Β": "B",
+    "Ε": "E",
+    "Ζ": "Z",
+    "Η": "H",
+    "Ι": "I",
+    "Κ": "K",
+    "Μ": "M",
+    "Ν": "N",
+    "Ο": "O",
+    "Ρ": "P",
+    "Τ": "T",
+    "Υ": "Y",
+    "Χ": "X",
+    "ο": "o",
+    "ι": "i",
+    "ρ": "p",
+    "ν": "v",
+    "κ": "k",
 }
 _CONFUSABLE = str.maketrans(_LOOKALIKES)
 _CONFUSABLE_CHARS = frozenset(_LOOKALIKES)
@@ -270,8 +315,9 @@ def _from_base64(run: str) -> str | None:
         return None
     padded = body + "=" * (-len(body) % 4)
     try:
-        data = (base64.urlsafe_b64decode(padded) if urlsafe
-                else base64.b64decode(padded, validate=True))
+        data = (
+            base64.urlsafe_b64decode(padded) if urlsafe else base64.b64decode(padded, validate=True)
+        )
     except (binascii.Error, ValueError):
         return None
     return _utf8(data)
@@ -369,13 +415,16 @@ def _comments(text: str) -> tuple[list[Edit], list[tuple[int, int]]]:
 # "p a s s w o r d", "i-g-n-o-r-e" (three or more), starting a word (after a blank, an
 # opening bracket or quote, ":" or "="; so "1.2.3 a b" or "x=c p a s s" keep their
 # heads). A wider gap ("i g n o r e  a l l") stays a word break.
-_SPACED = re.compile(r"(?<![^\s(\[{\"'“‘「:=])[^\W_](?P<sep>[ .*·_-])[^\W_](?![^\W_])"
-                     r"(?:(?P=sep)[^\W_](?![^\W_]))+")
+_SPACED = re.compile(
+    r"(?<![^\s(\[{\"'“‘「:=])[^\W_](?P<sep>[ .*·_-])[^\W_](?![^\W_])"
+    r"(?:(?P=sep)[^\W_](?![^\W_]))+"
+)
 
 
 def _spaced_edits(text: str) -> list[Edit]:
-    return [(m.start(), m.end(), m.group().replace(m.group("sep"), ""))
-            for m in _SPACED.finditer(text)]
+    return [
+        (m.start(), m.end(), m.group().replace(m.group("sep"), "")) for m in _SPACED.finditer(text)
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -390,8 +439,9 @@ _NUMERAL_DIGITS = str.maketrans("零〇一二三四五六七八九", "0012345678
 
 
 def _numeral_edits(text: str) -> list[Edit]:
-    return [(m.start(), m.end(), m.group().translate(_NUMERAL_DIGITS))
-            for m in _NUMERALS.finditer(text)]
+    return [
+        (m.start(), m.end(), m.group().translate(_NUMERAL_DIGITS)) for m in _NUMERALS.finditer(text)
+    ]
 
 
 _STEPS: tuple[_Step, ...] = (

@@ -1,4 +1,5 @@
-"""The LLM extractor: an OpenAI-compatible `/v1/chat/completions` returning JSON (SPEC §5).
+"""The LLM extractor: an OpenAI-compatible `/v1/chat/completions` returning JSON
+(docs/extraction.md#extractors).
 
 Opt-in by configuration. The model sees the conversation (assistant turns as context
 only) and answers `{"candidates": [...]}`; the answer is validated with pydantic as a

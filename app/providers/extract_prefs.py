@@ -1,4 +1,4 @@
-"""Ordinary preferences, habits, traits and response-style requests (SPEC §5).
+"""Ordinary preferences, habits, traits and response-style requests (docs/extraction.md#extractors).
 
 The rule extractor (`rules`) knows a table of typed facts (allergies, formats,
 names, …). What users say about themselves is wider than that table: "I prefer dark mode
@@ -94,8 +94,11 @@ def _conjugate(verb: str) -> str:
     if low in _IRREGULAR:
         return _IRREGULAR[low]
     if (_PAST.fullmatch(low) and low not in _PRESENT_TOO) or (
-            len(low) > 3 and low.endswith("ed") and not low.endswith("eed")
-            and low not in ("embed", "shed")):
+        len(low) > 3
+        and low.endswith("ed")
+        and not low.endswith("eed")
+        and low not in ("embed", "shed")
+    ):
         return verb  # a past tense agrees with any subject: "the user moved", "quit"
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
@@ -324,14 +327,28 @@ def _conventions_en(s: str) -> list[Pref]:
         if m:
             x = m.group("x")
             value = x if x.startswith(("prices", "amounts")) else f"use {x}"
-            out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value,
-                            f"The user asks you to {value}", CONF_STYLE))
+            out.append(
+                Pref(
+                    FactType.SEMANTIC,
+                    CONSTRAINT,
+                    value,
+                    f"The user asks you to {value}",
+                    CONF_STYLE,
+                )
+            )
             continue
         m = _FORMAT_DATES_EN.match(clause)
         if m:
             value = m.group("x")[0].lower() + m.group("x")[1:]
-            out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value,
-                            f"The user asks you to {value}", CONF_STYLE))
+            out.append(
+                Pref(
+                    FactType.SEMANTIC,
+                    CONSTRAINT,
+                    value,
+                    f"The user asks you to {value}",
+                    CONF_STYLE,
+                )
+            )
     return out
 
 
@@ -365,8 +382,13 @@ def _style_en(s: str) -> list[Pref]:
         if m:
             x = m.group("x").lower()
             out.append(
-                Pref(FactType.SEMANTIC, CONSTRAINT, f"no {x}", f"The user asks for no {x}",
-                     CONF_STYLE)
+                Pref(
+                    FactType.SEMANTIC,
+                    CONSTRAINT,
+                    f"no {x}",
+                    f"The user asks for no {x}",
+                    CONF_STYLE,
+                )
             )
             continue
         for pattern in _STYLE_EN:
@@ -385,8 +407,11 @@ def _style_en(s: str) -> list[Pref]:
                 value = x[0].lower() + x[1:]
                 them = re.sub(r"(?i)\bmy\b", "their", value)
                 statement = f"The user asks you to {them}"
-                if not re.match(r"(?i)(?:keep|make|skip|cut|drop|leave|spare|lose|include|cite|"
-                                r"add|give|show|provide|list)\b", value):
+                if not re.match(
+                    r"(?i)(?:keep|make|skip|cut|drop|leave|spare|lose|include|cite|"
+                    r"add|give|show|provide|list)\b",
+                    value,
+                ):
                     statement = f"The user prefers {them}"
             out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value, statement, CONF_STYLE))
             break
@@ -397,14 +422,14 @@ _ANSWERS_ZH = r"(?:回答|回复|答案|解释|说明|总结|内容|文字|篇�
 _STYLE_ZH = (
     # "回答简短一点", "回复尽量简洁", "解释通俗一些"
     re.compile(
-        r"^(?:请|麻烦|你)*(?:以后|今后)?(?:的)?(?P<x>" + _ANSWERS_ZH
+        r"^(?:请|麻烦|你)*(?:以后|今后)?(?:的)?(?P<x>"
+        + _ANSWERS_ZH
         + r"(?:请|都|尽量|要|最好|务必|一律|再)*"
         r"(?:简短|简洁|精简|简单|短|直接|详细|具体|通俗|口语化|正式|严谨|有条理)(?:一点|一些|些|点)?)(?:吧|就好|就行|哦|啊)?$"
     ),
     # "回答控制在200字以内", "回复别超过三句话"
     re.compile(
-        r"^(?:请|麻烦|你)*(?P<x>" + _ANSWERS_ZH
-        + r"(?:请|都|尽量|要|最好|务必|一律)*"
+        r"^(?:请|麻烦|你)*(?P<x>" + _ANSWERS_ZH + r"(?:请|都|尽量|要|最好|务必|一律)*"
         r"(?:控制在|限制在|保持在|不要超过|别超过|不超过|不能超过|少于|不多于)\s*(?:\d+|[一二两三四五六七八九十百千]+)\s*(?:个)?(?:字|词|句话|句|行|段|个要点|点)"
         r"(?:以内|之内|左右|以下)?)(?:吧|就好|就行)?$"
     ),
@@ -480,8 +505,15 @@ def _standing_style(s: str) -> list[Pref]:
             if m:
                 x = m.group("x")
                 value = x[0].lower() + x[1:]
-                out.append(Pref(FactType.SEMANTIC, CONSTRAINT, value,
-                                f"The user asks you to {value}", CONF_STYLE))
+                out.append(
+                    Pref(
+                        FactType.SEMANTIC,
+                        CONSTRAINT,
+                        value,
+                        f"The user asks you to {value}",
+                        CONF_STYLE,
+                    )
+                )
     return out
 
 
@@ -498,8 +530,7 @@ _PREF_VERBS_EN = (
     r"(?:don't|do not|never)\s+(?:really\s+)?(?:like|enjoy|love)|(?:don't|do not)\s+care for"
 )
 _PREF_EN = re.compile(
-    _LEAD_EN
-    + r"(?P<who>i|we)\s+(?P<adv>(?:(?:really|truly|strongly|generally|usually|always|also|"
+    _LEAD_EN + r"(?P<who>i|we)\s+(?P<adv>(?:(?:really|truly|strongly|generally|usually|always|also|"
     r"definitely|much|mostly|just|absolutely|still|normally|typically|totally|actually)\s+)*)"
     r"(?P<v>" + _PREF_VERBS_EN + r")\s+(?P<o>.+)$",
     re.IGNORECASE,
@@ -561,9 +592,7 @@ _ATTR_NOUNS_EN = (
     r"daily driver|workflow|pronouns|love language|star sign|zodiac sign|comfort food|"
     r"guilty pleasure|dream job|morning routine"
 )
-_ATTR_EN = re.compile(
-    r"(?i)^my\s+(?P<k>" + _ATTR_NOUNS_EN + r")\s+(?:is|are|'s)\s+(?P<v>.{2,80})$"
-)
+_ATTR_EN = re.compile(r"(?i)^my\s+(?P<k>" + _ATTR_NOUNS_EN + r")\s+(?:is|are|'s)\s+(?P<v>.{2,80})$")
 _DEFINE_EN = re.compile(
     r"(?i)^(?:when(?:ever)?\s+i\s+say|by)\s+(?P<q>['\"“‘][^'\"”’]{1,40}['\"”’]|[a-z][\w\-]*"
     r"(?:\s+[a-z][\w\-]*)?)\s*,?\s*i\s+(?:always\s+)?mean\s+(?P<v>.{2,80})$"
@@ -585,8 +614,9 @@ def _pref_en_main(s: str) -> Pref | None:
     m = _PREF_EN.match(s)
     if m:
         obj = m.group("o")
-        if re.match(r"(?i)to\s+(?:be|have|get|go|book|buy|order|know|see|ask)\b", obj) and \
-                m.group("v").lower() in ("like", "love"):
+        if re.match(r"(?i)to\s+(?:be|have|get|go|book|buy|order|know|see|ask)\b", obj) and m.group(
+            "v"
+        ).lower() in ("like", "love"):
             return None  # "I like to know…", "I love to see…": a request in disguise
         if not _about_user(obj, zh=False) or _PLAN_EN.search(obj):
             return None
@@ -770,17 +800,22 @@ _EVENT_EN = re.compile(
     r"(?P<v>(?!(?:" + _NOT_EVENT_EN + r")\b)(?:" + _EVENT_IRREGULAR + r"|[a-z]{2,}(?<!e)ed))\b"
     r"(?P<rest>(?:\s+\S+){1,})"
 )
-_ZH_WHEN = (r"(?:昨天|前天|上周末?|上个?月|去年|前年|今年|年初|年底|上半年|下半年|最近|刚刚?|终于|"
-            r"已经|(?:\d{4}|[一二三四五六七八九十]{1,4})年|[一二三四五六七八九十\d]{1,2}月份?|"
-            r"(?:春|夏|秋|冬)天|暑假|寒假|周末|之前|以前)")
-_EVENT_ZH = re.compile(r"^我(?:们)?(?P<when>(?:" + _ZH_WHEN + r"){0,3})(?P<b>[^，。！？,!?]{1,24}?)"
-                       r"(?:了|过(?![敏来去年期]))(?P<rest>[^。！？!?]*)")
+_ZH_WHEN = (
+    r"(?:昨天|前天|上周末?|上个?月|去年|前年|今年|年初|年底|上半年|下半年|最近|刚刚?|终于|"
+    r"已经|(?:\d{4}|[一二三四五六七八九十]{1,4})年|[一二三四五六七八九十\d]{1,2}月份?|"
+    r"(?:春|夏|秋|冬)天|暑假|寒假|周末|之前|以前)"
+)
+_EVENT_ZH = re.compile(
+    r"^我(?:们)?(?P<when>(?:" + _ZH_WHEN + r"){0,3})(?P<b>[^，。！？,!?]{1,24}?)"
+    r"(?:了|过(?![敏来去年期]))(?P<rest>[^。！？!?]*)"
+)
 # when it happened, in English: a year, a month, "last week", "two years ago", "in college"
 _EVENT_WHEN_EN = re.compile(
     r"(?i)\b(?:(?:19|20)\d{2}|january|february|march|april|may|june|july|august|september|"
     r"october|november|december|yesterday|last\s+\w+|ago|this\s+(?:year|month|week|summer|"
     r"spring|winter|autumn|fall)|over\s+the\s+\w+|in\s+(?:college|school|university|high\s+school)"
-    r"|when\s+i\s+was)\b")
+    r"|when\s+i\s+was)\b"
+)
 # moods, thoughts and small talk that end in 了: not events
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _NOT_EVENT_ZH = re.compile(
@@ -797,8 +832,9 @@ def _is_event_en(clause: str) -> bool:
     """A past tense with its time ("I moved to Lisbon in 2023") or a full object ("I
     adopted a rescue cat"); "I ordered a pizza" is the moment's news."""
     m = _EVENT_EN.match(clause.strip())
-    return m is not None and (_EVENT_WHEN_EN.search(clause) is not None
-                              or len(m.group("rest").split()) >= 3)
+    return m is not None and (
+        _EVENT_WHEN_EN.search(clause) is not None or len(m.group("rest").split()) >= 3
+    )
 
 
 def _is_event_zh(clause: str) -> bool:

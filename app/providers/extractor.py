@@ -1,4 +1,5 @@
-"""The extractor interface: conversation turns in, structured candidates out (SPEC §5).
+"""The extractor interface: conversation turns in, structured candidates out
+(docs/extraction.md#extractors).
 
 Two implementations feed the same gate: the offline rule extractor (`rules`) and
 an LLM extractor over an OpenAI-compatible chat endpoint (`extract_llm`). Both read user
@@ -17,7 +18,7 @@ from app.memory.model import Candidate
 
 TurnRole = Literal["user", "assistant", "system", "tool"]
 
-MAX_STATEMENT_CHARS = 500  # SPEC §12
+MAX_STATEMENT_CHARS = 500  # docs/api.md#size-limits
 MAX_EVIDENCE_CHARS = 500
 
 
@@ -56,7 +57,8 @@ class Extractor(Protocol):
 
 
 def assign_turn_ids(turns: Sequence[Turn], *, request_key: str) -> list[Turn]:
-    """Fill absent turn ids with a hash of the request and the message index (SPEC §12).
+    """Fill absent turn ids with a hash of the request and the message index
+    (docs/extraction.md#observations).
 
     The job layer calls this before extracting, so that "distinct turns" for promotion
     are stable across retries of the same request.

@@ -73,8 +73,7 @@ def _schema(heads: Sequence[str]) -> dict[str, object]:
             "strict": True,
             "schema": {
                 "type": "object",
-                "properties": {h: {"type": "string", "enum": ["harmful", "benign"]}
-                               for h in heads},
+                "properties": {h: {"type": "string", "enum": ["harmful", "benign"]} for h in heads},
                 "required": list(heads),
                 "additionalProperties": False,
             },

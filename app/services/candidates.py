@@ -29,20 +29,32 @@ async def list_page(
 ) -> list[asyncpg.Record]:
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         return await cand_store.list_for_user(
-            conn, who.tenant_id, user_id, status, after, limit,
-            scopes=readable_scopes(who), sensitivities=visible_sensitivities(who.max_sensitivity),
+            conn,
+            who.tenant_id,
+            user_id,
+            status,
+            after,
+            limit,
+            scopes=readable_scopes(who),
+            sensitivities=visible_sensitivities(who.max_sensitivity),
         )
 
 
 async def _lock(
-    conn: asyncpg.Connection, who: Principal, user_id: str, candidate_id: uuid.UUID,
+    conn: asyncpg.Connection,
+    who: Principal,
+    user_id: str,
+    candidate_id: uuid.UUID,
     now: datetime,
 ) -> asyncpg.Record:
     """The user's candidate, locked, if this key may see it; else 404."""
     await guard_user(conn, who.tenant_id, user_id, now)
     row = await cand_store.lock(conn, who.tenant_id, candidate_id)
-    if row is None or row["user_id"] != user_id or row["status"] == "deleted" or not row_visible(
-        who, row
+    if (
+        row is None
+        or row["user_id"] != user_id
+        or row["status"] == "deleted"
+        or not row_visible(who, row)
     ):
         raise NotFound("candidate not found")
     return row

@@ -70,9 +70,7 @@ async def list_page(
         return await facts_store.list_facts(conn, who.tenant_id, user_id, flt, after, limit)
 
 
-async def get(
-    ctx: AppContext, who: Principal, user_id: str, fact_id: uuid.UUID
-) -> asyncpg.Record:
+async def get(ctx: AppContext, who: Principal, user_id: str, fact_id: uuid.UUID) -> asyncpg.Record:
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         return await _load_visible(conn, who, user_id, fact_id)
 
@@ -156,6 +154,11 @@ async def audit_page(
     """The user's audit events after the cursor, as far as this key may read them."""
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         return await audit.list_for_user(
-            conn, who.tenant_id, user_id, after, limit,
-            scopes=readable_scopes(who), sensitivities=visible_sensitivities(who.max_sensitivity),
+            conn,
+            who.tenant_id,
+            user_id,
+            after,
+            limit,
+            scopes=readable_scopes(who),
+            sensitivities=visible_sensitivities(who.max_sensitivity),
         )

@@ -40,7 +40,10 @@ async def list_page(
     """The tenant's keys within the caller's own rights (its scopes and ceiling)."""
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         return await keys_store.list_keys(
-            conn, who.tenant_id, after, limit,
+            conn,
+            who.tenant_id,
+            after,
+            limit,
             scopes=list(who.scopes) if who.scopes is not None else None,
             sensitivities=visible_sensitivities(who.max_sensitivity),
         )
@@ -84,8 +87,10 @@ async def revoke(ctx: AppContext, who: Principal, key_id: uuid.UUID) -> None:
     """Revoke a key within the caller's rights (else 404, as if it did not exist)."""
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         target = await keys_store.get_key(conn, who.tenant_id, key_id)
-        if target is None or target["kind"] != "key" or not within_rights(
-            who, target["scopes"], target["max_sensitivity"]
+        if (
+            target is None
+            or target["kind"] != "key"
+            or not within_rights(who, target["scopes"], target["max_sensitivity"])
         ):
             raise NotFound("key not found")
         row = await keys_store.revoke(conn, who.tenant_id, key_id)
@@ -114,15 +119,26 @@ async def mint_token(
         # same sensitivity ceiling (an unlimited key with ceiling `restricted` mints a
         # token that sees everything kept about the user).
         row = await keys_store.insert_key(
-            conn, tenant_id=who.tenant_id, secret=token, kind="user_token", role="user",
-            user_id=user_id, expires_at=expires_at,
+            conn,
+            tenant_id=who.tenant_id,
+            secret=token,
+            kind="user_token",
+            role="user",
+            user_id=user_id,
+            expires_at=expires_at,
             scopes=list(who.scopes) if who.scopes is not None else None,
             max_sensitivity=who.max_sensitivity.value,
-            created_by=who.key_id, key_id=token_id,  # the token's `i` claim names its row
+            created_by=who.key_id,
+            key_id=token_id,  # the token's `i` claim names its row
         )
         await audit.record(
-            conn, who.tenant_id, "token_mint", actor=who.key_id, actor_role=who.role.value,
-            user_id=user_id, detail={"token_id": str(row["id"]), "ttl_seconds": ttl_seconds},
+            conn,
+            who.tenant_id,
+            "token_mint",
+            actor=who.key_id,
+            actor_role=who.role.value,
+            user_id=user_id,
+            detail={"token_id": str(row["id"]), "ttl_seconds": ttl_seconds},
             at=now,
         )
     return token, expires_at

@@ -45,26 +45,39 @@ async def export(ctx: AppContext, who: Principal, user_id: str, now: datetime) -
     scopes = readable_scopes(who)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         facts = [
-            r for r in await users_store.all_facts(conn, who.tenant_id, user_id)
+            r
+            for r in await users_store.all_facts(conn, who.tenant_id, user_id)
             if row_visible(who, r)
         ]
         chains = users_store.chains(await users_store.version_links(conn, who.tenant_id, user_id))
         candidates = [
-            r for r in await users_store.all_candidates(conn, who.tenant_id, user_id)
+            r
+            for r in await users_store.all_candidates(conn, who.tenant_id, user_id)
             if row_visible(who, r)
         ]
         state = await users_store.state(conn, who.tenant_id, user_id)
         recalls = [
-            r for r in await users_store.recalls(conn, who.tenant_id, user_id)
+            r
+            for r in await users_store.recalls(conn, who.tenant_id, user_id)
             if scopes is None or (r["scope"] or "global") in scopes
         ]
         events = await audit.list_for_user(
-            conn, who.tenant_id, user_id, None, 10_000,
-            scopes=scopes, sensitivities=visible_sensitivities(who.max_sensitivity),
+            conn,
+            who.tenant_id,
+            user_id,
+            None,
+            10_000,
+            scopes=scopes,
+            sensitivities=visible_sensitivities(who.max_sensitivity),
         )
         await audit.record(
-            conn, who.tenant_id, "export", actor=who.key_id, actor_role=who.role.value,
-            user_id=user_id, detail={"facts": len(facts), "candidates": len(candidates)},
+            conn,
+            who.tenant_id,
+            "export",
+            actor=who.key_id,
+            actor_role=who.role.value,
+            user_id=user_id,
+            detail={"facts": len(facts), "candidates": len(candidates)},
             at=now,
         )
     store = SessionStore(ctx.redis)
@@ -82,8 +95,11 @@ async def export(ctx: AppContext, who: Principal, user_id: str, now: datetime) -
 def _drop_cached_tokens(ctx: AppContext, tenant_id: uuid.UUID, user_id: str) -> None:
     """Revoked tokens stop working in this process at once (others: within the cache TTL)."""
     for secret, (_, cached) in list(ctx.key_cache.items()):
-        if (secret.startswith(TOKEN_PREFIX) and cached.tenant_id == tenant_id
-                and cached.user_id == user_id):
+        if (
+            secret.startswith(TOKEN_PREFIX)
+            and cached.tenant_id == tenant_id
+            and cached.user_id == user_id
+        ):
             ctx.key_cache.pop(secret, None)
 
 
@@ -95,12 +111,16 @@ async def forget(ctx: AppContext, who: Principal, user_id: str, now: datetime) -
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         await users_store.lock_user(conn, who.tenant_id, user_id)
         counts = await users_store.forget(conn, who.tenant_id, user_id, now)
-        counts["tokens_revoked"] = await keys_store.revoke_user_tokens(
-            conn, who.tenant_id, user_id
-        )
+        counts["tokens_revoked"] = await keys_store.revoke_user_tokens(conn, who.tenant_id, user_id)
         await audit.record(
-            conn, who.tenant_id, "forget_me", actor=who.key_id, actor_role=who.role.value,
-            user_id=user_id, detail={"erased": True, "counts": counts}, at=now,
+            conn,
+            who.tenant_id,
+            "forget_me",
+            actor=who.key_id,
+            actor_role=who.role.value,
+            user_id=user_id,
+            detail={"erased": True, "counts": counts},
+            at=now,
         )
     counts["sessions"] = await SessionStore(ctx.redis).forget_user(who.tenant_id, user_id)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:

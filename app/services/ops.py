@@ -83,21 +83,35 @@ async def cleanup(
         total = sum(by_user.values())
         if dry_run:
             await audit.record(
-                conn, who.tenant_id, "cleanup_dry_run", actor=who.key_id,
-                actor_role=who.role.value, decision=action, policy_version=policy.version,
+                conn,
+                who.tenant_id,
+                "cleanup_dry_run",
+                actor=who.key_id,
+                actor_role=who.role.value,
+                decision=action,
+                policy_version=policy.version,
                 detail={"filter": filter_detail, "total": total},
                 at=now,
             )
             return CleanupRun(total, by_user)
         if total > large_run:
             job_id = await jobs_store.insert(
-                conn, who.tenant_id, CLEANUP,
-                job_payload(flt, action, who.key_id, who.role.value, policy.version), now,
+                conn,
+                who.tenant_id,
+                CLEANUP,
+                job_payload(flt, action, who.key_id, who.role.value, policy.version),
+                now,
             )
             return CleanupRun(total, by_user, job_id=job_id)
     done = await run_cleanup(
-        ctx, who.tenant_id, flt, action, now, actor=who.key_id,
-        actor_role=who.role.value, policy_version=policy.version,
+        ctx,
+        who.tenant_id,
+        flt,
+        action,
+        now,
+        actor=who.key_id,
+        actor_role=who.role.value,
+        policy_version=policy.version,
     )
     return CleanupRun(total, by_user, done=done)
 

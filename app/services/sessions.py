@@ -46,10 +46,15 @@ async def add_turn(
                 await record_interaction(conn, who.tenant_id, opened.user_id, now)
             if opened.created:
                 await audit.record(
-                    conn, who.tenant_id, "session_open", actor=who.key_id,
-                    actor_role=who.role.value, user_id=opened.user_id,
+                    conn,
+                    who.tenant_id,
+                    "session_open",
+                    actor=who.key_id,
+                    actor_role=who.role.value,
+                    user_id=opened.user_id,
                     trace_id=turn["trace_id"],
-                    detail={"session_id": sid, "scope": opened.scope}, at=now,
+                    detail={"session_id": sid, "scope": opened.scope},
+                    at=now,
                 )
             # Last: a failure above leaves no turn in Redis (a retry would duplicate it),
             # and a failure here rolls the job and audit rows back.
@@ -90,8 +95,14 @@ async def merge_slots(
         s = await visible_session(ctx, who, sid)  # still there, under the fence
         merged = await SessionStore(ctx.redis).merge_slots(who.tenant_id, sid, patch, max_bytes)
         await audit.record(
-            conn, who.tenant_id, "session_slots", actor=who.key_id, actor_role=who.role.value,
-            user_id=s.user_id, detail={"session_id": sid, "slots": slot_names},
-            scope=s.scope, at=now,
+            conn,
+            who.tenant_id,
+            "session_slots",
+            actor=who.key_id,
+            actor_role=who.role.value,
+            user_id=s.user_id,
+            detail={"session_id": sid, "slots": slot_names},
+            scope=s.scope,
+            at=now,
         )
     return s, merged

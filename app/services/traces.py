@@ -29,7 +29,8 @@ async def trace(
         await ctx.recall_log.flush()  # a trace asked right after its recall is complete
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         entries = [
-            e for e in await recall_store.trace_rows(conn, who.tenant_id, trace_id)
+            e
+            for e in await recall_store.trace_rows(conn, who.tenant_id, trace_id)
             if _visible(e, who)
         ]
         if not entries:

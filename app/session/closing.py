@@ -132,8 +132,7 @@ async def _llm_summary(ctx: AppContext, s: Session, extractive: SessionSummary) 
             out = await ctx.summarizer.summarize(s.turns, dict(s.slots))
     except (ExtractorError, TimeoutError) as exc:
         # the type only: an extractor error may quote the model's reply, i.e. user text
-        log.warning("llm session summary failed (%s); using the extractive one",
-                    type(exc).__name__)
+        log.warning("llm session summary failed (%s); using the extractive one", type(exc).__name__)
         return extractive
     return SessionSummary(out.summary, out.resume_hint, extractive.lang, extractive.user_turns)
 
@@ -170,17 +169,25 @@ async def _summarize_and_store(
                 if outline is not None:
                     summary = outline
                     outcome = await write(
-                        ctx, conn, tenant_id, rights, summary_candidate(s, outline.summary),
-                        policy, now,
+                        ctx,
+                        conn,
+                        tenant_id,
+                        rights,
+                        summary_candidate(s, outline.summary),
+                        policy,
+                        now,
                     )
         kept = outcome is not None and outcome.decision in STORED
         if kept and summary is not None and outcome is not None:
             s.summary, s.hint = summary.summary, summary.hint
             s.fact_id = str(outcome.fact_id) if outcome.fact_id else None
-        # Last interaction = the latest user turn (SPEC §12), not the time of closing:
-        # an idle sweep must not make a stale user look fresh.
+        # Last interaction = the latest user turn (docs/tiers.md#last-interaction), not the time of
+        # closing: an idle sweep must not make a stale user look fresh.
         await users_store.upsert_state(
-            conn, tenant_id, s.user_id, now,
+            conn,
+            tenant_id,
+            s.user_id,
+            now,
             # the hint is shown only to recalls that may read this scope
             session=(s.id, s.hint, s.scope),
         )

@@ -1,4 +1,4 @@
-"""Session memory in Redis (SPEC §9, §12 "Sessions"; seed 003 命门三): one hash, a capped
+"""Session memory in Redis (docs/sessions.md, docs/sessions.md#turns-and-slots): one hash, a capped
 list of recent turns and a slots hash per session, every key prefixed by its tenant.
 
 Key layout (the kind comes before the id, so a session id containing ':' can never
@@ -236,7 +236,6 @@ class SessionStore:
                     return merged
                 except WatchError:
                     continue  # another merge landed in between: merge onto it
-
 
     # -- reads
     async def get(

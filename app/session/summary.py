@@ -1,4 +1,4 @@
-"""Session summary and resume hint (seed 003 命门三: 会话结束 → 一句话摘要 + 下次续接 hint).
+"""Session summary and resume hint (docs/sessions.md: 会话结束 → 一句话摘要 + 下次续接 hint).
 
 Pure and extractive: built from the user's own turns and the collected slots, in the
 user's language, with no model call. When an LLM provider is configured, closing.py asks

@@ -1,4 +1,5 @@
-"""Audit events: every write, reject, update, delete and cleanup (SPEC §11).
+"""Audit events: every write, reject, update, delete and cleanup
+(docs/architecture.md#observability).
 
 `detail` must already be redacted: callers pass redacted statements, never raw content
 that the gate refused.

@@ -1,7 +1,8 @@
 """The candidate pool (table candidates): what memgate may learn, before it is a fact.
 
 A candidate is identified by a match key (normalized predicate+value, or statement) per
-user+scope; seeing it again in another turn counts one more observation (SPEC §5). A
+user+scope; seeing it again in another turn counts one more observation
+(docs/extraction.md#the-candidate-pool). A
 repeat in other words has another key: a pending candidate keeps its statement's
 embedding, and `paraphrases` finds the candidates a new one may repeat
 (`promote.paraphrase_similarity`; the writer decides with app.memory.dedupe).

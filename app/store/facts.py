@@ -254,7 +254,10 @@ async def get_fact(
 
 
 async def apply_feedback(
-    conn: asyncpg.Connection, tenant_id: uuid.UUID, fact_id: uuid.UUID, useful: bool,
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    fact_id: uuid.UUID,
+    useful: bool,
     now: datetime,
 ) -> asyncpg.Record | None:
     """Count one feedback; "not useful" also lowers the confidence (x0.8). None when the
@@ -307,7 +310,8 @@ async def list_facts(
 ) -> list[asyncpg.Record]:
     """Newest first, keyset-paginated on (created_at, id).
 
-    `as_of` answers "what was valid then" in validity time (SPEC §12): the interval
+    `as_of` answers "what was valid then" in validity time (docs/conflicts.md#time-and-conflicts):
+    the interval
     [valid_from, valid_to) contains the instant; deleted and archived facts never answer.
     """
     return list(
@@ -412,7 +416,8 @@ async def add_tombstones(
 async def erase_chain(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, ids: list[uuid.UUID], now: datetime
 ) -> None:
-    """Mark versions deleted and erase their text and embedding right away (SPEC §7)."""
+    """Mark versions deleted and erase their text and embedding right away
+    (docs/lifecycle.md#deletion)."""
     await conn.execute(
         """UPDATE facts SET status = 'deleted', statement = '', statement_key = '', value = NULL,
                value_key = NULL, source_evidence = NULL, embedding = NULL, search_text = '',

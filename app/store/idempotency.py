@@ -1,4 +1,5 @@
-"""Idempotency records (SPEC §12): one per (tenant, principal, key hash, method, path).
+"""Idempotency records (docs/api.md#idempotency): one per (tenant, principal, key hash, method,
+path).
 
 A record is claimed before its request runs, holds a short lease while it runs (renewed by
 the request), and is settled with the answer to replay. See app/api/idempotency.py for

@@ -2,7 +2,7 @@
 
 A job row is written by the API in the same transaction as anything else the request
 writes; the relay and the API hand it to arq; workers move it queued → running → done
-(or back to queued to retry, or failed). State lives here, never only in Redis (SPEC §12).
+(or back to queued to retry, or failed). State lives here, never only in Redis (docs/api.md#jobs).
 """
 
 from __future__ import annotations
@@ -34,7 +34,12 @@ async def insert(
     await conn.execute(
         """INSERT INTO jobs (id, tenant_id, user_id, kind, payload, state, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, 'queued', $6, $6)""",
-        new_id, tenant_id, user_id, kind, payload, now,
+        new_id,
+        tenant_id,
+        user_id,
+        kind,
+        payload,
+        now,
     )
     return new_id
 
@@ -45,7 +50,8 @@ async def get(
     return await conn.fetchrow(
         f"SELECT {JOB_COLUMNS} FROM jobs WHERE tenant_id = $1 AND id = $2"
         + (" FOR UPDATE" if lock else ""),
-        tenant_id, job_id,
+        tenant_id,
+        job_id,
     )
 
 
@@ -55,7 +61,9 @@ async def mark_running(
     row = await conn.fetchrow(
         f"""UPDATE jobs SET state = 'running', attempts = attempts + 1, updated_at = $3
             WHERE tenant_id = $1 AND id = $2 RETURNING {JOB_COLUMNS}""",
-        tenant_id, job_id, now,
+        tenant_id,
+        job_id,
+        now,
     )
     assert row is not None
     return row
@@ -75,7 +83,12 @@ async def mark_done(
         """UPDATE jobs SET state = 'done', decisions = $3, result = $4, error = NULL,
                payload = coalesce($5, payload), updated_at = $6
            WHERE tenant_id = $1 AND id = $2""",
-        tenant_id, job_id, decisions, result, payload, now,
+        tenant_id,
+        job_id,
+        decisions,
+        result,
+        payload,
+        now,
     )
 
 
@@ -86,7 +99,10 @@ async def mark_retry(
     await conn.execute(
         """UPDATE jobs SET state = 'queued', error = $3, updated_at = $4
            WHERE tenant_id = $1 AND id = $2 AND state NOT IN ('done', 'failed')""",
-        tenant_id, job_id, error, now,
+        tenant_id,
+        job_id,
+        error,
+        now,
     )
 
 
@@ -96,7 +112,10 @@ async def mark_failed(
     await conn.execute(
         """UPDATE jobs SET state = 'failed', error = $3, updated_at = $4
            WHERE tenant_id = $1 AND id = $2 AND state <> 'done'""",
-        tenant_id, job_id, error, now,
+        tenant_id,
+        job_id,
+        error,
+        now,
     )
 
 
@@ -106,7 +125,9 @@ async def mark_enqueued(
     await conn.execute(
         """UPDATE jobs SET enqueued_at = $3
            WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND state IN ('queued', 'running')""",
-        tenant_id, job_ids, now,
+        tenant_id,
+        job_ids,
+        now,
     )
 
 
@@ -117,6 +138,8 @@ async def to_relay(
     async with system_conn(pool) as conn:
         rows = await conn.fetch(
             "SELECT id, tenant_id FROM memgate_relay_jobs($1, $2, $3)",
-            limit, queued_before, running_before,
+            limit,
+            queued_before,
+            running_before,
         )
     return [(r["id"], r["tenant_id"]) for r in rows]

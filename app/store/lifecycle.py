@@ -36,7 +36,11 @@ async def promotable_candidates(
                   AND observations >= $2 AND (expires_at IS NULL OR expires_at > $3)
                   AND ($4::uuid IS NULL OR id > $4)
                 ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED""",
-            tenant_id, min_observations, now, after, limit,
+            tenant_id,
+            min_observations,
+            now,
+            after,
+            limit,
         )
     )
 
@@ -53,7 +57,9 @@ async def expire_candidates(
                embedding = NULL, embedding_model = NULL
            FROM picked WHERE c.tenant_id = $1 AND c.id = picked.id
            RETURNING c.id""",
-        tenant_id, now, limit,
+        tenant_id,
+        now,
+        limit,
     )
     return len(rows)
 
@@ -61,7 +67,8 @@ async def expire_candidates(
 async def archive_expired_facts(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, now: datetime, policy_version: str, limit: int
 ) -> int:
-    """TTL expiry: archived with reason 'expired', no tombstone (SPEC §12), audited."""
+    """TTL expiry: archived with reason 'expired', no tombstone (docs/lifecycle.md#tombstones),
+    audited."""
     rows = await conn.fetch(
         """WITH picked AS (
                SELECT id FROM facts
@@ -76,7 +83,10 @@ async def archive_expired_facts(
            SELECT $1, user_id, 'system', 'expire', id, source_kind, $3,
                   jsonb_build_object('scope', scope), $2 FROM archived
            RETURNING fact_id""",
-        tenant_id, now, policy_version, limit,
+        tenant_id,
+        now,
+        policy_version,
+        limit,
     )
     return len(rows)
 
@@ -87,7 +97,9 @@ async def active_fact_ids(
     rows = await conn.fetch(
         """SELECT id FROM facts WHERE tenant_id = $1 AND status = 'active'
              AND ($2::uuid IS NULL OR id > $2) ORDER BY id LIMIT $3""",
-        tenant_id, after, limit,
+        tenant_id,
+        after,
+        limit,
     )
     return [r["id"] for r in rows]
 
@@ -116,7 +128,11 @@ async def decay_weights(
            UPDATE facts f SET weight = w.weight FROM w
            WHERE f.tenant_id = $1 AND f.id = w.id AND abs(f.weight - w.weight) > 0.001
            RETURNING f.id""",
-        tenant_id, ids, now, half_life_days, keep_floor,
+        tenant_id,
+        ids,
+        now,
+        half_life_days,
+        keep_floor,
     )
     return len(rows)
 
@@ -127,7 +143,9 @@ async def users_over_capacity(
     rows = await conn.fetch(
         """SELECT user_id, count(*) AS n FROM facts WHERE tenant_id = $1 AND status = 'active'
            GROUP BY user_id HAVING count(*) > $2 ORDER BY count(*) DESC LIMIT $3""",
-        tenant_id, max_items, limit,
+        tenant_id,
+        max_items,
+        limit,
     )
     return [(r["user_id"], int(r["n"])) for r in rows]
 
@@ -149,7 +167,8 @@ async def count_active(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: 
         await conn.fetchval(
             """SELECT count(*) FROM facts
                WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'""",
-            tenant_id, user_id,
+            tenant_id,
+            user_id,
         )
     )
 
@@ -179,7 +198,12 @@ async def evict_least_useful(
            SELECT $1, $2, 'system', 'evict', id, source_kind, $5,
                   jsonb_build_object('scope', scope), $4 FROM archived
            RETURNING fact_id""",
-        tenant_id, user_id, n, now, policy_version, PROTECTED_SOURCES,
+        tenant_id,
+        user_id,
+        n,
+        now,
+        policy_version,
+        PROTECTED_SOURCES,
     )
     return len(rows)
 
@@ -190,7 +214,8 @@ async def unscrubbed_deleted(
     rows = await conn.fetch(
         """SELECT id FROM facts WHERE tenant_id = $1 AND status = 'deleted' AND scrubbed_at IS NULL
            ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED""",
-        tenant_id, limit,
+        tenant_id,
+        limit,
     )
     return [r["id"] for r in rows]
 
@@ -204,7 +229,9 @@ async def erase_facts(
                source_evidence = NULL, embedding = NULL, search_text = '', keys = NULL,
                purged_at = coalesce(purged_at, $3), scrubbed_at = $3
            WHERE tenant_id = $1 AND id = ANY($2::uuid[])""",
-        tenant_id, ids, now,
+        tenant_id,
+        ids,
+        now,
     )
 
 
@@ -218,7 +245,9 @@ async def erase_candidates_of(
                embedding = NULL, embedding_model = NULL
            WHERE tenant_id = $1 AND fact_id = ANY($2::uuid[])
            RETURNING id""",
-        tenant_id, ids, now,
+        tenant_id,
+        ids,
+        now,
     )
     return [r["id"] for r in rows]
 
@@ -235,7 +264,9 @@ async def erase_audit_text(
            WHERE tenant_id = $1
              AND (fact_id = ANY($2::uuid[]) OR candidate_id = ANY($3::uuid[]))
              AND (detail ? 'statement' OR detail ? 'value')""",
-        tenant_id, fact_ids, candidate_ids,
+        tenant_id,
+        fact_ids,
+        candidate_ids,
     )
 
 
@@ -246,7 +277,8 @@ async def recall_logs_with(
         await conn.fetch(
             """SELECT id, fact_ids, detail FROM recall_log
                WHERE tenant_id = $1 AND fact_ids && $2::uuid[] FOR UPDATE""",
-            tenant_id, ids,
+            tenant_id,
+            ids,
         )
     )
 
@@ -261,7 +293,10 @@ async def update_recall_log(
     if fact_ids:
         await conn.execute(
             "UPDATE recall_log SET fact_ids = $3, detail = $4 WHERE tenant_id = $1 AND id = $2",
-            tenant_id, log_id, fact_ids, detail,
+            tenant_id,
+            log_id,
+            fact_ids,
+            detail,
         )
     else:  # it only ever named facts that are gone
         await conn.execute(
@@ -277,7 +312,8 @@ async def idempotency_records_with(
         """SELECT principal_id, key, method, path, response FROM idempotency
            WHERE tenant_id = $1 AND response IS NOT NULL
              AND response::text LIKE ANY($2::text[]) FOR UPDATE""",
-        tenant_id, [f"%{i}%" for i in ids],
+        tenant_id,
+        [f"%{i}%" for i in ids],
     )
     out = []
     for r in rows:
@@ -294,7 +330,11 @@ async def update_idempotency_response(
         """UPDATE idempotency SET response = $6
            WHERE tenant_id = $1 AND principal_id = $2 AND key = $3 AND method = $4
              AND path = $5""",
-        tenant_id, record["principal_id"], record["key"], record["method"], record["path"],
+        tenant_id,
+        record["principal_id"],
+        record["key"],
+        record["method"],
+        record["path"],
         orjson.dumps(response).decode(),
     )
 
@@ -310,7 +350,8 @@ async def duplicate_statement_groups(
                  AND statement_key <> ''
                GROUP BY user_id, scope, type, statement_key, polarity
                HAVING count(*) > 1 LIMIT $2""",
-            tenant_id, limit,
+            tenant_id,
+            limit,
         )
     )
 
@@ -325,8 +366,12 @@ async def lock_duplicates(
                  AND statement_key = $5 AND polarity = $6 AND predicate IS NULL
                  AND status = 'active'
                ORDER BY created_at, id FOR UPDATE""",
-            tenant_id, group["user_id"], group["scope"], group["type"],
-            group["statement_key"], group["polarity"],
+            tenant_id,
+            group["user_id"],
+            group["scope"],
+            group["type"],
+            group["statement_key"],
+            group["polarity"],
         )
     )
 
@@ -344,12 +389,17 @@ async def merge_into(
                confidence = GREATEST(confidence, $4),
                last_observed_at = GREATEST(last_observed_at, $5), updated_at = $6
            WHERE tenant_id = $1 AND id = $2""",
-        tenant_id, keep["id"], sum(int(r["observations"]) for r in others),
+        tenant_id,
+        keep["id"],
+        sum(int(r["observations"]) for r in others),
         max(float(r["confidence"]) for r in others),
-        max(r["last_observed_at"] for r in others), now,
+        max(r["last_observed_at"] for r in others),
+        now,
     )
     await conn.execute(
         """UPDATE facts SET status = 'archived', archived_reason = 'merged', updated_at = $3
            WHERE tenant_id = $1 AND id = ANY($2::uuid[])""",
-        tenant_id, [r["id"] for r in others], now,
+        tenant_id,
+        [r["id"] for r in others],
+        now,
     )

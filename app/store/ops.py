@@ -1,4 +1,5 @@
-"""Operators' SQL: batch cleanup by filter and the tenant's health figures (SPEC §8, §11).
+"""Operators' SQL: batch cleanup by filter and the tenant's health figures (docs/api.md#endpoints,
+docs/architecture.md#observability).
 
 The cleanup filter is one WHERE clause per table, written once, used by the dry-run count
 and by every batch of the real run, so both always mean the same rows. Each batch locks
@@ -66,9 +67,18 @@ class CleanupFilter:
 
     def args(self, tenant_id: uuid.UUID, archive: bool) -> tuple[Any, ...]:
         return (
-            tenant_id, self.source_kind, self.status, self.type, self.created_before,
-            self.created_after, self.max_confidence, self.user_id, self.scope, archive,
-            self.allowed_scopes, self.sensitivities,
+            tenant_id,
+            self.source_kind,
+            self.status,
+            self.type,
+            self.created_before,
+            self.created_after,
+            self.max_confidence,
+            self.user_id,
+            self.scope,
+            archive,
+            self.allowed_scopes,
+            self.sensitivities,
         )
 
     @property
@@ -89,13 +99,15 @@ async def count_matches(
 
 
 async def lock_batch(
-    conn: asyncpg.Connection, tenant_id: uuid.UUID, flt: CleanupFilter, archive: bool,
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    flt: CleanupFilter,
+    archive: bool,
     limit: int,
 ) -> list[asyncpg.Record]:
     table, match = flt.table_match
-    columns = (
-        "id, user_id, scope, predicate, value, statement, status, source_kind"
-        + ("" if flt.candidate else ", source_trace_id")
+    columns = "id, user_id, scope, predicate, value, statement, status, source_kind" + (
+        "" if flt.candidate else ", source_trace_id"
     )
     return list(
         await conn.fetch(
@@ -114,8 +126,9 @@ def _tombstone_rows(
     for r in rows:
         refs = {key: [str(r["id"])], "source_kinds": [r["source_kind"]], "reason": "cleanup"}
         fact_id = None if key == "candidate_ids" else r["id"]
-        for h in sorted(set(tombstone_hashes(r["scope"], r["predicate"], r["value"],
-                                             r["statement"]))):
+        for h in sorted(
+            set(tombstone_hashes(r["scope"], r["predicate"], r["value"], r["statement"]))
+        ):
             out.append((uuid.uuid4(), tenant_id, r["user_id"], r["scope"], h, fact_id, refs, now))
     return out
 
@@ -132,7 +145,8 @@ async def add_tombstones(conn: asyncpg.Connection, rows: list[tuple[Any, ...]]) 
 async def delete_facts(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, rows: list[asyncpg.Record], now: datetime
 ) -> None:
-    """Delete semantics (SPEC §7): tombstone the content, erase text and embedding now.
+    """Delete semantics (docs/lifecycle.md#deletion): tombstone the content, erase text and
+    embedding now.
 
     Only the matched rows: an operator pruning old superseded versions must not erase the
     active version that followed them (a user's DELETE erases the whole chain instead).
@@ -146,7 +160,8 @@ async def delete_facts(
 async def archive_facts(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, ids: list[uuid.UUID], now: datetime
 ) -> None:
-    """Archive without tombstone (SPEC §12): out of recall, kept, may be learned again."""
+    """Archive without tombstone (docs/lifecycle.md#tombstones): out of recall, kept, may be learned
+    again."""
     await conn.execute(
         """UPDATE facts SET status = 'archived', archived_reason = 'cleanup', updated_at = $3
            WHERE tenant_id = $1 AND id = ANY($2::uuid[])""",
@@ -204,9 +219,18 @@ async def audit_batch(
                fact_id, candidate_id, source_kind, detail, created_at)
            VALUES ($1, $2, $3, $4, 'cleanup', $5, $6, $7, $8, $9, $10)""",
         [
-            (tenant_id, r["user_id"], actor, actor_role, action,
-             None if candidate else r["id"], r["id"] if candidate else None,
-             r["source_kind"], {"scope": r["scope"], "previous_status": r["status"]}, now)
+            (
+                tenant_id,
+                r["user_id"],
+                actor,
+                actor_role,
+                action,
+                None if candidate else r["id"],
+                r["id"] if candidate else None,
+                r["source_kind"],
+                {"scope": r["scope"], "previous_status": r["status"]},
+                now,
+            )
             for r in rows
         ],
     )
@@ -223,7 +247,8 @@ async def fact_counts(pool: asyncpg.Pool) -> list[asyncpg.Record]:
 
 
 async def stats(conn: asyncpg.Connection, tenant_id: uuid.UUID, now: datetime) -> dict[str, Any]:
-    """Per-tenant health figures (seed 001 §7.4): aggregates only, never content."""
+    """Per-tenant health figures (docs/architecture.md#observability): aggregates only, never
+    content."""
     day, week = now - timedelta(days=1), now - timedelta(days=7)
     facts = await conn.fetch(
         """SELECT status, type, source_kind, count(*) AS n FROM facts WHERE tenant_id = $1
@@ -245,7 +270,9 @@ async def stats(conn: asyncpg.Connection, tenant_id: uuid.UUID, now: datetime) -
                   count(DISTINCT user_id) FILTER (WHERE status = 'active') AS users,
                   coalesce(sum(feedback_up), 0) AS up, coalesce(sum(feedback_down), 0) AS down
            FROM facts WHERE tenant_id = $1""",
-        tenant_id, day, week,
+        tenant_id,
+        day,
+        week,
     )
     archived = await conn.fetch(
         """SELECT coalesce(archived_reason, 'unknown') AS reason, count(*) AS n FROM facts
@@ -263,7 +290,8 @@ async def stats(conn: asyncpg.Connection, tenant_id: uuid.UUID, now: datetime) -
         """SELECT status, count(*) AS n,
                   count(*) FILTER (WHERE updated_at > $2) AS week
            FROM candidates WHERE tenant_id = $1 GROUP BY status""",
-        tenant_id, week,
+        tenant_id,
+        week,
     )
     recall = await conn.fetchrow(
         """SELECT count(*) AS n, count(*) FILTER (WHERE cardinality(fact_ids) > 0) AS hits,
@@ -271,7 +299,8 @@ async def stats(conn: asyncpg.Connection, tenant_id: uuid.UUID, now: datetime) -
                   coalesce(sum(cardinality(fact_ids)), 0) AS facts,
                   count(*) FILTER (WHERE created_at > $2) AS day
            FROM recall_log WHERE tenant_id = $1""",
-        tenant_id, day,
+        tenant_id,
+        day,
     )
     tiers = await conn.fetch(
         """SELECT coalesce(tier, 'unknown') AS tier, count(*) AS n FROM recall_log

@@ -6,7 +6,7 @@ tenant for RLS and runs it, so a recall needs no BEGIN / set_config / COMMIT aro
 the user's visible facts, found through the btree index `facts_pool (tenant_id, user_id,
 status, scope)`; every channel then works on that pool only, so the cost follows the
 user's own pool, never the table size, and no channel can see another user's, scope's or
-tenant's row (SPEC §6.1). Dense similarity is an exact distance over the pool
+tenant's row (docs/recall.md#hard-filter). Dense similarity is an exact distance over the pool
 (ENVIRONMENT.md: filtered ANN over the whole table misses the user's facts), restricted to
 the current embedding model: vectors of another model or dimension are never compared.
 """

@@ -1,4 +1,5 @@
-"""Re-embedding (SPEC §8 `POST /ops/reembed`): the facts still to migrate, and progress.
+"""Re-embedding (docs/api.md#endpoints `POST /ops/reembed`): the facts still to migrate, and
+progress.
 
 A fact is migrated when its `embedding_model` is the target model. Batches are keyed by
 id, so a fact whose text cannot be embedded is skipped once, never retried in a loop.

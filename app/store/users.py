@@ -1,4 +1,5 @@
-"""Everything kept about one user, across tables: export and forget-me (SPEC §8, seed 002 §F).
+"""Everything kept about one user, across tables: export and forget-me (docs/api.md#endpoints,
+docs/lifecycle.md#forget-me).
 
 Forget-me deletes the user's rows outright (facts of every status with their history
 text and embeddings, candidates, recall log, jobs whose payload quotes the user,
@@ -163,10 +164,12 @@ async def fence_user(
 async def try_share_user(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> bool:
     """The fence's shared lock if it is free now (False while a forget-me holds or awaits
     it): for a sweep that already holds other rows and must never wait on forget-me."""
-    return bool(await conn.fetchval(
-        "SELECT pg_try_advisory_xact_lock_shared(hashtextextended($1, 0))",
-        _user_lock_key(tenant_id, user_id),
-    ))
+    return bool(
+        await conn.fetchval(
+            "SELECT pg_try_advisory_xact_lock_shared(hashtextextended($1, 0))",
+            _user_lock_key(tenant_id, user_id),
+        )
+    )
 
 
 async def lock_user(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> None:
@@ -178,9 +181,11 @@ async def lock_user(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str
 
 
 async def forget_state(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> int:
-    return _count(await conn.execute(
-        "DELETE FROM user_state WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
-    ))
+    return _count(
+        await conn.execute(
+            "DELETE FROM user_state WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
+        )
+    )
 
 
 async def forget(
@@ -194,12 +199,20 @@ async def forget(
         user_id,
     )
     tombstones = [
-        (uuid.uuid4(), tenant_id, user_id, r["scope"], h, r["id"],
-         {"fact_ids": [str(r["id"])], "source_kinds": [r["source_kind"]],
-          "reason": "forget_me"}, now)
+        (
+            uuid.uuid4(),
+            tenant_id,
+            user_id,
+            r["scope"],
+            h,
+            r["id"],
+            {"fact_ids": [str(r["id"])], "source_kinds": [r["source_kind"]], "reason": "forget_me"},
+            now,
+        )
         for r in rows
-        for h in sorted(set(tombstone_hashes(r["scope"], r["predicate"], r["value"],
-                                             r["statement"])))
+        for h in sorted(
+            set(tombstone_hashes(r["scope"], r["predicate"], r["value"], r["statement"]))
+        )
     ]
     await conn.executemany(
         """INSERT INTO tombstones (id, tenant_id, user_id, scope, hash, fact_id, source_refs,
@@ -217,33 +230,43 @@ async def forget(
     await conn.execute(
         "DELETE FROM facts WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
     )
-    counts["candidates"] = _count(await conn.execute(
-        "DELETE FROM candidates WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
-    ))
-    counts["recall_log"] = _count(await conn.execute(
-        "DELETE FROM recall_log WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
-    ))
+    counts["candidates"] = _count(
+        await conn.execute(
+            "DELETE FROM candidates WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
+        )
+    )
+    counts["recall_log"] = _count(
+        await conn.execute(
+            "DELETE FROM recall_log WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
+        )
+    )
     # Job payloads quote the user's turns (redacted, but still their words); a queued
     # observe job deleted here finds no row and does nothing.
-    counts["jobs"] = _count(await conn.execute(
-        """DELETE FROM jobs WHERE tenant_id = $1
+    counts["jobs"] = _count(
+        await conn.execute(
+            """DELETE FROM jobs WHERE tenant_id = $1
                AND (user_id = $2 OR payload->>'user_id' = $2)""",
-        tenant_id,
-        user_id,
-    ))
+            tenant_id,
+            user_id,
+        )
+    )
     # Idempotency records replay responses, and responses quote facts: each record of a
     # request about the user carries the user's id (app/api/idempotency.py).
     counts["idempotency"] = await idempotency.forget_user(conn, tenant_id, user_id)
     # The trail of what happened stays; what it said about the user does not.
-    counts["audit_redacted"] = _count(await conn.execute(
-        """UPDATE audit_events SET detail = '{"erased": true}'::jsonb
+    counts["audit_redacted"] = _count(
+        await conn.execute(
+            """UPDATE audit_events SET detail = '{"erased": true}'::jsonb
            WHERE tenant_id = $1 AND user_id = $2""",
-        tenant_id,
-        user_id,
-    ))
-    counts["user_state"] = _count(await conn.execute(
-        "DELETE FROM user_state WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
-    ))
+            tenant_id,
+            user_id,
+        )
+    )
+    counts["user_state"] = _count(
+        await conn.execute(
+            "DELETE FROM user_state WHERE tenant_id = $1 AND user_id = $2", tenant_id, user_id
+        )
+    )
     return counts
 
 

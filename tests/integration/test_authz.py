@@ -40,11 +40,24 @@ def _uid() -> str:
 
 
 async def _write(
-    http: httpx.AsyncClient, t: Tenant, u: str, statement: str, *, key: str = "full",
-    scope: str = "global", sensitivity: str = "normal", **extra: Any,
+    http: httpx.AsyncClient,
+    t: Tenant,
+    u: str,
+    statement: str,
+    *,
+    key: str = "full",
+    scope: str = "global",
+    sensitivity: str = "normal",
+    **extra: Any,
 ) -> dict[str, Any]:
-    body = {"type": "semantic", "statement": statement, "scope": scope,
-            "sensitivity": sensitivity, "source": {"kind": "explicit_instruction"}, **extra}
+    body = {
+        "type": "semantic",
+        "statement": statement,
+        "scope": scope,
+        "sensitivity": sensitivity,
+        "source": {"kind": "explicit_instruction"},
+        **extra,
+    }
     r = await http.post(f"/v1/users/{u}/facts", json=body, headers=t.h(key))
     assert r.status_code in (200, 201), r.text
     out: dict[str, Any] = r.json()
@@ -147,8 +160,11 @@ async def test_forget_me_removes_the_users_stored_answers(
 ) -> None:
     u = _uid()
     k = {"Idempotency-Key": f"f-{uuid.uuid4()}"}
-    body = {"type": "semantic", "statement": "用户住在杭州西湖区",
-            "source": {"kind": "explicit_instruction"}}
+    body = {
+        "type": "semantic",
+        "statement": "用户住在杭州西湖区",
+        "source": {"kind": "explicit_instruction"},
+    }
     first = await http.post(f"/v1/users/{u}/facts", json=body, headers=t.h("agent", **k))
     assert first.status_code == 201
     sid = f"s-{uuid.uuid4().hex[:8]}"
@@ -159,7 +175,9 @@ async def test_forget_me_removes_the_users_stored_answers(
     while True:
         held = await owner_db.fetchval(
             """SELECT count(*) FROM idempotency WHERE tenant_id = $1 AND user_id = $2
-               AND status_code IS NOT NULL""", t.id, u,
+               AND status_code IS NOT NULL""",
+            t.id,
+            u,
         )
         if held == 2 or time.monotonic() > deadline:
             break
@@ -171,9 +189,12 @@ async def test_forget_me_removes_the_users_stored_answers(
         "SELECT response::text AS r FROM idempotency WHERE tenant_id = $1", t.id
     )
     assert all("杭州" not in (x["r"] or "") for x in left)
-    assert await owner_db.fetchval(
-        "SELECT count(*) FROM idempotency WHERE tenant_id = $1 AND user_id = $2", t.id, u
-    ) == 0
+    assert (
+        await owner_db.fetchval(
+            "SELECT count(*) FROM idempotency WHERE tenant_id = $1 AND user_id = $2", t.id, u
+        )
+        == 0
+    )
     again = await http.post(f"/v1/users/{u}/facts", json=body, headers=t.h("agent", **k))
     assert "idempotent-replayed" not in again.headers
     assert again.json().get("fact", {}).get("id") != first.json()["fact"]["id"]
@@ -184,8 +205,9 @@ async def test_a_claim_whose_request_died_is_free_within_seconds(
 ) -> None:
     u = _uid()
     raw_key = f"dead-{uuid.uuid4()}"
-    body = orjson.dumps({"type": "semantic", "statement": "用户养了一只猫",
-                         "source": {"kind": "user_message"}})
+    body = orjson.dumps(
+        {"type": "semantic", "statement": "用户养了一只猫", "source": {"kind": "user_message"}}
+    )
     secret = t.keys["agent"]
     async with owner_db.acquire() as conn:
         key_id = await conn.fetchval(
@@ -197,12 +219,17 @@ async def test_a_claim_whose_request_died_is_free_within_seconds(
                                         user_id, created_at, lease_until)
                VALUES ($1, $2, $3, 'POST', $4, $5, $6, now(),
                        clock_timestamp() + interval '2 s')""",
-            t.id, key_id, hashlib.sha256(raw_key.encode()).hexdigest(), f"/v1/users/{u}/facts",
-            hashlib.sha256(body).hexdigest(), u,
+            t.id,
+            key_id,
+            hashlib.sha256(raw_key.encode()).hexdigest(),
+            f"/v1/users/{u}/facts",
+            hashlib.sha256(body).hexdigest(),
+            u,
         )
     started = time.monotonic()
     r = await http.post(
-        f"/v1/users/{u}/facts", content=body,
+        f"/v1/users/{u}/facts",
+        content=body,
         headers=t.h("agent", **{"Idempotency-Key": raw_key, "Content-Type": "application/json"}),
     )
     assert r.status_code == 201, r.text
@@ -218,8 +245,11 @@ async def test_traces_and_jobs_are_404_outside_the_keys_scopes(
     u = _uid()
     await _write(http, t, u, "用户的 beta 项目代号是 Orion", scope=BETA)
     trace = f"tr-{uuid.uuid4().hex[:8]}"
-    r = await http.post(f"/v1/users/{u}/recall", headers=t.h("full"),
-                        json={"query": "beta 项目代号", "scope": BETA, "trace_id": trace})
+    r = await http.post(
+        f"/v1/users/{u}/recall",
+        headers=t.h("full"),
+        json={"query": "beta 项目代号", "scope": BETA, "trace_id": trace},
+    )
     assert r.status_code == 200 and r.json()["facts"]
     assert (await http.get(f"/v1/traces/{trace}", headers=t.h("full"))).status_code == 200
     hidden = await http.get(f"/v1/traces/{trace}", headers=t.h("alpha"))
@@ -238,16 +268,20 @@ async def test_a_minted_token_sees_no_more_than_its_minter(
     http: httpx.AsyncClient, t: Tenant
 ) -> None:
     u = _uid()
-    beta = (await _write(http, t, u, "用户的 beta 合同编号 Vega", scope=BETA,
-                         sensitivity="confidential"))["fact"]
+    beta = (
+        await _write(
+            http, t, u, "用户的 beta 合同编号 Vega", scope=BETA, sensitivity="confidential"
+        )
+    )["fact"]
     alpha = (await _write(http, t, u, "用户在 alpha 项目负责前端", scope=ALPHA))["fact"]
     minted = await http.post(f"/v1/users/{u}/tokens", json={}, headers=t.h("alpha"))
     assert minted.json()["scopes"] == [ALPHA] and minted.json()["max_sensitivity"] == "personal"
     token = {"Authorization": f"Bearer {minted.json()['token']}"}
     listed = (await http.get("/v1/me/facts", headers=token)).json()
     assert [f["id"] for f in listed["items"]] == [alpha["id"]]
-    patch = await http.patch(f"/v1/me/facts/{beta['id']}", json={"statement": "改掉"},
-                             headers=token)
+    patch = await http.patch(
+        f"/v1/me/facts/{beta['id']}", json={"statement": "改掉"}, headers=token
+    )
     assert patch.status_code == 404
     assert (await http.delete(f"/v1/me/facts/{beta['id']}", headers=token)).status_code == 404
     export = await http.get("/v1/me/export", headers=token)
@@ -266,10 +300,12 @@ async def test_session_hint_stays_in_its_scope(http: httpx.AsyncClient, t: Tenan
     u = _uid()
     sid = f"s-{uuid.uuid4().hex[:8]}"
     turn = {"user_id": u, "role": "user", "content": "我想订下周五去上海的高铁票", "scope": BETA}
-    assert (await http.post(f"/v1/sessions/{sid}/turns", json=turn,
-                            headers=t.h("full"))).status_code == 201
-    await http.put(f"/v1/sessions/{sid}/slots", json={"slots": {"destination": "上海"}},
-                   headers=t.h("full"))
+    assert (
+        await http.post(f"/v1/sessions/{sid}/turns", json=turn, headers=t.h("full"))
+    ).status_code == 201
+    await http.put(
+        f"/v1/sessions/{sid}/slots", json={"slots": {"destination": "上海"}}, headers=t.h("full")
+    )
     closed = (await http.post(f"/v1/sessions/{sid}/close", headers=t.h("full"))).json()
     assert closed["resume_hint"]
     q = {"query": "帮我看看行程"}
@@ -283,8 +319,9 @@ async def test_session_hint_stays_in_its_scope(http: httpx.AsyncClient, t: Tenan
 
 async def test_audit_rows_follow_scopes_and_ceiling(http: httpx.AsyncClient, t: Tenant) -> None:
     u = _uid()
-    secret_fact = (await _write(http, t, u, "用户的离婚协议在律所 Halvorsen",
-                                sensitivity="confidential"))["fact"]
+    secret_fact = (
+        await _write(http, t, u, "用户的离婚协议在律所 Halvorsen", sensitivity="confidential")
+    )["fact"]
     beta_fact = (await _write(http, t, u, "用户负责 beta 的数据库迁移", scope=BETA))["fact"]
     plain = (await _write(http, t, u, "用户喜欢喝乌龙茶"))["fact"]
 
@@ -305,12 +342,16 @@ async def test_audit_rows_follow_scopes_and_ceiling(http: httpx.AsyncClient, t: 
 async def test_keys_only_create_and_revoke_within_their_rights(
     http: httpx.AsyncClient, t: Tenant
 ) -> None:
-    for body in ({"role": "agent"}, {"role": "agent", "scopes": [BETA]},
-                 {"role": "agent", "scopes": [ALPHA], "max_sensitivity": "restricted"}):
+    for body in (
+        {"role": "agent"},
+        {"role": "agent", "scopes": [BETA]},
+        {"role": "agent", "scopes": [ALPHA], "max_sensitivity": "restricted"},
+    ):
         r = await http.post("/v1/admin/keys", json=body, headers=t.h("alpha_admin"))
         assert r.status_code == 403, body
-    ok = await http.post("/v1/admin/keys", json={"role": "agent", "scopes": [ALPHA]},
-                         headers=t.h("alpha_admin"))
+    ok = await http.post(
+        "/v1/admin/keys", json={"role": "agent", "scopes": [ALPHA]}, headers=t.h("alpha_admin")
+    )
     assert ok.status_code == 201
     wide = (await http.post("/v1/admin/keys", json={"role": "admin"}, headers=t.h("admin"))).json()
     r = await http.delete(f"/v1/admin/keys/{wide['id']}", headers=t.h("alpha_admin"))
@@ -327,18 +368,27 @@ async def test_cleanup_touches_only_what_the_key_may_see(
     await _write(http, t, u, "用户在 alpha 用 Redis", scope=ALPHA)
     await _write(http, t, u, "用户的病历号在协和", sensitivity="confidential")
     flt = {"user_id": u}
-    r = await http.post("/v1/ops/cleanup", headers=t.h("alpha_ops"),
-                        json={"filter": {**flt, "scope": BETA}, "action": "delete"})
+    r = await http.post(
+        "/v1/ops/cleanup",
+        headers=t.h("alpha_ops"),
+        json={"filter": {**flt, "scope": BETA}, "action": "delete"},
+    )
     assert r.status_code == 403
-    r = await http.post("/v1/ops/cleanup", headers=t.h("alpha_ops"),
-                        json={"filter": flt, "action": "delete", "dry_run": False})
+    r = await http.post(
+        "/v1/ops/cleanup",
+        headers=t.h("alpha_ops"),
+        json={"filter": flt, "action": "delete", "dry_run": False},
+    )
     assert r.status_code == 200 and r.json()["total"] == 1  # only the alpha fact
     left = await owner_db.fetch(
         "SELECT scope, sensitivity FROM facts WHERE tenant_id = $1 AND user_id = $2"
-        " AND status = 'active'", t.id, u,
+        " AND status = 'active'",
+        t.id,
+        u,
     )
     assert sorted((x["scope"], x["sensitivity"]) for x in left) == [
-        ("global", "confidential"), (BETA, "normal")
+        ("global", "confidential"),
+        (BETA, "normal"),
     ]
 
 
@@ -359,9 +409,11 @@ async def test_history_and_delete_respect_the_ceiling_of_every_version(
 ) -> None:
     u = _uid()
     v1 = (await _write(http, t, u, "用户在一家公司上班"))["fact"]
-    v2 = await http.patch(f"/v1/users/{u}/facts/{v1['id']}", headers=t.h("full"),
-                          json={"statement": "用户在 Nordhavn 律所上班",
-                                "sensitivity": "confidential"})
+    v2 = await http.patch(
+        f"/v1/users/{u}/facts/{v1['id']}",
+        headers=t.h("full"),
+        json={"statement": "用户在 Nordhavn 律所上班", "sensitivity": "confidential"},
+    )
     assert v2.status_code == 201, v2.text
     hist = await http.get(f"/v1/users/{u}/facts/{v1['id']}/history", headers=t.h("agent"))
     assert hist.status_code == 200 and "Nordhavn" not in hist.text
@@ -378,8 +430,9 @@ async def test_limited_keys_get_no_tenant_wide_figures_or_wider_keys(
     assert r.status_code == 403
     assert (await http.get("/v1/ops/stats", headers=t.h("ops"))).status_code == 200
     listed = (await http.get("/v1/admin/keys?limit=200", headers=t.h("alpha_admin"))).json()
-    assert listed["items"] and all(k["scopes"] and set(k["scopes"]) <= {ALPHA}
-                                   for k in listed["items"])
+    assert listed["items"] and all(
+        k["scopes"] and set(k["scopes"]) <= {ALPHA} for k in listed["items"]
+    )
     everything = (await http.get("/v1/admin/keys?limit=200", headers=t.h("full"))).json()
     assert len(everything["items"]) > len(listed["items"])
 
@@ -389,12 +442,24 @@ async def test_a_secret_in_the_predicate_is_refused(
 ) -> None:
     u = _uid()
     token = "ghp_" + "a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8"
-    r = await http.post(f"/v1/users/{u}/facts", headers=t.h(), json={
-        "type": "semantic", "predicate": token, "value": "x", "statement": "用户喜欢 x",
-        "source": {"kind": "explicit_instruction"}})
+    r = await http.post(
+        f"/v1/users/{u}/facts",
+        headers=t.h(),
+        json={
+            "type": "semantic",
+            "predicate": token,
+            "value": "x",
+            "statement": "用户喜欢 x",
+            "source": {"kind": "explicit_instruction"},
+        },
+    )
     assert r.status_code == 422 and r.json()["error"]["code"] == "secret_in_identifier"
-    assert await owner_db.fetchval(
-        "SELECT count(*) FROM facts WHERE tenant_id = $1 AND user_id = $2", t.id, u) == 0
+    assert (
+        await owner_db.fetchval(
+            "SELECT count(*) FROM facts WHERE tenant_id = $1 AND user_id = $2", t.id, u
+        )
+        == 0
+    )
 
 
 async def test_a_recall_under_an_idempotency_key_is_not_stored(
@@ -404,10 +469,14 @@ async def test_a_recall_under_an_idempotency_key_is_not_stored(
     await _write(http, t, u, "用户住在榆树街五号")
     k = {"Idempotency-Key": f"r-{uuid.uuid4()}"}
     for _ in range(2):
-        r = await http.post(f"/v1/users/{u}/recall", json={"query": "住在哪"},
-                            headers=t.h("agent", **k))
+        r = await http.post(
+            f"/v1/users/{u}/recall", json={"query": "住在哪"}, headers=t.h("agent", **k)
+        )
         assert r.status_code == 200 and "idempotent-replayed" not in r.headers
     await asyncio.sleep(0.3)
-    assert await owner_db.fetchval(
-        "SELECT count(*) FROM idempotency WHERE tenant_id = $1 AND path LIKE '%/recall'", t.id
-    ) == 0
+    assert (
+        await owner_db.fetchval(
+            "SELECT count(*) FROM idempotency WHERE tenant_id = $1 AND path LIKE '%/recall'", t.id
+        )
+        == 0
+    )

@@ -26,22 +26,32 @@ async def _post(http: httpx.AsyncClient, t: Tenant, u: str, body: dict[str, Any]
 
 
 async def _active(owner_db: asyncpg.Pool, t: Tenant, u: str) -> list[asyncpg.Record]:
-    return list(await owner_db.fetch(
-        "SELECT id, statement, created_at FROM facts WHERE tenant_id = $1 AND user_id = $2"
-        " AND status = 'active'", t.id, u,
-    ))
+    return list(
+        await owner_db.fetch(
+            "SELECT id, statement, created_at FROM facts WHERE tenant_id = $1 AND user_id = $2"
+            " AND status = 'active'",
+            t.id,
+            u,
+        )
+    )
 
 
 async def _patch_race(
-    http: httpx.AsyncClient, t: Tenant, owner_db: asyncpg.Pool, body: dict[str, Any], n: int,
+    http: httpx.AsyncClient,
+    t: Tenant,
+    owner_db: asyncpg.Pool,
+    body: dict[str, Any],
+    n: int,
     change: Any,
 ) -> None:
     u = _uid()
     first = (await _post(http, t, u, body)).json()["fact"]
-    answers = await asyncio.gather(*[
-        http.patch(f"/v1/users/{u}/facts/{first['id']}", headers=t.h(), json=change(i))
-        for i in range(n)
-    ])
+    answers = await asyncio.gather(
+        *[
+            http.patch(f"/v1/users/{u}/facts/{first['id']}", headers=t.h(), json=change(i))
+            for i in range(n)
+        ]
+    )
     codes = sorted(a.status_code for a in answers)
     assert codes.count(201) == 1 and codes.count(409) == n - 1, [a.text[:200] for a in answers]
     winner = next(a for a in answers if a.status_code == 201).json()["fact"]
@@ -55,33 +65,55 @@ async def _patch_race(
 async def test_concurrent_patches_of_a_free_statement_leave_one_version(
     http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
 ) -> None:
-    body = {"type": "semantic", "statement": "用户在学习西班牙语",
-            "source": {"kind": "explicit_instruction"}}
-    await _patch_race(http, tenant, owner_db, body, 8,
-                      lambda i: {"statement": f"用户在学习西班牙语和第{i}门外语"})
+    body = {
+        "type": "semantic",
+        "statement": "用户在学习西班牙语",
+        "source": {"kind": "explicit_instruction"},
+    }
+    await _patch_race(
+        http, tenant, owner_db, body, 8, lambda i: {"statement": f"用户在学习西班牙语和第{i}门外语"}
+    )
 
 
 async def test_concurrent_patches_of_a_predicate_fact_leave_one_version(
     http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
 ) -> None:
-    body = {"type": "semantic", "predicate": "favorite_city", "value": "Lisbon",
-            "statement": "The user's favourite city is Lisbon",
-            "source": {"kind": "explicit_instruction"}}
-    await _patch_race(http, tenant, owner_db, body, 16,
-                      lambda i: {"value": f"City {i}",
-                                 "statement": f"The user's favourite city is City {i}"})
+    body = {
+        "type": "semantic",
+        "predicate": "favorite_city",
+        "value": "Lisbon",
+        "statement": "The user's favourite city is Lisbon",
+        "source": {"kind": "explicit_instruction"},
+    }
+    await _patch_race(
+        http,
+        tenant,
+        owner_db,
+        body,
+        16,
+        lambda i: {"value": f"City {i}", "statement": f"The user's favourite city is City {i}"},
+    )
 
 
 async def test_a_delete_wins_over_patches_and_posts_racing_it(
     http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
 ) -> None:
     u = _uid()
-    body = {"type": "semantic", "statement": "用户每周三去游泳",
-            "source": {"kind": "explicit_instruction"}}
+    body = {
+        "type": "semantic",
+        "statement": "用户每周三去游泳",
+        "source": {"kind": "explicit_instruction"},
+    }
     fact = (await _post(http, tenant, u, body)).json()["fact"]
     again = {**body, "source": {"kind": "user_message"}}  # not explicit: tombstoned after
-    patches = [http.patch(f"/v1/users/{u}/facts/{fact['id']}", headers=tenant.h(),
-                          json={"statement": f"用户每周三去游泳，第{i}次改"}) for i in range(6)]
+    patches = [
+        http.patch(
+            f"/v1/users/{u}/facts/{fact['id']}",
+            headers=tenant.h(),
+            json={"statement": f"用户每周三去游泳，第{i}次改"},
+        )
+        for i in range(6)
+    ]
     posts = [_post(http, tenant, u, again) for _ in range(6)]
     delete = http.delete(f"/v1/users/{u}/facts/{fact['id']}", headers=tenant.h())
     answers = await asyncio.gather(*patches[:3], *posts[:3], delete, *patches[3:], *posts[3:])
@@ -96,14 +128,16 @@ async def test_a_delete_wins_over_patches_and_posts_racing_it(
     # the delete and was written as a fact of its own (its statement no longer matched the
     # corrected version) may remain.
     separate = {
-        uuid.UUID(a.json()["fact"]["id"]) for a in answers
+        uuid.UUID(a.json()["fact"]["id"])
+        for a in answers
         if a.request.method == "POST" and a.json().get("decision") == "written"
     }
     active = await _active(owner_db, tenant, u)
     assert {r["id"] for r in active} <= separate, [r["statement"] for r in active]
     chain = await owner_db.fetch(
         "SELECT status FROM facts WHERE tenant_id = $1 AND (id = $2 OR supersedes = $2)",
-        tenant.id, uuid.UUID(fact["id"]),
+        tenant.id,
+        uuid.UUID(fact["id"]),
     )
     assert chain and all(r["status"] == "deleted" for r in chain)
 
@@ -111,8 +145,11 @@ async def test_a_delete_wins_over_patches_and_posts_racing_it(
 async def test_near_duplicates_written_at_once_merge_like_in_sequence(
     http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
 ) -> None:
-    a = {"type": "semantic", "statement": "用户喜欢在周末去爬山",
-         "source": {"kind": "user_message"}}
+    a = {
+        "type": "semantic",
+        "statement": "用户喜欢在周末去爬山",
+        "source": {"kind": "user_message"},
+    }
     b = {**a, "statement": "用户喜欢周末去爬山"}
     u = _uid()
     await _post(http, tenant, u, a)
@@ -134,13 +171,26 @@ async def test_forget_me_leaves_nothing_of_the_requests_in_flight(
 
     async def one(i: int) -> None:
         kinds = (
-            lambda: _post(http, t, u, {"type": "episodic", "statement": f"用户第{i}次去了健身房",
-                                       "source": {"kind": "explicit_instruction"}}),
-            lambda: http.post(f"/v1/sessions/{sid}-{i % 3}/turns", headers=t.h(),
-                              json={"user_id": u, "role": "user", "content": f"第{i}条消息"}),
-            lambda: http.post(f"/v1/users/{u}/observations", headers=t.h(),
-                              json={"messages": [{"role": "user",
-                                                  "content": f"记住我喜欢{i}号球衣"}]}),
+            lambda: _post(
+                http,
+                t,
+                u,
+                {
+                    "type": "episodic",
+                    "statement": f"用户第{i}次去了健身房",
+                    "source": {"kind": "explicit_instruction"},
+                },
+            ),
+            lambda: http.post(
+                f"/v1/sessions/{sid}-{i % 3}/turns",
+                headers=t.h(),
+                json={"user_id": u, "role": "user", "content": f"第{i}条消息"},
+            ),
+            lambda: http.post(
+                f"/v1/users/{u}/observations",
+                headers=t.h(),
+                json={"messages": [{"role": "user", "content": f"记住我喜欢{i}号球衣"}]},
+            ),
         )
         r = await kinds[i % 3]()
         assert r.status_code < 500, r.text
@@ -162,23 +212,31 @@ async def test_forget_me_leaves_nothing_of_the_requests_in_flight(
     assert results[0].status_code == 200, results[0].text
     began: datetime = await owner_db.fetchval(
         "SELECT created_at FROM audit_events WHERE tenant_id = $1 AND user_id = $2"
-        " AND action = 'forget_me'", t.id, u,
+        " AND action = 'forget_me'",
+        t.id,
+        u,
     )
     assert began is not None
     # Nothing that began before the forget-me survives it (later requests may write anew).
     left = await owner_db.fetch(
         "SELECT created_at FROM facts WHERE tenant_id = $1 AND user_id = $2"
-        " AND status <> 'deleted' AND created_at < $3", t.id, u, began,
+        " AND status <> 'deleted' AND created_at < $3",
+        t.id,
+        u,
+        began,
     )
     assert left == []
     jobs = await owner_db.fetch(
         "SELECT created_at FROM jobs WHERE tenant_id = $1 AND user_id = $2 AND created_at < $3",
-        t.id, u, began,
+        t.id,
+        u,
+        began,
     )
     assert jobs == []
     state = await owner_db.fetchrow(
         "SELECT last_interaction_at FROM user_state WHERE tenant_id = $1 AND user_id = $2",
-        t.id, u,
+        t.id,
+        u,
     )
     assert state is None or state["last_interaction_at"] >= began
     import redis.asyncio as aioredis
@@ -205,11 +263,15 @@ async def test_forget_me_waits_for_a_write_in_flight_and_erases_it(
     forget-me arrives."""
     u = _uid()
     t = tenant
-    write = {"type": "semantic", "statement": "用户的车牌尾号是 7", "source":
-             {"kind": "explicit_instruction"}}
+    write = {
+        "type": "semantic",
+        "statement": "用户的车牌尾号是 7",
+        "source": {"kind": "explicit_instruction"},
+    }
     assert (await _post(http, t, u, write)).status_code == 201  # user_state exists now
-    token = (await http.post(f"/v1/users/{u}/tokens", json={},
-                             headers=t.h("portal"))).json()["token"]
+    token = (await http.post(f"/v1/users/{u}/tokens", json={}, headers=t.h("portal"))).json()[
+        "token"
+    ]
     holder = await owner_db.acquire()
     try:
         tx = holder.transaction()
@@ -231,13 +293,17 @@ async def test_forget_me_waits_for_a_write_in_flight_and_erases_it(
     assert forgotten.status_code == 200
     assert written.status_code in (201, 409)
     left = await owner_db.fetch(
-        "SELECT statement FROM facts WHERE tenant_id = $1 AND user_id = $2"
-        " AND status <> 'deleted'", t.id, u,
+        "SELECT statement FROM facts WHERE tenant_id = $1 AND user_id = $2 AND status <> 'deleted'",
+        t.id,
+        u,
     )
     assert left == []
-    assert await owner_db.fetchval(
-        "SELECT count(*) FROM user_state WHERE tenant_id = $1 AND user_id = $2", t.id, u
-    ) == 0
+    assert (
+        await owner_db.fetchval(
+            "SELECT count(*) FROM user_state WHERE tenant_id = $1 AND user_id = $2", t.id, u
+        )
+        == 0
+    )
 
 
 async def test_a_write_waiting_behind_a_delete_sees_its_tombstone(
@@ -245,8 +311,13 @@ async def test_a_write_waiting_behind_a_delete_sees_its_tombstone(
 ) -> None:
     u = _uid()
     t = tenant
-    body = {"type": "profile", "predicate": "favorite_color", "value": "teal",
-            "statement": "my favorite color is teal", "source": {"kind": "user_message"}}
+    body = {
+        "type": "profile",
+        "predicate": "favorite_color",
+        "value": "teal",
+        "statement": "my favorite color is teal",
+        "source": {"kind": "user_message"},
+    }
     fact = (await _post(http, t, u, body)).json()["fact"]
     holder = await owner_db.acquire()
     try:
@@ -257,7 +328,8 @@ async def test_a_write_waiting_behind_a_delete_sees_its_tombstone(
             f"{t.id}|{u}|global|p:favorite_color",
         )
         delete = asyncio.create_task(
-            http.delete(f"/v1/users/{u}/facts/{fact['id']}", headers=t.h()))
+            http.delete(f"/v1/users/{u}/facts/{fact['id']}", headers=t.h())
+        )
         await asyncio.sleep(0.3)
         again = asyncio.create_task(_post(http, t, u, body))
         await asyncio.sleep(0.3)
@@ -275,19 +347,38 @@ async def test_feedback_on_a_fact_deleted_meanwhile_is_404(
 ) -> None:
     u = _uid()
     t = tenant
-    fact = (await _post(http, t, u, {"type": "semantic", "statement": "用户喜欢骑行",
-                                     "source": {"kind": "explicit_instruction"}})).json()["fact"]
+    fact = (
+        await _post(
+            http,
+            t,
+            u,
+            {
+                "type": "semantic",
+                "statement": "用户喜欢骑行",
+                "source": {"kind": "explicit_instruction"},
+            },
+        )
+    ).json()["fact"]
     holder = await owner_db.acquire()
     try:
         tx = holder.transaction()
         await tx.start()
-        await holder.execute("SELECT 1 FROM facts WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
-                             t.id, uuid.UUID(fact["id"]))
+        await holder.execute(
+            "SELECT 1 FROM facts WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+            t.id,
+            uuid.UUID(fact["id"]),
+        )
         delete = asyncio.create_task(
-            http.delete(f"/v1/users/{u}/facts/{fact['id']}", headers=t.h()))
+            http.delete(f"/v1/users/{u}/facts/{fact['id']}", headers=t.h())
+        )
         await asyncio.sleep(0.3)
-        fb = asyncio.create_task(http.post(f"/v1/users/{u}/facts/{fact['id']}/feedback",
-                                           headers=t.h(), json={"useful": False, "note": "n"}))
+        fb = asyncio.create_task(
+            http.post(
+                f"/v1/users/{u}/facts/{fact['id']}/feedback",
+                headers=t.h(),
+                json={"useful": False, "note": "n"},
+            )
+        )
         await asyncio.sleep(0.3)
         await tx.commit()
     finally:

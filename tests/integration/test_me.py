@@ -1,4 +1,5 @@
-"""User tokens and "facts about me" over HTTP (SPEC §2, §8, §12; seed 000 §8, 002 §F)."""
+"""User tokens and "facts about me" over HTTP (docs/isolation.md#user-tokens, docs/api.md#endpoints,
+docs/isolation.md#keys-and-roles, docs/isolation.md#facts-about-me, docs/lifecycle.md#forget-me)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,11 @@ A, B = "u-alice", "u-bob"
 
 
 def fact(statement: str, **kw: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": "semantic", "statement": statement,
-                            "source": {"kind": kw.pop("kind", "user_message")}}
+    body: dict[str, Any] = {
+        "type": "semantic",
+        "statement": statement,
+        "source": {"kind": kw.pop("kind", "user_message")},
+    }
     body.update(kw)
     return body
 
@@ -59,8 +63,9 @@ async def test_token_reaches_only_me(client: httpx.AsyncClient, tenant: Tenant) 
 
 
 async def test_token_ttl_and_expiry(client: httpx.AsyncClient, tenant: Tenant) -> None:
-    r = await client.post(f"/v1/users/{A}/tokens", json={"ttl_seconds": 31 * 24 * 3600},
-                          headers=tenant.h())
+    r = await client.post(
+        f"/v1/users/{A}/tokens", json={"ttl_seconds": 31 * 24 * 3600}, headers=tenant.h()
+    )
     assert r.status_code == 422
     r = await client.post(f"/v1/users/{A}/tokens", headers=tenant.h())
     assert r.status_code == 201
@@ -85,8 +90,9 @@ async def test_user_a_never_sees_or_changes_b(
     assert [i["id"] for i in items] == [a_fact]
     assert items[0]["why"].startswith("you said it explicitly on")
     for fid in (b_fact, x_fact):
-        assert (await client.patch(f"/v1/me/facts/{fid}", json={"statement": "hacked"},
-                                   headers=me_a)).status_code == 404
+        assert (
+            await client.patch(f"/v1/me/facts/{fid}", json={"statement": "hacked"}, headers=me_a)
+        ).status_code == 404
         assert (await client.delete(f"/v1/me/facts/{fid}", headers=me_a)).status_code == 404
     # B's and the other tenant's facts are untouched
     r = await client.get(f"/v1/users/{B}/facts/{b_fact}", headers=tenant.h())
@@ -102,21 +108,41 @@ async def test_user_a_never_sees_or_changes_b(
 async def test_correct_delete_and_why(
     client: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
 ) -> None:
-    fid = await write(client, tenant, A, {
-        "type": "profile", "predicate": "delivery_carrier", "value": "圆通",
-        "statement": "用户偏好圆通快递", "source": {"kind": "user_message"},
-    })
-    await client.post(f"/v1/users/{A}/facts", json={
-        "type": "profile", "predicate": "delivery_carrier", "value": "圆通",
-        "statement": "用户偏好圆通快递", "source": {"kind": "user_message"},
-    }, headers=tenant.h())
+    fid = await write(
+        client,
+        tenant,
+        A,
+        {
+            "type": "profile",
+            "predicate": "delivery_carrier",
+            "value": "圆通",
+            "statement": "用户偏好圆通快递",
+            "source": {"kind": "user_message"},
+        },
+    )
+    await client.post(
+        f"/v1/users/{A}/facts",
+        json={
+            "type": "profile",
+            "predicate": "delivery_carrier",
+            "value": "圆通",
+            "statement": "用户偏好圆通快递",
+            "source": {"kind": "user_message"},
+        },
+        headers=tenant.h(),
+    )
     me = await token(client, tenant, A)
     items = (await client.get("/v1/me/facts?lang=zh", headers=me)).json()["items"]
     assert items[0]["why"] == "在 2 次对话中出现过"
-    r = await client.patch(f"/v1/me/facts/{fid}",
-                           json={"value": "顺丰", "statement": "用户偏好顺丰快递",
-                                 "source": {"kind": "agent_inference"}},
-                           headers=me)
+    r = await client.patch(
+        f"/v1/me/facts/{fid}",
+        json={
+            "value": "顺丰",
+            "statement": "用户偏好顺丰快递",
+            "source": {"kind": "agent_inference"},
+        },
+        headers=me,
+    )
     assert r.status_code == 201, r.text
     new = r.json()["fact"]
     assert new["source"]["kind"] == "explicit_instruction" and new["version"] == 2
@@ -125,19 +151,29 @@ async def test_correct_delete_and_why(
     assert r.status_code == 200 and r.json() == {"id": new["id"], "status": "deleted"}
     assert (await client.get("/v1/me/facts", headers=me)).json()["items"] == []
     n = await owner_db.fetchval(
-        "SELECT count(*) FROM tombstones WHERE tenant_id = $1 AND user_id = $2", tenant.id, A)
+        "SELECT count(*) FROM tombstones WHERE tenant_id = $1 AND user_id = $2", tenant.id, A
+    )
     assert n > 0
-    actions = {r["action"] for r in await owner_db.fetch(
-        "SELECT action FROM audit_events WHERE tenant_id = $1 AND user_id = $2", tenant.id, A)}
+    actions = {
+        r["action"]
+        for r in await owner_db.fetch(
+            "SELECT action FROM audit_events WHERE tenant_id = $1 AND user_id = $2", tenant.id, A
+        )
+    }
     assert {"token_mint", "write", "update", "delete"} <= actions
 
 
-async def _pending_candidate(client: httpx.AsyncClient, tenant: Tenant, user: str,
-                             statement: str) -> str:
-    await client.put("/v1/admin/policy", json={"sensitive": {"ask_user": True}},
-                     headers=tenant.h("admin"))
-    r = await client.post(f"/v1/users/{user}/facts", json=fact(statement,
-                          predicate="health_condition", value=statement), headers=tenant.h())
+async def _pending_candidate(
+    client: httpx.AsyncClient, tenant: Tenant, user: str, statement: str
+) -> str:
+    await client.put(
+        "/v1/admin/policy", json={"sensitive": {"ask_user": True}}, headers=tenant.h("admin")
+    )
+    r = await client.post(
+        f"/v1/users/{user}/facts",
+        json=fact(statement, predicate="health_condition", value=statement),
+        headers=tenant.h(),
+    )
     assert r.status_code == 202, r.text
     return str(r.json()["candidate"])
 
@@ -163,33 +199,48 @@ async def test_candidates_confirm_and_reject(
 
 
 async def test_export_round_trips_every_fact(client: httpx.AsyncClient, tenant: Tenant) -> None:
-    first = await write(client, tenant, A, {
-        "type": "profile", "predicate": "preferred_output_format", "value": "table",
-        "statement": "用户偏好表格输出", "source": {"kind": "user_message"},
-        "valid_from": "2026-01-01T00:00:00Z"})
-    r = await client.patch(f"/v1/users/{A}/facts/{first}",
-                           json={"value": "markdown", "statement": "用户偏好 Markdown 输出"},
-                           headers=tenant.h())
+    first = await write(
+        client,
+        tenant,
+        A,
+        {
+            "type": "profile",
+            "predicate": "preferred_output_format",
+            "value": "table",
+            "statement": "用户偏好表格输出",
+            "source": {"kind": "user_message"},
+            "valid_from": "2026-01-01T00:00:00Z",
+        },
+    )
+    r = await client.patch(
+        f"/v1/users/{A}/facts/{first}",
+        json={"value": "markdown", "statement": "用户偏好 Markdown 输出"},
+        headers=tenant.h(),
+    )
     second = r.json()["fact"]["id"]
     await write(client, tenant, A, fact("用户在用 Python 3.12", scope="project:clarity"))
     sid = f"s-{uuid.uuid4().hex[:6]}"
-    await client.post(f"/v1/sessions/{sid}/turns",
-                      json={"user_id": A, "role": "user", "content": "hello there friend"},
-                      headers=tenant.h())
+    await client.post(
+        f"/v1/sessions/{sid}/turns",
+        json={"user_id": A, "role": "user", "content": "hello there friend"},
+        headers=tenant.h(),
+    )
     me = await token(client, tenant, A)
     export = (await client.get("/v1/me/export", headers=me)).json()
     listed: dict[str, Any] = {}
     for status in ("active", "superseded", "archived"):
-        for f in (await client.get(f"/v1/users/{A}/facts?status={status}&limit=200",
-                                   headers=tenant.h())).json()["items"]:
+        for f in (
+            await client.get(f"/v1/users/{A}/facts?status={status}&limit=200", headers=tenant.h())
+        ).json()["items"]:
             listed[f["id"]] = f
     exported = {f["id"]: f for f in export["facts"]}
     assert set(exported) == set(listed)
     for fid, f in listed.items():
         for k in ("statement", "value", "predicate", "scope", "status", "version"):
             assert exported[fid][k] == f[k], (fid, k)
-    history = (await client.get(f"/v1/users/{A}/facts/{second}/history",
-                                headers=tenant.h())).json()["items"]
+    history = (
+        await client.get(f"/v1/users/{A}/facts/{second}/history", headers=tenant.h())
+    ).json()["items"]
     assert exported[second]["history"] == [h["id"] for h in history] == [first, second]
     assert [s["id"] for s in export["sessions"]] == [sid]
     assert export["state"]["last_interaction_at"]
@@ -202,30 +253,47 @@ async def test_forget_me_leaves_no_trace(
     user = "u-forget"
     mark = "zebracorn"  # a distinctive string: it must not survive anywhere
     bob_fid = await write(client, tenant, B, fact(f"Bob keeps a {mark}-free diet"))
-    fid = await write(client, tenant, user, {
-        "type": "profile", "predicate": "preferred_cuisine", "value": f"{mark} noodles",
-        "statement": f"The user loves {mark} noodles", "source": {"kind": "user_message"}})
-    await client.patch(f"/v1/users/{user}/facts/{fid}",
-                       json={"value": f"{mark} soup", "statement": f"The user loves {mark} soup"},
-                       headers=tenant.h(**{"Idempotency-Key": f"k-{uuid.uuid4()}"}))
+    fid = await write(
+        client,
+        tenant,
+        user,
+        {
+            "type": "profile",
+            "predicate": "preferred_cuisine",
+            "value": f"{mark} noodles",
+            "statement": f"The user loves {mark} noodles",
+            "source": {"kind": "user_message"},
+        },
+    )
+    await client.patch(
+        f"/v1/users/{user}/facts/{fid}",
+        json={"value": f"{mark} soup", "statement": f"The user loves {mark} soup"},
+        headers=tenant.h(**{"Idempotency-Key": f"k-{uuid.uuid4()}"}),
+    )
     await write(client, tenant, user, fact(f"The user rides a {mark} bike", kind="document"))
     await _pending_candidate(client, tenant, user, f"用户有{mark}过敏症")
-    await client.post(f"/v1/users/{user}/observations",
-                      json={"messages": [{"role": "user", "content": f"I own a {mark} farm"}]},
-                      headers=tenant.h())
+    await client.post(
+        f"/v1/users/{user}/observations",
+        json={"messages": [{"role": "user", "content": f"I own a {mark} farm"}]},
+        headers=tenant.h(),
+    )
     sid = f"s-{uuid.uuid4().hex[:6]}"
-    await client.post(f"/v1/sessions/{sid}/turns",
-                      json={"user_id": user, "role": "user", "content": f"my {mark} is sick"},
-                      headers=tenant.h())
+    await client.post(
+        f"/v1/sessions/{sid}/turns",
+        json={"user_id": user, "role": "user", "content": f"my {mark} is sick"},
+        headers=tenant.h(),
+    )
     await client.put(f"/v1/sessions/{sid}/slots", json={"pet": mark}, headers=tenant.h())
-    r = await client.post(f"/v1/users/{user}/recall", json={"query": f"{mark} soup"},
-                          headers=tenant.h())
+    r = await client.post(
+        f"/v1/users/{user}/recall", json={"query": f"{mark} soup"}, headers=tenant.h()
+    )
     assert r.status_code == 200 and r.json()["facts"]
     recalled = [uuid.UUID(f["id"]) for f in r.json()["facts"]]
     ctx = app.state.ctx
     await ctx.recall_log.flush()  # the recall's hit counters are written
     assert await owner_db.fetchval(
-        "SELECT count(*) FROM fact_hits WHERE fact_id = ANY($1)", recalled) == len(recalled)
+        "SELECT count(*) FROM fact_hits WHERE fact_id = ANY($1)", recalled
+    ) == len(recalled)
 
     me = await token(client, tenant, user)
     other = await token(client, tenant, user)
@@ -247,44 +315,71 @@ async def test_forget_me_leaves_no_trace(
                             AND u.table_schema = 'public') AS has_user
            FROM information_schema.columns c
            WHERE c.table_schema = 'public' AND c.data_type IN ('text', 'jsonb', 'json', 'ARRAY')
-             AND c.table_name IN (SELECT tablename FROM pg_tables WHERE schemaname = 'public')""")
+             AND c.table_name IN (SELECT tablename FROM pg_tables WHERE schemaname = 'public')"""
+    )
     hits, bob_hits = [], 0
     for c in cols:
         sql = f'SELECT count(*) FROM "{c["table_name"]}" WHERE "{c["column_name"]}"::text ILIKE $1'
         n = await owner_db.fetchval(
             sql + (" AND user_id IS DISTINCT FROM $2" if c["has_user"] else " AND $2 = $2"),
-            f"%{mark}%", B)
+            f"%{mark}%",
+            B,
+        )
         if n:
             hits.append((c["table_name"], c["column_name"], n))
         if c["has_user"]:
             bob_hits += await owner_db.fetchval(sql + " AND user_id = $2", f"%{mark}%", B)
     assert hits == [] and bob_hits > 0
-    assert await owner_db.fetchval(
-        "SELECT count(*) FROM facts WHERE tenant_id = $1 AND user_id = $2", tenant.id, user) == 0
-    assert await owner_db.fetchval(  # the hit counters went with the facts
-        "SELECT count(*) FROM fact_hits WHERE fact_id = ANY($1)", recalled) == 0
-    assert await owner_db.fetchval(
-        "SELECT count(*) FROM facts WHERE statement ILIKE $1 AND id <> $2",
-        f"%{mark}%", uuid.UUID(bob_fid)) == 0
+    assert (
+        await owner_db.fetchval(
+            "SELECT count(*) FROM facts WHERE tenant_id = $1 AND user_id = $2", tenant.id, user
+        )
+        == 0
+    )
+    assert (
+        await owner_db.fetchval(  # the hit counters went with the facts
+            "SELECT count(*) FROM fact_hits WHERE fact_id = ANY($1)", recalled
+        )
+        == 0
+    )
+    assert (
+        await owner_db.fetchval(
+            "SELECT count(*) FROM facts WHERE statement ILIKE $1 AND id <> $2",
+            f"%{mark}%",
+            uuid.UUID(bob_fid),
+        )
+        == 0
+    )
     for table in ("candidates", "recall_log", "jobs", "user_state"):
-        assert await owner_db.fetchval(
-            f"SELECT count(*) FROM {table} WHERE tenant_id = $1 AND user_id = $2",
-            tenant.id, user) == 0, table
+        assert (
+            await owner_db.fetchval(
+                f"SELECT count(*) FROM {table} WHERE tenant_id = $1 AND user_id = $2",
+                tenant.id,
+                user,
+            )
+            == 0
+        ), table
     # audit keeps the trail, never the content; the forget event is there
     details = await owner_db.fetch(
         "SELECT action, detail FROM audit_events WHERE tenant_id = $1 AND user_id = $2",
-        tenant.id, user)
+        tenant.id,
+        user,
+    )
     assert any(d["action"] == "forget_me" for d in details)
     assert all(mark not in json.dumps(d["detail"]) for d in details)
-    assert await owner_db.fetchval(
-        "SELECT count(*) FROM tombstones WHERE tenant_id = $1 AND user_id = $2",
-        tenant.id, user) > 0
+    assert (
+        await owner_db.fetchval(
+            "SELECT count(*) FROM tombstones WHERE tenant_id = $1 AND user_id = $2", tenant.id, user
+        )
+        > 0
+    )
     # Redis: nothing of the user's session remains
     async for key in ctx.redis.scan_iter(match=f"mg:{tenant.id}:*"):
         assert sid not in key.decode() and user not in key.decode()
     # a later recall returns nothing; Bob is untouched
-    r = await client.post(f"/v1/users/{user}/recall", json={"query": f"{mark} soup"},
-                          headers=tenant.h())
+    r = await client.post(
+        f"/v1/users/{user}/recall", json={"query": f"{mark} soup"}, headers=tenant.h()
+    )
     assert r.status_code == 200 and r.json()["facts"] == [] and r.json()["resume_hint"] is None
     r = await client.get(f"/v1/users/{B}/facts/{bob_fid}", headers=tenant.h())
     assert r.status_code == 200
@@ -308,18 +403,30 @@ async def test_recall_flushed_after_forget_me_writes_nothing_back(
     assert r.status_code == 200, r.text
 
     def entry(u: str, ids: list[uuid.UUID], at: datetime) -> LogEntry:
-        return LogEntry(tenant_id=tenant.id, trace_id=f"t-{uuid.uuid4().hex}", user_id=u,
-                        scope="global", fact_ids=ids, detail={"facts": []}, tokens=10,
-                        tier="continue", at=at)
+        return LogEntry(
+            tenant_id=tenant.id,
+            trace_id=f"t-{uuid.uuid4().hex}",
+            user_id=u,
+            scope="global",
+            fact_ids=ids,
+            detail={"facts": []},
+            tokens=10,
+            tier="continue",
+            at=at,
+        )
 
     late, kept = entry(user, [fid], before), entry(other, [other_fid], before)
     comeback = entry(user, [], before + 2 * FORGET_MARGIN)  # the user returns later
     await RecallLog.write(app.state.ctx.pool, [late, kept, comeback])
 
-    logged = {r["trace_id"] for r in await owner_db.fetch(
-        "SELECT trace_id FROM recall_log WHERE tenant_id = $1 AND user_id = ANY($2)",
-        tenant.id, [user, other])}
+    logged = {
+        r["trace_id"]
+        for r in await owner_db.fetch(
+            "SELECT trace_id FROM recall_log WHERE tenant_id = $1 AND user_id = ANY($2)",
+            tenant.id,
+            [user, other],
+        )
+    }
     assert logged == {kept.trace_id, comeback.trace_id}
     assert await owner_db.fetchval("SELECT count(*) FROM fact_hits WHERE fact_id = $1", fid) == 0
-    assert await owner_db.fetchval(
-        "SELECT hits FROM fact_hits WHERE fact_id = $1", other_fid) == 1
+    assert await owner_db.fetchval("SELECT hits FROM fact_hits WHERE fact_id = $1", other_fid) == 1

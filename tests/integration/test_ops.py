@@ -1,4 +1,5 @@
-"""Operators' cleanup and stats over HTTP (SPEC §8, §11, §12 "Deletion")."""
+"""Operators' cleanup and stats over HTTP (docs/api.md#endpoints,
+docs/architecture.md#observability, docs/lifecycle.md#deletion)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,11 @@ async def seed(client: httpx.AsyncClient, t: Tenant) -> dict[str, list[str]]:
         ("u-3", "explicit_instruction", "The user wants answers in bullet points"),
     ]
     for user, kind, statement in rows:
-        r = await client.post(f"/v1/users/{user}/facts", headers=t.h(), json={
-            "type": "semantic", "statement": statement, "source": {"kind": kind}})
+        r = await client.post(
+            f"/v1/users/{user}/facts",
+            headers=t.h(),
+            json={"type": "semantic", "statement": statement, "source": {"kind": kind}},
+        )
         assert r.status_code == 201, r.text
         ids.setdefault(kind, []).append(r.json()["fact"]["id"])
     return ids
@@ -41,25 +45,35 @@ async def test_dry_run_then_real_delete_agree(
     assert dry.json()["dry_run"] is True
     assert dry.json()["total"] == 3 and dry.json()["by_user"] == {"u-1": 2, "u-2": 1}
     # a dry run changes nothing
-    assert await owner_db.fetchval(
-        "SELECT count(*) FROM facts WHERE id = ANY($1::uuid[]) AND status = 'active'",
-        [uuid.UUID(i) for i in ids["agent_inference"]]) == 3
-    real = await client.post("/v1/ops/cleanup", json={**body, "dry_run": False},
-                             headers=tenant.h("ops"))
+    assert (
+        await owner_db.fetchval(
+            "SELECT count(*) FROM facts WHERE id = ANY($1::uuid[]) AND status = 'active'",
+            [uuid.UUID(i) for i in ids["agent_inference"]],
+        )
+        == 3
+    )
+    real = await client.post(
+        "/v1/ops/cleanup", json={**body, "dry_run": False}, headers=tenant.h("ops")
+    )
     assert real.status_code == 200, real.text
     assert real.json()["dry_run"] is False
     assert real.json()["total"] == dry.json()["total"]
     assert real.json()["by_user"] == dry.json()["by_user"]
     rows = await owner_db.fetch(
         "SELECT id, status, statement, embedding FROM facts WHERE id = ANY($1::uuid[])",
-        [uuid.UUID(i) for i in ids["agent_inference"]])
-    assert all(r["status"] == "deleted" and r["statement"] == "" and r["embedding"] is None
-               for r in rows)
-    assert await owner_db.fetchval(
-        "SELECT count(*) FROM tombstones WHERE tenant_id = $1", tenant.id) >= 3
+        [uuid.UUID(i) for i in ids["agent_inference"]],
+    )
+    assert all(
+        r["status"] == "deleted" and r["statement"] == "" and r["embedding"] is None for r in rows
+    )
+    assert (
+        await owner_db.fetchval("SELECT count(*) FROM tombstones WHERE tenant_id = $1", tenant.id)
+        >= 3
+    )
     audits = await owner_db.fetch(
         "SELECT user_id, decision FROM audit_events WHERE tenant_id = $1 AND action = 'cleanup'",
-        tenant.id)
+        tenant.id,
+    )
     assert sorted(a["user_id"] for a in audits if a["user_id"]) == ["u-1", "u-1", "u-2"]
     assert any(a["user_id"] is None for a in audits)  # the run's own summary event
     # the same run again matches nothing; other sources and the other tenant are untouched
@@ -67,13 +81,20 @@ async def test_dry_run_then_real_delete_agree(
     assert again.json()["total"] == 0
     r = await client.get(f"/v1/users/u-2/facts/{ids['user_message'][0]}", headers=tenant.h())
     assert r.status_code == 200
-    r = await client.get(f"/v1/users/u-1/facts/{other['agent_inference'][0]}",
-                         headers=other_tenant.h())
+    r = await client.get(
+        f"/v1/users/u-1/facts/{other['agent_inference'][0]}", headers=other_tenant.h()
+    )
     assert r.status_code == 200
     # a deleted statement is now blocked from coming back by a non-explicit write
-    r = await client.post("/v1/users/u-2/facts", headers=tenant.h(), json={
-        "type": "semantic", "statement": "The user may be vegetarian",
-        "source": {"kind": "agent_inference"}})
+    r = await client.post(
+        "/v1/users/u-2/facts",
+        headers=tenant.h(),
+        json={
+            "type": "semantic",
+            "statement": "The user may be vegetarian",
+            "source": {"kind": "agent_inference"},
+        },
+    )
     assert r.json()["decision"] == "rejected" and r.json()["reason"] == "tombstoned"
 
 
@@ -81,41 +102,62 @@ async def test_archive_by_user_and_confidence(
     client: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
 ) -> None:
     ids = await seed(client, tenant)
-    body = {"filter": {"user_id": "u-2", "max_confidence": 0.99}, "action": "archive",
-            "dry_run": False}
-    r = await client.post("/v1/ops/cleanup", json={**body, "dry_run": True},
-                          headers=tenant.h("ops"))
+    body = {
+        "filter": {"user_id": "u-2", "max_confidence": 0.99},
+        "action": "archive",
+        "dry_run": False,
+    }
+    r = await client.post(
+        "/v1/ops/cleanup", json={**body, "dry_run": True}, headers=tenant.h("ops")
+    )
     assert r.json()["by_user"] == {"u-2": 2}
     r = await client.post("/v1/ops/cleanup", json=body, headers=tenant.h("ops"))
     assert r.json()["total"] == 2
     rows = await owner_db.fetch(
         "SELECT status, archived_reason FROM facts WHERE tenant_id = $1 AND user_id = 'u-2'",
-        tenant.id)
+        tenant.id,
+    )
     assert {(x["status"], x["archived_reason"]) for x in rows} == {("archived", "cleanup")}
-    assert await owner_db.fetchval(
-        "SELECT count(*) FROM tombstones WHERE tenant_id = $1", tenant.id) == 0
+    assert (
+        await owner_db.fetchval("SELECT count(*) FROM tombstones WHERE tenant_id = $1", tenant.id)
+        == 0
+    )
     active = (await client.get("/v1/users/u-2/facts?status=active", headers=tenant.h())).json()
     assert active["items"] == []
     assert ids
 
 
-async def test_candidate_cleanup(client: httpx.AsyncClient, tenant: Tenant,
-                                 owner_db: asyncpg.Pool) -> None:
-    await client.put("/v1/admin/policy", json={"sensitive": {"ask_user": True}},
-                     headers=tenant.h("admin"))
+async def test_candidate_cleanup(
+    client: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    await client.put(
+        "/v1/admin/policy", json={"sensitive": {"ask_user": True}}, headers=tenant.h("admin")
+    )
     for user, text in [("u-1", "用户有高血压"), ("u-2", "用户有哮喘")]:
-        r = await client.post(f"/v1/users/{user}/facts", headers=tenant.h(), json={
-            "type": "semantic", "statement": text, "predicate": "health_condition",
-            "value": text, "source": {"kind": "user_message"}})
+        r = await client.post(
+            f"/v1/users/{user}/facts",
+            headers=tenant.h(),
+            json={
+                "type": "semantic",
+                "statement": text,
+                "predicate": "health_condition",
+                "value": text,
+                "source": {"kind": "user_message"},
+            },
+        )
         assert r.status_code == 202
     body: dict[str, Any] = {"filter": {"candidate": True}, "action": "delete"}
     dry = (await client.post("/v1/ops/cleanup", json=body, headers=tenant.h("ops"))).json()
     assert dry["by_user"] == {"u-1": 1, "u-2": 1}
-    real = (await client.post("/v1/ops/cleanup", json={**body, "dry_run": False},
-                              headers=tenant.h("ops"))).json()
+    real = (
+        await client.post(
+            "/v1/ops/cleanup", json={**body, "dry_run": False}, headers=tenant.h("ops")
+        )
+    ).json()
     assert real["total"] == 2
     rows = await owner_db.fetch(
-        "SELECT status, statement FROM candidates WHERE tenant_id = $1", tenant.id)
+        "SELECT status, statement FROM candidates WHERE tenant_id = $1", tenant.id
+    )
     assert all(r["status"] == "deleted" and r["statement"] == "" for r in rows)
 
 
@@ -138,22 +180,27 @@ async def test_large_run_becomes_a_job(
     assert await run_job(worker_ctx, job_id, str(tenant.id)) == "done"
     job = (await client.get(f"/v1/jobs/{job_id}", headers=tenant.h())).json()
     assert job["state"] == "done"
-    left = await client.post("/v1/ops/cleanup", json={"action": "delete", "filter": {}},
-                             headers=tenant.h("ops"))
+    left = await client.post(
+        "/v1/ops/cleanup", json={"action": "delete", "filter": {}}, headers=tenant.h("ops")
+    )
     assert left.json()["total"] == 0
 
 
 async def test_stats_and_roles(client: httpx.AsyncClient, tenant: Tenant, app: Any) -> None:
     await seed(client, tenant)
-    await client.post("/v1/users/u-1/facts", headers=tenant.h(), json={
-        "type": "semantic", "statement": "今天好累啊", "source": {"kind": "user_message"}})
+    await client.post(
+        "/v1/users/u-1/facts",
+        headers=tenant.h(),
+        json={"type": "semantic", "statement": "今天好累啊", "source": {"kind": "user_message"}},
+    )
     await client.post("/v1/users/u-1/recall", json={"query": "hiking"}, headers=tenant.h())
     await client.post("/v1/users/u-1/recall", json={"query": "zzz"}, headers=tenant.h())
     if app.state.ctx.recall_log is not None:
         await app.state.ctx.recall_log.flush()  # the recall log is written in batches
     assert (await client.get("/v1/ops/stats", headers=tenant.h())).status_code == 403
-    assert (await client.post("/v1/ops/cleanup", json={"action": "delete"},
-                              headers=tenant.h())).status_code == 403
+    assert (
+        await client.post("/v1/ops/cleanup", json={"action": "delete"}, headers=tenant.h())
+    ).status_code == 403
     r = await client.get("/v1/ops/stats", headers=tenant.h("ops"))
     assert r.status_code == 200, r.text
     s = r.json()
@@ -165,4 +212,3 @@ async def test_stats_and_roles(client: httpx.AsyncClient, tenant: Tenant, app: A
     assert s["recall"]["total"] == 2 and 0 <= s["recall"]["hit_rate"] <= 1
     assert s["recall"]["injected_tokens"] >= 0
     assert set(s) >= {"candidates", "promotions", "expiry", "feedback", "sessions"}
-

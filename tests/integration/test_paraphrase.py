@@ -1,4 +1,5 @@
-"""A preference said again in other words counts toward the candidate it repeats (SPEC §5,
+"""A preference said again in other words counts toward the candidate it repeats
+(docs/extraction.md#the-candidate-pool,
 policy `promote.paraphrase_similarity`), exactly once per turn; and "remember …" is an
 explicit instruction whose content still goes through the gate.
 
@@ -231,9 +232,9 @@ async def test_vectors_live_only_while_pending(
 ) -> None:
     await said(client, tenant, "pp7", "I prefer dark mode in every editor", "d1")
     await said(client, tenant, "pp7", "I hate waiting in lines", "d2")
-    dark, lines = sorted(
-        await candidates_of(client, tenant, "pp7"), key=lambda c: c["statement"]
-    )[::-1]
+    dark, lines = sorted(await candidates_of(client, tenant, "pp7"), key=lambda c: c["statement"])[
+        ::-1
+    ]
     assert "dark mode" in dark["statement"] and "lines" in lines["statement"]
 
     async def has_vector(candidate_id: str) -> bool:
@@ -246,14 +247,10 @@ async def test_vectors_live_only_while_pending(
             )
 
     assert await has_vector(dark["id"]) and await has_vector(lines["id"])
-    res = await client.post(
-        f"/v1/users/pp7/candidates/{lines['id']}/reject", headers=tenant.h()
-    )
+    res = await client.post(f"/v1/users/pp7/candidates/{lines['id']}/reject", headers=tenant.h())
     assert res.status_code == 200, res.text
     assert not await has_vector(lines["id"])
-    res = await client.post(
-        f"/v1/users/pp7/candidates/{dark['id']}/confirm", headers=tenant.h()
-    )
+    res = await client.post(f"/v1/users/pp7/candidates/{dark['id']}/confirm", headers=tenant.h())
     assert res.status_code in (200, 201), res.text
     assert not await has_vector(dark["id"])
     [fact] = await facts_of(client, tenant, "pp7")

@@ -1,4 +1,5 @@
-"""Observations end to end: API → outbox → relay/arq → worker → extractor → gate (SPEC §5).
+"""Observations end to end: API → outbox → relay/arq → worker → extractor → gate
+(docs/extraction.md#extractors).
 
 A real arq `Worker` runs in-process against the real Redis, with the API's own
 AppContext (same pool), plus the outbox relay. Sweeps are called directly with a
@@ -299,8 +300,14 @@ async def test_confirm_and_reject(
         tenant,
         await observe(client, tenant, "c1", [u("user", "I use Python 3.12 at work", "t3")]),
     )
-    assert body["decisions"] == [{"turn_id": "t3", "decision": "rejected", "reason": "tombstoned",
-                                  "detail": {"semantic": "on"}}]
+    assert body["decisions"] == [
+        {
+            "turn_id": "t3",
+            "decision": "rejected",
+            "reason": "tombstoned",
+            "detail": {"semantic": "on"},
+        }
+    ]
     assert [f["predicate"] for f in await facts_of(client, tenant, "c1")] == ["preferred_cuisine"]
     # unknown / other user's candidate: 404
     assert (

@@ -548,7 +548,7 @@ async def test_tiers_follow_the_gap(
     def at_day(days: float) -> dict[str, str]:
         return {"X-Memgate-Now": (start + timedelta(days=days)).isoformat()}
 
-    # The explicit write was the last interaction (SPEC §12).
+    # The explicit write was the last interaction (docs/tiers.md#last-interaction).
     cont = await recall(client, tenant, u, q, headers=at_day(1))
     assert cont["tier"] == "continue"
     assert set(ids(cont)) == {allergy["id"], food["id"]}
@@ -564,7 +564,8 @@ async def test_tiers_follow_the_gap(
     assert "上次曾提到" in new["context"]
 
     # Tier new injects those hard constraints whatever the question, even long after
-    # they decayed, at the default min_score (SPEC §12), still within k and the budget.
+    # they decayed, at the default min_score (docs/recall.md#scoring), still within k and the
+    # budget.
     for later in (60, 170):
         other = await recall(client, tenant, u, "讲一个关于宇宙的冷知识", headers=at_day(later))
         assert other["tier"] == "new" and ids(other) == [allergy["id"]]
@@ -946,8 +947,12 @@ async def test_prune_routines_drops_only_earlier_releases_functions(
         await conn.execute(f"CREATE FUNCTION memgate_recallish(uuid) {body}")
         try:
             proc = await asyncio.create_subprocess_exec(  # the operator's command
-                sys.executable, "-m", "app.cli", "prune-routines",
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                sys.executable,
+                "-m",
+                "app.cli",
+                "prune-routines",
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
             )
             out, err = await proc.communicate()
             assert proc.returncode == 0, err.decode()
@@ -964,6 +969,13 @@ async def test_prune_routines_drops_only_earlier_releases_functions(
         finally:
             await conn.execute("DROP FUNCTION IF EXISTS memgate_recallish(uuid)")
     u = user()
-    fact = await write(client, tenant, u, "User is allergic to kiwi", predicate="allergy",
-                       value="kiwi", source=SRC_EXPLICIT)
+    fact = await write(
+        client,
+        tenant,
+        u,
+        "User is allergic to kiwi",
+        predicate="allergy",
+        value="kiwi",
+        source=SRC_EXPLICIT,
+    )
     assert ids(await recall(client, tenant, u, "what am I allergic to?")) == [fact["id"]]

@@ -184,8 +184,11 @@ async def test_api_answers_503_while_postgres_is_away(
     application, proxy = proxied
     transport = httpx.ASGITransport(app=application, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://memgate.test") as client:
-        body = {"type": "semantic", "statement": "The user likes green tea",
-                "source": {"kind": "explicit_instruction"}}
+        body = {
+            "type": "semantic",
+            "statement": "The user likes green tea",
+            "source": {"kind": "explicit_instruction"},
+        }
         first = await client.post("/v1/users/pgaway/facts", json=body, headers=tenant.h())
         assert first.status_code == 201, first.text
         assert (await client.get("/readyz")).status_code == 200
@@ -217,8 +220,9 @@ async def test_api_answers_503_while_redis_is_away(
         ok = await client.post("/v1/sessions/s1/turns", json=turn, headers=tenant.h())
         assert ok.status_code == 201, ok.text
         redis.stop()
-        _assert_unavailable(await client.post("/v1/sessions/s1/turns", json=turn,
-                                              headers=tenant.h()))
+        _assert_unavailable(
+            await client.post("/v1/sessions/s1/turns", json=turn, headers=tenant.h())
+        )
         _assert_unavailable(await client.get("/v1/sessions/s1", headers=tenant.h()))
         ready = await client.get("/readyz")
         _assert_unavailable(ready)
@@ -269,8 +273,11 @@ def test_supervisor_restarts_killed_embedded_servers(stack: Stack) -> None:
 
                 def back(n: str = name, o: int = old) -> bool:
                     with contextlib.suppress(httpx.HTTPError):  # meanwhile: never a 500
-                        statuses.add(httpx.get(f"{sup.url}/v1/users/sup/facts",
-                                               headers=headers, timeout=5).status_code)
+                        statuses.add(
+                            httpx.get(
+                                f"{sup.url}/v1/users/sup/facts", headers=headers, timeout=5
+                            ).status_code
+                        )
                     return sup.pid_of(n) not in (None, o) and _ready(sup.url)
 
                 _wait(back, 30, f"{name} restarted")
@@ -279,9 +286,13 @@ def test_supervisor_restarts_killed_embedded_servers(stack: Stack) -> None:
             assert sup.proc is not None and sup.proc.poll() is None
             res = httpx.post(
                 f"{sup.url}/v1/users/sup/facts",
-                json={"type": "semantic", "statement": "The user likes jasmine tea",
-                      "source": {"kind": "explicit_instruction"}},
-                headers=headers, timeout=10,
+                json={
+                    "type": "semantic",
+                    "statement": "The user likes jasmine tea",
+                    "source": {"kind": "explicit_instruction"},
+                },
+                headers=headers,
+                timeout=10,
             )
             assert res.status_code == 201, res.text
         finally:
@@ -338,8 +349,14 @@ async def test_heartbeat_keeps_a_long_job_leased_and_the_lease_is_short(stack: S
     queue = f"memgate:test-leases:{os.getpid()}"
     settings = redis_settings(stack.redis_url)
     worker = LeasedWorker(
-        functions=[func(slow, name="slow")], redis_settings=settings, queue_name=queue,
-        handle_signals=False, poll_delay=0.05, job_timeout=600, keep_result=0, job_lease_s=3.0,
+        functions=[func(slow, name="slow")],
+        redis_settings=settings,
+        queue_name=queue,
+        handle_signals=False,
+        poll_delay=0.05,
+        job_timeout=600,
+        keep_result=0,
+        job_lease_s=3.0,
     )
     pool = await create_pool(settings)
     task = asyncio.create_task(worker.async_run())

@@ -28,9 +28,7 @@ CREDENTIALS = ["agent", "ops", "admin", "scoped", "user"]
 
 @pytest.fixture(scope="module")
 async def credentials(owner_db: asyncpg.Pool, live: Live) -> dict[str, str]:
-    tenant = await make_tenant(
-        owner_db, scoped={"role": "agent", "scopes": ["project:alpha"]}
-    )
+    tenant = await make_tenant(owner_db, scoped={"role": "agent", "scopes": ["project:alpha"]})
     async with live.client() as c:
         minted = await c.post("/v1/users/u1/tokens", json={}, headers=tenant.h())
         assert minted.status_code == 201, minted.text
@@ -46,25 +44,46 @@ def test_schemathesis_all_checks(
     started = time.monotonic()
     proc = subprocess.run(
         [
-            str(binary), "--config-file", str(CONFIG), "run", str(SCHEMA),
-            "--url", live.url,
-            "--checks", "all",
-            "--header", f"Authorization: Bearer {credentials[kind]}",
-            "--max-examples", str(MAX_EXAMPLES),
-            "--seed", "21",
-            "--generation-database", "none",
-            "--workers", "1",
-            "--request-timeout", "30",
+            str(binary),
+            "--config-file",
+            str(CONFIG),
+            "run",
+            str(SCHEMA),
+            "--url",
+            live.url,
+            "--checks",
+            "all",
+            "--header",
+            f"Authorization: Bearer {credentials[kind]}",
+            "--max-examples",
+            str(MAX_EXAMPLES),
+            "--seed",
+            "21",
+            "--generation-database",
+            "none",
+            "--workers",
+            "1",
+            "--request-timeout",
+            "30",
             "--no-color",
-            "--report", "json", "--report-json-path", str(report),
+            "--report",
+            "json",
+            "--report-json-path",
+            str(report),
         ],
-        capture_output=True, text=True, timeout=280, cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT),
-             "SCHEMATHESIS_HOOKS": "tests.schemathesis.hooks"},
+        capture_output=True,
+        text=True,
+        timeout=280,
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "SCHEMATHESIS_HOOKS": "tests.schemathesis.hooks",
+        },
     )
     elapsed = time.monotonic() - started
     print(f"schemathesis[{kind}] {elapsed:.1f}s\n{proc.stdout}\n{proc.stderr[-3000:]}")
-    summary = proc.stdout[proc.stdout.rfind("SUMMARY"):]
+    summary = proc.stdout[proc.stdout.rfind("SUMMARY") :]
     assert proc.returncode == 0, summary[-3000:]
     if report.exists():
         print(json.dumps(json.loads(report.read_text()).get("summary", {}))[:2000])

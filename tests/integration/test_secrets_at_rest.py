@@ -1,4 +1,5 @@
-"""Secrets never rest (SPEC §12): a distinct secret planted in every caller-controlled field
+"""Secrets never rest (docs/gate.md#secrets-never-rest): a distinct secret planted in every
+caller-controlled field
 that is not a statement, through a live server; then a pg_dump of the database, every Redis
 key and value, and the server's own log output are searched for each: 0 found.
 
@@ -117,95 +118,184 @@ async def _plant_everywhere(c: httpx.AsyncClient, t: Tenant, p: dict[str, Plante
     user = "secret-rest-user"
 
     def fact(**source: str) -> dict[str, Any]:
-        return {"type": "semantic", "statement": "The user prefers short answers",
-                "source": {"kind": "user_message", **source}}
+        return {
+            "type": "semantic",
+            "statement": "The user prefers short answers",
+            "source": {"kind": "user_message", **source},
+        }
 
-    _refused(await c.post(f"/v1/users/{user}/facts",
-                          json=fact(trace_id=p["fact.source.trace_id"].value), headers=h),
-             "source.trace_id")
-    _refused(await c.post(f"/v1/users/{user}/facts",
-                          json=fact(turn_id=p["fact.source.turn_id"].value), headers=h),
-             "source.turn_id")
-    _refused(await c.post(f"/v1/users/{p['user_id'].value}/facts", json=fact(), headers=h),
-             "user_id")
-    _refused(await c.post(f"/v1/users/{user}/facts",
-                          json={**fact(), "scope": f"project:{p['fact.scope'].value}"}, headers=h),
-             "scope")
-    ok = await c.post(f"/v1/users/{user}/facts", json=fact(trace_id="t-1"),
-                      headers={**h, "Idempotency-Key": p["header.idempotency_key"].value})
+    _refused(
+        await c.post(
+            f"/v1/users/{user}/facts",
+            json=fact(trace_id=p["fact.source.trace_id"].value),
+            headers=h,
+        ),
+        "source.trace_id",
+    )
+    _refused(
+        await c.post(
+            f"/v1/users/{user}/facts", json=fact(turn_id=p["fact.source.turn_id"].value), headers=h
+        ),
+        "source.turn_id",
+    )
+    _refused(
+        await c.post(f"/v1/users/{p['user_id'].value}/facts", json=fact(), headers=h), "user_id"
+    )
+    _refused(
+        await c.post(
+            f"/v1/users/{user}/facts",
+            json={**fact(), "scope": f"project:{p['fact.scope'].value}"},
+            headers=h,
+        ),
+        "scope",
+    )
+    ok = await c.post(
+        f"/v1/users/{user}/facts",
+        json=fact(trace_id="t-1"),
+        headers={**h, "Idempotency-Key": p["header.idempotency_key"].value},
+    )
     assert ok.status_code == 201, ok.text  # the key is kept only as a hash
     fact_id = ok.json()["fact"]["id"]
     # PATCH takes a source too
-    _refused(await c.patch(f"/v1/users/{user}/facts/{fact_id}",
-                           json={"statement": "The user prefers brief answers",
-                                 "source": {"kind": "user_message",
-                                            "trace_id": p["fact.source.trace_id"].value}},
-                           headers=h), "patch source.trace_id")
+    _refused(
+        await c.patch(
+            f"/v1/users/{user}/facts/{fact_id}",
+            json={
+                "statement": "The user prefers brief answers",
+                "source": {"kind": "user_message", "trace_id": p["fact.source.trace_id"].value},
+            },
+            headers=h,
+        ),
+        "patch source.trace_id",
+    )
 
     msg = {"role": "user", "content": "I like tables"}
-    _refused(await c.post(f"/v1/users/{user}/observations",
-                          json={"messages": [msg], "trace_id": p["observation.trace_id"].value},
-                          headers=h), "observation.trace_id")
-    _refused(await c.post(f"/v1/users/{user}/observations",
-                          json={"messages": [{**msg, "turn_id": p["observation.turn_id"].value}]},
-                          headers=h), "observation.turn_id")
-    _refused(await c.post(f"/v1/users/{user}/observations",
-                          json={"messages": [msg],
-                                "session_id": p["observation.session_id"].value},
-                          headers=h), "observation.session_id")
+    _refused(
+        await c.post(
+            f"/v1/users/{user}/observations",
+            json={"messages": [msg], "trace_id": p["observation.trace_id"].value},
+            headers=h,
+        ),
+        "observation.trace_id",
+    )
+    _refused(
+        await c.post(
+            f"/v1/users/{user}/observations",
+            json={"messages": [{**msg, "turn_id": p["observation.turn_id"].value}]},
+            headers=h,
+        ),
+        "observation.turn_id",
+    )
+    _refused(
+        await c.post(
+            f"/v1/users/{user}/observations",
+            json={"messages": [msg], "session_id": p["observation.session_id"].value},
+            headers=h,
+        ),
+        "observation.session_id",
+    )
 
     for key in ("feedback.note", "feedback.note.conn"):
-        r = await c.post(f"/v1/users/{user}/facts/{fact_id}/feedback",
-                         json={"useful": False, "note": f"wrong: {p[key].value}"}, headers=h)
+        r = await c.post(
+            f"/v1/users/{user}/facts/{fact_id}/feedback",
+            json={"useful": False, "note": f"wrong: {p[key].value}"},
+            headers=h,
+        )
         assert r.status_code == 200, r.text
 
-    _refused(await c.post(f"/v1/users/{user}/recall",
-                          json={"query": "answers", "trace_id": p["recall.trace_id"].value},
-                          headers=h), "recall.trace_id")
-    _refused(await c.post(f"/v1/users/{user}/recall",
-                          json={"query": "answers", "session_id": p["recall.session_id"].value},
-                          headers=h), "recall.session_id")
-    r = await c.post(f"/v1/users/{user}/recall", json={"query": "answers"},
-                     headers={**h, "X-Trace-Id": p["header.x_trace_id"].value})
+    _refused(
+        await c.post(
+            f"/v1/users/{user}/recall",
+            json={"query": "answers", "trace_id": p["recall.trace_id"].value},
+            headers=h,
+        ),
+        "recall.trace_id",
+    )
+    _refused(
+        await c.post(
+            f"/v1/users/{user}/recall",
+            json={"query": "answers", "session_id": p["recall.session_id"].value},
+            headers=h,
+        ),
+        "recall.session_id",
+    )
+    r = await c.post(
+        f"/v1/users/{user}/recall",
+        json={"query": "answers"},
+        headers={**h, "X-Trace-Id": p["header.x_trace_id"].value},
+    )
     _refused(r, "X-Trace-Id")
     assert p["header.x_trace_id"].needle not in r.headers.get("x-trace-id", "")
-    ok = await c.post(f"/v1/users/{user}/recall", json={"query": "answers"},
-                      headers={**h, "X-Trace-Id": "trace-ok-1"})
+    ok = await c.post(
+        f"/v1/users/{user}/recall",
+        json={"query": "answers"},
+        headers={**h, "X-Trace-Id": "trace-ok-1"},
+    )
     assert ok.status_code == 200 and ok.json()["trace_id"] == "trace-ok-1"
 
-    r = await c.post("/v1/admin/keys", json={"name": f"ci {p['admin_key.name'].value}",
-                                             "role": "agent"}, headers=t.h("admin"))
+    r = await c.post(
+        "/v1/admin/keys",
+        json={"name": f"ci {p['admin_key.name'].value}", "role": "agent"},
+        headers=t.h("admin"),
+    )
     assert r.status_code == 201, r.text
     assert p["admin_key.name"].needle not in r.text and "[REDACTED:secret]" in r.json()["name"]
-    _refused(await c.post("/v1/admin/keys", json={
-        "role": "agent", "scopes": [f"project:{p['admin_key.scope'].value}"]},
-        headers=t.h("admin")), "key scope")
+    _refused(
+        await c.post(
+            "/v1/admin/keys",
+            json={"role": "agent", "scopes": [f"project:{p['admin_key.scope'].value}"]},
+            headers=t.h("admin"),
+        ),
+        "key scope",
+    )
 
     turn = {"user_id": user, "role": "user", "content": "I like tables"}
-    _refused(await c.post(f"/v1/sessions/{p['session.id'].value}/turns", json=turn, headers=h),
-             "session id")
-    _refused(await c.post("/v1/sessions/s-ok/turns",
-                          json={**turn, "trace_id": p["session.turn.trace_id"].value},
-                          headers=h), "turn trace_id")
-    _refused(await c.post("/v1/sessions/s-ok/turns",
-                          json={**turn, "turn_id": p["session.turn.turn_id"].value},
-                          headers=h), "turn turn_id")
+    _refused(
+        await c.post(f"/v1/sessions/{p['session.id'].value}/turns", json=turn, headers=h),
+        "session id",
+    )
+    _refused(
+        await c.post(
+            "/v1/sessions/s-ok/turns",
+            json={**turn, "trace_id": p["session.turn.trace_id"].value},
+            headers=h,
+        ),
+        "turn trace_id",
+    )
+    _refused(
+        await c.post(
+            "/v1/sessions/s-ok/turns",
+            json={**turn, "turn_id": p["session.turn.turn_id"].value},
+            headers=h,
+        ),
+        "turn turn_id",
+    )
     ok = await c.post("/v1/sessions/s-ok/turns", json=turn, headers=h)
     assert ok.status_code in (200, 201), ok.text
-    _refused(await c.put("/v1/sessions/s-ok/slots",
-                         json={"slots": {p["session.slot_key"].value: "x"}}, headers=h),
-             "slot key")
-    _refused(await c.put("/v1/sessions/s-ok/slots",
-                         json={"slots": {"trip": {"legs": [{p["session.slot_nested_key"].value:
-                                                            1}]}}}, headers=h),
-             "nested slot key")
+    _refused(
+        await c.put(
+            "/v1/sessions/s-ok/slots", json={"slots": {p["session.slot_key"].value: "x"}}, headers=h
+        ),
+        "slot key",
+    )
+    _refused(
+        await c.put(
+            "/v1/sessions/s-ok/slots",
+            json={"slots": {"trip": {"legs": [{p["session.slot_nested_key"].value: 1}]}}},
+            headers=h,
+        ),
+        "nested slot key",
+    )
     ok = await c.put("/v1/sessions/s-ok/slots", json={"slots": {"city": "Berlin"}}, headers=h)
     assert ok.status_code == 200, ok.text
 
     # A request that failed inside the server (a NUL byte answered 500 before input
     # validation): whatever the status, the password in it must not reach a log line.
-    body = {"type": "semantic", "statement": f"note {p['fact_500.statement'].value} \u0000",
-            "source": {"kind": "user_message", "evidence": "\u0000"}}
+    body = {
+        "type": "semantic",
+        "statement": f"note {p['fact_500.statement'].value} \u0000",
+        "source": {"kind": "user_message", "evidence": "\u0000"},
+    }
     r = await c.post(f"/v1/users/{user}/facts", json=body, headers=h)
     assert p["fact_500.statement"].needle not in r.text
 
@@ -213,7 +303,9 @@ async def _plant_everywhere(c: httpx.AsyncClient, t: Tenant, p: dict[str, Plante
 def _pg_dump(database_url: str) -> str:
     out = subprocess.run(
         [str(pg_bin_dir() / "pg_dump"), "--no-owner", "--dbname", database_url],
-        capture_output=True, check=True, timeout=120,
+        capture_output=True,
+        check=True,
+        timeout=120,
     )
     return out.stdout.decode("utf-8", "replace")
 
@@ -294,8 +386,10 @@ def _card() -> str:
 
 
 def _ric() -> str:
-    body = f"110101{secrets.choice(range(1950, 2000))}{secrets.choice(range(1, 13)):02d}" \
-           f"{secrets.choice(range(1, 29)):02d}{_random(string.digits, 3)}"
+    body = (
+        f"110101{secrets.choice(range(1950, 2000))}{secrets.choice(range(1, 13)):02d}"
+        f"{secrets.choice(range(1, 29)):02d}{_random(string.digits, 3)}"
+    )
     total = sum(int(d) * w for d, w in zip(body, _RIC_WEIGHTS, strict=True))
     return body + "10X98765432"[total % 11]
 
@@ -318,60 +412,81 @@ def _disguised() -> dict[str, tuple[str, list[str]]]:
     pw = [_pw() for _ in range(9)]
     spaced_pw = _random(LOWER, 10)
     aws = "AKIA" + _random(UPPER, 16)
-    aws_zw = "\u200b".join(aws[i:i + 4] for i in range(0, 20, 4))
+    aws_zw = "\u200b".join(aws[i : i + 4] for i in range(0, 20, 4))
     card, ric = _card(), _ric()
-    dotted = ".".join(card[i:i + 4] for i in range(0, 16, 4))
+    dotted = ".".join(card[i : i + 4] for i in range(0, 16, 4))
     grouped = f"{ric[:6]} {ric[6:14]} {ric[14:]}"
     keys = [_random(ALNUM, 18) + "/" + _random(ALNUM, 19) + "7" for _ in range(2)]
-    codes = [f"{_random(LOWER, 3)}{secrets.choice('23456789')}-{_random(LOWER, 4)}"
-             for _ in range(3)]
-    codes2 = [f"{_random(LOWER, 3)}{secrets.choice('23456789')}-{_random(LOWER, 4)}"
-              for _ in range(4)]
+    codes = [
+        f"{_random(LOWER, 3)}{secrets.choice('23456789')}-{_random(LOWER, 4)}" for _ in range(3)
+    ]
+    codes2 = [
+        f"{_random(LOWER, 3)}{secrets.choice('23456789')}-{_random(LOWER, 4)}" for _ in range(4)
+    ]
     passport = _random(string.digits, 9)
     ric2 = _ric()
-    seed = " ".join(_random(string.ascii_lowercase, secrets.choice(range(4, 9)))
-                    for _ in range(12))
-    totp = _random("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 14) + _random("234567", 4) + \
-        _random("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 14)
+    seed = " ".join(_random(string.ascii_lowercase, secrets.choice(range(4, 9))) for _ in range(12))
+    totp = (
+        _random("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 14)
+        + _random("234567", 4)
+        + _random("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 14)
+    )
     hexed = f"password={pw[2]}".encode().hex()
     nested = _b64(quote(f"password={pw[3]}", safe=""))
     basic = _b64(f"svc:{pw[5]}").rstrip("=")
     return {
-        "spaced": (f"p a s s w o r d : {' '.join(spaced_pw)}",
-                   [spaced_pw, " ".join(spaced_pw)]),
+        "spaced": (f"p a s s w o r d : {' '.join(spaced_pw)}", [spaced_pw, " ".join(spaced_pw)]),
         "dotted_card": (f"卡号 {dotted}", [card, dotted]),
         "grouped_ric": (f"身份证 {grouped}", [ric, grouped]),
-        "base64": ("config " + _b64(f"password={pw[0]}"),
-                   [pw[0], _b64(f"password={pw[0]}").rstrip("=")]),
+        "base64": (
+            "config " + _b64(f"password={pw[0]}"),
+            [pw[0], _b64(f"password={pw[0]}").rstrip("=")],
+        ),
         "percent": (quote(f"password: {pw[1]}", safe=""), [pw[1]]),
         "hex": (f"blob {hexed}", [pw[2], hexed]),
         "nested_encoding": (nested, [pw[3], nested.rstrip("=")]),
-        "entities": ("".join(f"&#{ord(c)};" for c in f"password: {pw[4]}"),
-                     [pw[4], "".join(f"&#{ord(c)};" for c in pw[4])]),
+        "entities": (
+            "".join(f"&#{ord(c)};" for c in f"password: {pw[4]}"),
+            [pw[4], "".join(f"&#{ord(c)};" for c in pw[4])],
+        ),
         "zero_width": (f"key {aws_zw}", [aws, aws_zw]),
-        "fullwidth": (f"ｐａｓｓｗｏｒｄ：{pw[6].translate(FULLWIDTH)}",
-                      [pw[6], pw[6].translate(FULLWIDTH)]),
+        "fullwidth": (
+            f"ｐａｓｓｗｏｒｄ：{pw[6].translate(FULLWIDTH)}",
+            [pw[6], pw[6].translate(FULLWIDTH)],
+        ),
         "basic_auth": (f"Authorization: Basic {basic}", [basic, pw[5]]),
         "aws_secret": (f"aws_secret_access_key={keys[0]}", [keys[0]]),
         "aws_secret_prose": (f"my AWS secret key is {keys[1]}", [keys[1]]),
         "prose_en": (f"my preferred password is {pw[7]}", [pw[7]]),
         "prose_zh": (f"我的密码是{pw[8]}", [pw[8]]),
         "recovery_codes": ("recovery codes: " + ", ".join(codes), codes),
-        "codes_after_phrase": ("backup codes in case I lose my phone: " + " ".join(codes2),
-                               codes2),
-        "named_passport": (f"passport no. {passport[:3]} {passport[3:6]} {passport[6:]}",
-                           [passport, f"{passport[:3]} {passport[3:6]} {passport[6:]}"]),
-        "named_id_numerals": (f"身份证号码是{ric2.translate(NUMERALS)}",
-                              [ric2, ric2.translate(NUMERALS)]),
+        "codes_after_phrase": ("backup codes in case I lose my phone: " + " ".join(codes2), codes2),
+        "named_passport": (
+            f"passport no. {passport[:3]} {passport[3:6]} {passport[6:]}",
+            [passport, f"{passport[:3]} {passport[3:6]} {passport[6:]}"],
+        ),
+        "named_id_numerals": (
+            f"身份证号码是{ric2.translate(NUMERALS)}",
+            [ric2, ric2.translate(NUMERALS)],
+        ),
         "seed_phrase": ("wallet recovery phrase: " + seed, [seed]),
         "totp_secret": (f"TOTP seed for the VPN: {totp}", [totp]),
-        "login_pair": (f"streaming login: fam.{_random(LOWER, 6)}@example.com / {pw[0]}x",
-                       [f"{pw[0]}x"]),
+        "login_pair": (
+            f"streaming login: fam.{_random(LOWER, 6)}@example.com / {pw[0]}x",
+            [f"{pw[0]}x"],
+        ),
     }
 
 
-FIELDS = ("fact.statement", "fact.value_nested", "fact.value_key", "fact.evidence",
-          "observation.content", "session.turn", "feedback.note")
+FIELDS = (
+    "fact.statement",
+    "fact.value_nested",
+    "fact.value_key",
+    "fact.evidence",
+    "observation.content",
+    "session.turn",
+    "feedback.note",
+)
 
 
 async def _plant_disguised(c: httpx.AsyncClient, t: Tenant) -> dict[str, list[str]]:
@@ -379,15 +494,24 @@ async def _plant_disguised(c: httpx.AsyncClient, t: Tenant) -> dict[str, list[st
     h = t.h()
     user = "disguise-user"
     planted: dict[str, list[str]] = {}
-    ok = await c.post(f"/v1/users/{user}/facts", headers=h, json={
-        "type": "semantic", "statement": "The user prefers short answers",
-        "source": {"kind": "user_message"}})
+    ok = await c.post(
+        f"/v1/users/{user}/facts",
+        headers=h,
+        json={
+            "type": "semantic",
+            "statement": "The user prefers short answers",
+            "source": {"kind": "user_message"},
+        },
+    )
     assert ok.status_code == 201, ok.text
     fact_id = ok.json()["fact"]["id"]
 
     async def fact(body: dict[str, Any], where: str) -> None:
-        r = await c.post(f"/v1/users/{user}/facts", headers=h, json={
-            "type": "semantic", "source": {"kind": "user_message"}, **body})
+        r = await c.post(
+            f"/v1/users/{user}/facts",
+            headers=h,
+            json={"type": "semantic", "source": {"kind": "user_message"}, **body},
+        )
         if r.status_code == 422:  # refused as an identifier holding a secret: fine too
             assert r.json()["error"]["code"] == "secret_in_identifier", (where, r.text)
             return
@@ -404,30 +528,48 @@ async def _plant_disguised(c: httpx.AsyncClient, t: Tenant) -> dict[str, list[st
             if field == "fact.statement":
                 await fact({"statement": text}, where)
             elif field == "fact.value_nested":
-                await fact({"statement": note, "value": {"account": {"notes": ["ok", text]}}},
-                           where)
+                await fact(
+                    {"statement": note, "value": {"account": {"notes": ["ok", text]}}}, where
+                )
             elif field == "fact.value_key":
                 await fact({"statement": note, "value": {"labels": {text: True}}}, where)
             elif field == "fact.evidence":
-                await fact({"statement": note, "source": {"kind": "user_message",
-                                                          "evidence": text}}, where)
+                await fact(
+                    {"statement": note, "source": {"kind": "user_message", "evidence": text}}, where
+                )
             elif field == "observation.content":
-                r = await c.post(f"/v1/users/{user}/observations", headers=h,
-                                 json={"messages": [{"role": "user", "content": text}]})
+                r = await c.post(
+                    f"/v1/users/{user}/observations",
+                    headers=h,
+                    json={"messages": [{"role": "user", "content": text}]},
+                )
                 assert r.status_code == 202, (where, r.text)
             elif field == "session.turn":
-                r = await c.post("/v1/sessions/s-disguise/turns", headers=h,
-                                 json={"user_id": user, "role": "user", "content": text})
+                r = await c.post(
+                    "/v1/sessions/s-disguise/turns",
+                    headers=h,
+                    json={"user_id": user, "role": "user", "content": text},
+                )
                 assert r.status_code in (200, 201), (where, r.text)
             else:
-                r = await c.post(f"/v1/users/{user}/facts/{fact_id}/feedback", headers=h,
-                                 json={"useful": False, "note": f"wrong: {text}"})
+                r = await c.post(
+                    f"/v1/users/{user}/facts/{fact_id}/feedback",
+                    headers=h,
+                    json={"useful": False, "note": f"wrong: {text}"},
+                )
                 assert r.status_code == 200, (where, r.text)
     # the predicate: a card or an ID in an otherwise well-formed predicate reaches the gate
     for fmt, number in (("card", _card()), ("ric", _ric())):
-        grouped = "_".join(number[i:i + 4] for i in range(0, len(number), 4))
-        await fact({"type": "profile", "statement": "用户提供了一条信息", "value": "x",
-                    "predicate": f"n_{grouped.lower()}"}, f"fact.predicate/{fmt}")
+        grouped = "_".join(number[i : i + 4] for i in range(0, len(number), 4))
+        await fact(
+            {
+                "type": "profile",
+                "statement": "用户提供了一条信息",
+                "value": "x",
+                "predicate": f"n_{grouped.lower()}",
+            },
+            f"fact.predicate/{fmt}",
+        )
         planted[f"fact.predicate/{fmt}"] = [number, grouped.lower()]
     return planted
 
@@ -442,11 +584,15 @@ async def test_disguised_secrets_rest_nowhere(migrated: Stack, tenant: Tenant, l
     dump = _pg_dump(migrated.database_url)
     assert "s-disguise" in await _redis_text(migrated.redis_url)
     assert "[REDACTED:secret]" in dump and "[REDACTED:card]" in dump  # it did rest, redacted
-    texts = {"pg_dump": dump, "redis": await _redis_text(migrated.redis_url),
-             "logs": live.log_text()}
-    found = {where: sorted(name for name, needles in planted.items()
-                           if any(n in text for n in needles))
-             for where, text in texts.items()}
+    texts = {
+        "pg_dump": dump,
+        "redis": await _redis_text(migrated.redis_url),
+        "logs": live.log_text(),
+    }
+    found = {
+        where: sorted(name for name, needles in planted.items() if any(n in text for n in needles))
+        for where, text in texts.items()
+    }
     assert found == {"pg_dump": [], "redis": [], "logs": []}
 
 

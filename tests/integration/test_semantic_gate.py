@@ -22,8 +22,11 @@ TRANSIENT = "I'm stuck in traffic at the moment"
 
 
 def fact(statement: str, **kw: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": "semantic", "statement": statement,
-                            "source": {"kind": kw.pop("kind", "user_message")}}
+    body: dict[str, Any] = {
+        "type": "semantic",
+        "statement": statement,
+        "source": {"kind": kw.pop("kind", "user_message")},
+    }
     if "evidence" in kw:
         body["source"]["evidence"] = kw.pop("evidence")
     body.update(kw)
@@ -40,9 +43,19 @@ async def audit_rows(owner_db: asyncpg.Pool, t: Tenant, user: str) -> list[dict[
     async with owner_db.acquire() as conn:
         rows = await conn.fetch(
             "SELECT action, reason, detail::text AS detail FROM audit_events"
-            " WHERE tenant_id = $1 AND user_id = $2 ORDER BY id", t.id, user)
-    return [{"action": r["action"], "reason": r["reason"], "detail": json.loads(r["detail"]),
-             "raw": r["detail"]} for r in rows]
+            " WHERE tenant_id = $1 AND user_id = $2 ORDER BY id",
+            t.id,
+            user,
+        )
+    return [
+        {
+            "action": r["action"],
+            "reason": r["reason"],
+            "detail": json.loads(r["detail"]),
+            "raw": r["detail"],
+        }
+        for r in rows
+    ]
 
 
 def _absent(texts: Sequence[str], blob: str) -> bool:
@@ -54,16 +67,38 @@ async def test_refused_on_every_field_and_explained(
 ) -> None:
     cases = [
         ("s-stmt", fact(INJECTION), "prompt_injection", "semantic_injection", "statement"),
-        ("s-value", fact("The user's shopping settings", predicate="shopping_notes",
-                         value={"note": INJECTION}),
-         "prompt_injection", "semantic_injection", "value"),
-        ("s-evid", fact("The user prefers email", evidence=INJECTION),
-         "prompt_injection", "semantic_injection", "evidence"),
-        ("s-auth", fact(AUTHORITY_ZH, kind="tool_observation"),
-         "prompt_injection", "semantic_authority", "statement"),
-        ("s-other", fact("Notes about the family", predicate="family_notes",
-                         value={"uncle": OTHER}),
-         "third_party_pii", "semantic_personal", "value"),
+        (
+            "s-value",
+            fact(
+                "The user's shopping settings",
+                predicate="shopping_notes",
+                value={"note": INJECTION},
+            ),
+            "prompt_injection",
+            "semantic_injection",
+            "value",
+        ),
+        (
+            "s-evid",
+            fact("The user prefers email", evidence=INJECTION),
+            "prompt_injection",
+            "semantic_injection",
+            "evidence",
+        ),
+        (
+            "s-auth",
+            fact(AUTHORITY_ZH, kind="tool_observation"),
+            "prompt_injection",
+            "semantic_authority",
+            "statement",
+        ),
+        (
+            "s-other",
+            fact("Notes about the family", predicate="family_notes", value={"uncle": OTHER}),
+            "third_party_pii",
+            "semantic_personal",
+            "value",
+        ),
         ("s-trans", fact(TRANSIENT), "not_reusable", "semantic_transient", "statement"),
     ]
     for user, body, reason, detector, where in cases:
@@ -71,13 +106,21 @@ async def test_refused_on_every_field_and_explained(
         assert out["decision"] == "rejected" and out["reason"] == reason, (user, out)
         d = out["detail"]
         assert (d["detector"], d["kind"], d["field"], d["semantic"]) == (
-            detector, "semantic", where, "on")
+            detector,
+            "semantic",
+            where,
+            "on",
+        )
         assert d["threshold"] <= d["score"] <= 1
         [row] = await audit_rows(owner_db, tenant, user)
         assert row["action"] == "reject" and row["reason"] == reason
         assert {k: row["detail"][k] for k in d} == d  # the audit row says the same
         assert set(row["detail"]["semantic_scores"]) == {
-            "injection", "authority", "transient", "personal"}
+            "injection",
+            "authority",
+            "transient",
+            "personal",
+        }
         # the explanation carries no text; value and evidence text never reach audit
         assert _absent(["gift card", "tremors", "traffic", "人工核验"], json.dumps(d))
         if where != "statement":
@@ -90,11 +133,20 @@ async def test_look_alikes_are_written_and_audited_with_scores(
     client: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
 ) -> None:
     bodies = [
-        fact("Remember I'm allergic to peanuts", predicate="allergy", value="peanuts",
-             kind="explicit_instruction"),
+        fact(
+            "Remember I'm allergic to peanuts",
+            predicate="allergy",
+            value="peanuts",
+            kind="explicit_instruction",
+        ),
         fact("Skip the small talk", kind="explicit_instruction"),
-        {"type": "profile", "predicate": "preferred_output_format", "value": "markdown_table",
-         "statement": "I prefer markdown tables", "source": {"kind": "user_message"}},
+        {
+            "type": "profile",
+            "predicate": "preferred_output_format",
+            "value": "markdown_table",
+            "statement": "I prefer markdown tables",
+            "source": {"kind": "user_message"},
+        },
         fact("I was tired of my old job so I quit in May", type="episodic"),
         fact("Whenever I ask for a recipe, list the prep time first"),
         fact("I lead the security review of our payment service"),
@@ -111,8 +163,11 @@ async def test_look_alikes_are_written_and_audited_with_scores(
 async def test_thresholds_are_per_tenant(
     client: httpx.AsyncClient, tenant: Tenant, other_tenant: Tenant
 ) -> None:
-    r = await client.put("/v1/admin/policy", json={"gate": {"semantic": {"injection": 1.0}}},
-                         headers=tenant.h("admin"))
+    r = await client.put(
+        "/v1/admin/policy",
+        json={"gate": {"semantic": {"injection": 1.0}}},
+        headers=tenant.h("admin"),
+    )
     assert r.status_code == 200, r.text
     assert r.json()["effective"]["gate"]["semantic"]["injection"] == 1.0
     assert (await post(client, tenant, "pt", fact(INJECTION)))["decision"] == "written"
@@ -175,7 +230,8 @@ async def test_another_embedder_means_rules_only(
         async with owner_db.acquire() as conn:
             model = await conn.fetchval(
                 "SELECT embedding_model FROM facts WHERE tenant_id = $1 AND user_id = 'oe-1'",
-                tenant.id)
+                tenant.id,
+            )
         assert model == "other-embed-8"  # still embedded (after screening), as before
     finally:
         ctx.embedder = original
@@ -190,7 +246,8 @@ async def test_conversation_decisions_are_explained(
     r = await client.post(
         "/v1/users/conv-1/observations",
         json={"messages": [{"role": "user", "content": f"Remember this: {INJECTION}"}]},
-        headers=tenant.h())
+        headers=tenant.h(),
+    )
     assert r.status_code == 202, r.text
     job_id = r.json()["job_id"]
     worker_ctx = {"app": app.state.ctx, "handlers": HANDLERS}

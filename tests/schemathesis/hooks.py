@@ -1,8 +1,8 @@
 """schemathesis hooks: positive cases that break a rule JSON Schema cannot state.
 
 The OpenAPI document says everything a field accepts; a few rules tie fields together
-(documented in the models' descriptions and SPEC §3), need a value only the server
-hands out (a cursor), or depend on the secret detectors (an identifier holding a
+(documented in the models' descriptions and docs/data-model.md#the-fact), need a value only the
+server hands out (a cursor), or depend on the secret detectors (an identifier holding a
 secret is refused). A generated "valid" case that breaks one is not valid, so it is not sent as a
 positive case; negative cases are untouched.
 """
@@ -38,8 +38,8 @@ def _outside_json_limits(value: Any, depth: int = 1) -> bool:
         return any(_outside_json_limits(v, depth + 1) for v in value.values())
     if isinstance(value, list):
         return any(_outside_json_limits(v, depth + 1) for v in value)
-    return isinstance(value, int) and not isinstance(value, bool) and not (
-        INT_MIN <= value <= INT_MAX
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and not (INT_MIN <= value <= INT_MAX)
     )
 
 
@@ -49,8 +49,10 @@ def _refused_as_secret(case: Any) -> bool:
         return True
     if _holds_secret(case.query or {}) or _holds_secret(case.body):
         return True
-    return case.path.endswith("/slots") and isinstance(case.body, dict) and bool(
-        secret_keys(case.body)
+    return (
+        case.path.endswith("/slots")
+        and isinstance(case.body, dict)
+        and bool(secret_keys(case.body))
     )
 
 
@@ -65,8 +67,10 @@ def _breaks_a_cross_field_rule(path: str, method: str, body: Any) -> bool:
         # valid_to must be after valid_from (same-offset text compares like the times only
         # when both are UTC, so any such pair is left out)
         return True
-    if isinstance(start, str) and isinstance(end, str) and not (
-        start.endswith("Z") and end.endswith("Z")
+    if (
+        isinstance(start, str)
+        and isinstance(end, str)
+        and not (start.endswith("Z") and end.endswith("Z"))
     ):
         return True
     if method == "POST" and path.endswith("/facts"):

@@ -25,9 +25,7 @@ ENVELOPE = "#/components/schemas/ErrorEnvelope"
 OPEN_MODELS = {GateDetail}
 ROUTES = [r for router in ROUTERS for r in router.routes if isinstance(r, APIRoute)]
 OPERATIONS = [
-    (path, method, op)
-    for path, ops in DOC["paths"].items()
-    for method, op in ops.items()
+    (path, method, op) for path, ops in DOC["paths"].items() for method, op in ops.items()
 ]
 
 
@@ -97,7 +95,8 @@ def test_no_module_imports_a_router_for_a_type() -> None:
     """Types live in app.api.schemas; outside app/api nothing imports a router module
     except app.main, which mounts them."""
     routers = {
-        f"app.api.{p.stem}" for p in (ROOT / "app" / "api").glob("*.py")
+        f"app.api.{p.stem}"
+        for p in (ROOT / "app" / "api").glob("*.py")
         if "router = APIRouter" in p.read_text(encoding="utf-8")
     }
     offenders = []
@@ -110,7 +109,6 @@ def test_no_module_imports_a_router_for_a_type() -> None:
                 offenders.append(f"{rel}: from {node.module}")
             if isinstance(node, ast.ImportFrom) and node.module == "app.api":
                 offenders.extend(
-                    f"{rel}: app.api.{a.name}" for a in node.names
-                    if f"app.api.{a.name}" in routers
+                    f"{rel}: app.api.{a.name}" for a in node.names if f"app.api.{a.name}" in routers
                 )
     assert offenders == []

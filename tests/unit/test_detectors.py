@@ -27,10 +27,15 @@ SECRETS = [
     ("google_api_key", "maps key AIzaSyA1234567890abcdefghijklmnopqrstuv"),
     ("stripe_live_key", "sk_live_51H8abcdefghijklmnopqrstuv"),
     ("gitlab_token", "glpat-abcdefghij1234567890"),
-    ("jwt", "Authorization: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
-     "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
-    ("pem_private_key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n"
-     "-----END RSA PRIVATE KEY-----"),
+    (
+        "jwt",
+        "Authorization: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ),
+    (
+        "pem_private_key",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
+    ),
     ("pem_openssh_key", "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA"),
     ("zh_password_is", "我的密码是 hunter22"),
     ("zh_password_colon_fullwidth", "邮箱密码：Abc@12345"),
@@ -44,20 +49,31 @@ SECRETS = [
     ("mongodb_srv_url", "mongodb+srv://admin:pw123@cluster0.mongodb.net/test"),
     ("redis_url_no_user", "redis://:mypass@localhost:6379/0"),
     ("bearer_token", "curl -H 'Authorization: Bearer abcdefghijklmnop1234567890'"),
-    ("sendgrid_via_detect_secrets",
-     "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"),
+    (
+        "sendgrid_via_detect_secrets",
+        "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+    ),
     ("fullwidth_key", "ｓｋ－ｐｒｏｊ－ａｂｃ１２３ＤＥＦ４５６ｇｈｉ７８９ＪＫＬ０１２"),
     # the list after a phrase and a colon; codes without a digit each count as a list
-    ("backup_codes_after_phrase",
-     "backup codes, printed for the safe: kq2m-rt7x wplz-88nd 3hhe-zu4v 9cfa-j2ke"),
-    ("recovery_codes_digits", "Recovery codes for the work Microsoft account: 11837263 "
-     "99012834 55120938"),
+    (
+        "backup_codes_after_phrase",
+        "backup codes, printed for the safe: kq2m-rt7x wplz-88nd 3hhe-zu4v 9cfa-j2ke",
+    ),
+    (
+        "recovery_codes_digits",
+        "Recovery codes for the work Microsoft account: 11837263 99012834 55120938",
+    ),
     ("zh_backup_codes", "这是我 Proton 账号的备用码，收好：4k27-1q31 77x0-22b4 0915-6pq4"),
     ("passphrase_relative_clause", "the passphrase which opens the vault is 'amber otter 42'"),
-    ("seed_phrase_en", "my wallet's recovery phrase: ocean lemon brave timber noodle scarf "
-     "vivid cargo shell plunge ivory magnet"),
-    ("seed_phrase_zh", "助记词：ocean lemon brave timber noodle scarf vivid cargo shell "
-     "plunge ivory magnet"),
+    (
+        "seed_phrase_en",
+        "my wallet's recovery phrase: ocean lemon brave timber noodle scarf "
+        "vivid cargo shell plunge ivory magnet",
+    ),
+    (
+        "seed_phrase_zh",
+        "助记词：ocean lemon brave timber noodle scarf vivid cargo shell plunge ivory magnet",
+    ),
     ("totp_secret", "authenticator secret for the router admin is JBSWY3DPEHPK3PXP4GT2"),
     ("credential_pair", "the family Netflix: dana.w@example.org / Blue7Harbor"),
 ]
@@ -71,7 +87,7 @@ def test_secret_is_found_and_redacted(text: str) -> None:
     redacted = detectors.redact(text)
     assert "[REDACTED:secret]" in redacted
     for f in findings:  # nothing of a matched span survives redaction
-        secret = detectors.nfkc(text)[f.start:f.end]
+        secret = detectors.nfkc(text)[f.start : f.end]
         assert secret not in redacted
 
 
@@ -314,9 +330,7 @@ SENSITIVE = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("text", "category"), [pytest.param(t, c, id=i) for i, t, c in SENSITIVE]
-)
+@pytest.mark.parametrize(("text", "category"), [pytest.param(t, c, id=i) for i, t, c in SENSITIVE])
 def test_sensitive_category_is_named(text: str, category: str) -> None:
     assert category in detectors.sensitive_categories(text)
 
@@ -351,9 +365,7 @@ NOT_REUSABLE = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("text", "kind"), [pytest.param(t, k, id=i) for i, t, k in NOT_REUSABLE]
-)
+@pytest.mark.parametrize(("text", "kind"), [pytest.param(t, k, id=i) for i, t, k in NOT_REUSABLE])
 def test_not_reusable_is_found(text: str, kind: str) -> None:
     findings = detectors.find_not_reusable(text)
     assert findings and findings[0].reason is Reason.NOT_REUSABLE
@@ -466,8 +478,14 @@ def test_detectors_are_fast() -> None:
         ("The user's wife's email is anna.k@example.com", Reason.THIRD_PARTY_PII),
         ("The user's son was diagnosed with ADHD", Reason.THIRD_PARTY_PII),
     ],
-    ids=["redacted_id_marker", "redacted_secret_marker", "redacted_card_marker",
-         "ric_unknown_district", "users_wife_email", "users_son_health"],
+    ids=[
+        "redacted_id_marker",
+        "redacted_secret_marker",
+        "redacted_card_marker",
+        "ric_unknown_district",
+        "users_wife_email",
+        "users_son_health",
+    ],
 )
 def test_eval_findings_are_caught(text: str, reason: Reason) -> None:
     """Misses found by `make eval`: markers left by upstream redaction are refused like the

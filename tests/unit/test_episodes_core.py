@@ -26,9 +26,17 @@ NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)  # a Wednesday
 
 def row(n: int, statement: str, **channels: object) -> RecallRow:
     return RecallRow(
-        id=uuid.UUID(int=n), statement=statement, predicate=None, value=None,
-        type=FactType.EPISODIC, scope="global", source_kind=SourceKind.USER_MESSAGE,
-        confidence=0.8, valid_from=NOW, last_observed_at=NOW, created_at=NOW,
+        id=uuid.UUID(int=n),
+        statement=statement,
+        predicate=None,
+        value=None,
+        type=FactType.EPISODIC,
+        scope="global",
+        source_kind=SourceKind.USER_MESSAGE,
+        confidence=0.8,
+        valid_from=NOW,
+        last_observed_at=NOW,
+        created_at=NOW,
         **channels,  # type: ignore[arg-type]
     )
 
@@ -36,28 +44,34 @@ def row(n: int, statement: str, **channels: object) -> RecallRow:
 # ------------------------------------------------------------------- transience
 
 
-@pytest.mark.parametrize("text", [
-    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
-    "Melanie: Wow! I just signed up for a pottery class. How about you?",
-    "I adopted a puppy last week, I'm so excited!",
-    "我昨天去了趟杭州，西湖边骑车骑了一下午。你呢？",
-    "哈哈，我上个月终于拿到驾照了！",
-    "This time we took the night train to Vienna.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+        "Melanie: Wow! I just signed up for a pottery class. How about you?",
+        "I adopted a puppy last week, I'm so excited!",
+        "我昨天去了趟杭州，西湖边骑车骑了一下午。你呢？",
+        "哈哈，我上个月终于拿到驾照了！",
+        "This time we took the night train to Vienna.",
+    ],
+)
 def test_events_are_episodes(text: str) -> None:
     assert find_transient(text, episode=True) == []
 
 
-@pytest.mark.parametrize(("text", "detail"), [
-    ("Caroline: Hey Mel! Good to see you! How have you been?", "greeting"),
-    ("Wow, that's awesome! So proud of you!", "filler"),
-    ("Thanks, Mel!", "greeting"),
-    ("What got you into running?", "question"),
-    ("哈哈，太棒了！", "filler"),
-    ("I'm so tired today.", "mood"),
-    ("If I ever win the lottery I would buy a boat.", "hypothetical"),
-    ("🙂🙂", "filler"),
-])
+@pytest.mark.parametrize(
+    ("text", "detail"),
+    [
+        ("Caroline: Hey Mel! Good to see you! How have you been?", "greeting"),
+        ("Wow, that's awesome! So proud of you!", "filler"),
+        ("Thanks, Mel!", "greeting"),
+        ("What got you into running?", "question"),
+        ("哈哈，太棒了！", "filler"),
+        ("I'm so tired today.", "mood"),
+        ("If I ever win the lottery I would buy a boat.", "hypothetical"),
+        ("🙂🙂", "filler"),
+    ],
+)
 def test_greetings_fillers_questions_and_moods_stay_refused(text: str, detail: str) -> None:
     found = find_transient(text, episode=True)
     assert len(found) == 1 and found[0].reason == "not_reusable"
@@ -68,19 +82,28 @@ def test_greetings_fillers_questions_and_moods_stay_refused(text: str, detail: s
 def test_a_one_off_refuses_a_preference_but_not_an_episode() -> None:
     text = "I like tables. Just this once use bullets."
     assert [f.detail for f in find_transient(text)] == ["one_off"]
-    assert [f.detail for f in find_transient("If I ever move, I'd pick Lisbon.",
-                                              episode=True)] == ["hypothetical"]
+    assert [f.detail for f in find_transient("If I ever move, I'd pick Lisbon.", episode=True)] == [
+        "hypothetical"
+    ]
     assert find_transient("This time we took the train.", episode=True) == []
     # a fact is judged whole: a question in it makes it transient; an episode by clause
     assert [f.detail for f in find_transient("I love hiking, what about you?")] == ["question"]
     assert find_transient("I went hiking, what about you?", episode=True) == []
 
 
-@pytest.mark.parametrize(("text", "filler"), [
-    ("That's so cool!", True), ("Keep up the great work!", True), ("Thanks, Mel!", True),
-    ("I love painting", False), ("Good luck with the interview!", False),
-    ("v3.12", False), ("真不错！", True), ("我买了新车", False),
-])
+@pytest.mark.parametrize(
+    ("text", "filler"),
+    [
+        ("That's so cool!", True),
+        ("Keep up the great work!", True),
+        ("Thanks, Mel!", True),
+        ("I love painting", False),
+        ("Good luck with the interview!", False),
+        ("v3.12", False),
+        ("真不错！", True),
+        ("我买了新车", False),
+    ],
+)
 def test_is_filler(text: str, filler: bool) -> None:
     assert is_filler(text) is filler
 
@@ -92,30 +115,34 @@ def day(y: int, m: int, d: int) -> datetime:
     return datetime(y, m, d, tzinfo=UTC)
 
 
-@pytest.mark.parametrize(("query", "span"), [
-    ("what did I do yesterday?", (day(2026, 12, 1), day(2026, 12, 2))),
-    ("where did we go last week", (day(2026, 11, 23), day(2026, 11, 30))),
-    ("anything this week?", (day(2026, 11, 30), day(2026, 12, 7))),
-    ("last month", (day(2026, 11, 1), day(2026, 12, 1))),
-    ("3 days ago", (day(2026, 11, 29), day(2026, 11, 30))),
-    ("two weeks ago", (day(2026, 11, 16), day(2026, 11, 23))),
-    ("what happened in May?", (day(2026, 5, 1), day(2026, 6, 1))),
-    ("last year", (day(2025, 1, 1), day(2026, 1, 1))),
-    ("last weekend", (day(2026, 11, 28), day(2026, 11, 30))),
-    ("上个月我去了哪里", (day(2026, 11, 1), day(2026, 12, 1))),
-    ("我昨天吃了什么", (day(2026, 12, 1), day(2026, 12, 2))),
-    ("上周末", (day(2026, 11, 28), day(2026, 11, 30))),
-    ("三天前", (day(2026, 11, 29), day(2026, 11, 30))),
-    ("两周前见过谁", (day(2026, 11, 16), day(2026, 11, 23))),
-    ("5月份的旅行", (day(2026, 5, 1), day(2026, 6, 1))),
-    ("去年", (day(2025, 1, 1), day(2026, 1, 1))),
-])
+@pytest.mark.parametrize(
+    ("query", "span"),
+    [
+        ("what did I do yesterday?", (day(2026, 12, 1), day(2026, 12, 2))),
+        ("where did we go last week", (day(2026, 11, 23), day(2026, 11, 30))),
+        ("anything this week?", (day(2026, 11, 30), day(2026, 12, 7))),
+        ("last month", (day(2026, 11, 1), day(2026, 12, 1))),
+        ("3 days ago", (day(2026, 11, 29), day(2026, 11, 30))),
+        ("two weeks ago", (day(2026, 11, 16), day(2026, 11, 23))),
+        ("what happened in May?", (day(2026, 5, 1), day(2026, 6, 1))),
+        ("last year", (day(2025, 1, 1), day(2026, 1, 1))),
+        ("last weekend", (day(2026, 11, 28), day(2026, 11, 30))),
+        ("上个月我去了哪里", (day(2026, 11, 1), day(2026, 12, 1))),
+        ("我昨天吃了什么", (day(2026, 12, 1), day(2026, 12, 2))),
+        ("上周末", (day(2026, 11, 28), day(2026, 11, 30))),
+        ("三天前", (day(2026, 11, 29), day(2026, 11, 30))),
+        ("两周前见过谁", (day(2026, 11, 16), day(2026, 11, 23))),
+        ("5月份的旅行", (day(2026, 5, 1), day(2026, 6, 1))),
+        ("去年", (day(2025, 1, 1), day(2026, 1, 1))),
+    ],
+)
 def test_relative_dates_resolve_against_now(query: str, span: tuple[datetime, datetime]) -> None:
     assert window(query, NOW) == span
 
 
-@pytest.mark.parametrize("query", ["my 2 cats", "what is my favourite colour?", "5月12日",
-                                   "I may come", ""])
+@pytest.mark.parametrize(
+    "query", ["my 2 cats", "what is my favourite colour?", "5月12日", "I may come", ""]
+)
 def test_no_span_without_a_time_expression(query: str) -> None:
     assert window(query, NOW) is None
 
@@ -134,8 +161,7 @@ def test_keyword_evidence_is_linear_in_bm25_and_absolute_across_queries() -> Non
 
 def test_temporal_channel_for_an_episode_inside_the_span() -> None:
     inside = row(1, "We hiked Mount Tam", occurred_at=NOW - timedelta(days=7), cosine=0.5)
-    outside = row(2, "We hiked the Dolomites", occurred_at=NOW - timedelta(days=400),
-                  cosine=0.5)
+    outside = row(2, "We hiked the Dolomites", occurred_at=NOW - timedelta(days=400), cosine=0.5)
     span = window("where did we hike last week?", NOW)
     out = score_facts([inside, outside], NOW, POLICY, min_score=0.0, window=span)
     assert out[0].id == inside.id and "temporal" in out[0].channels

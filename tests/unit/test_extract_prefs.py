@@ -30,8 +30,12 @@ TYPED: list[tuple[str, str, list[tuple[str, str]], SourceKind]] = [
     ("zh-usually-pycharm", "我平时用 PyCharm 写 Python", [(T, "PyCharm")], USER),
     ("zh-team-go", "我们组用 Go 1.22 写后端", [(T, "Go 1.22")], USER),
     ("zh-dept-k8s", "我们部门都用 Kubernetes 部署", [(T, "Kubernetes")], USER),
-    ("en-python-pg", "we use Python 3.12 and PostgreSQL 16",
-     [(T, "Python 3.12"), (T, "PostgreSQL 16")], USER),
+    (
+        "en-python-pg",
+        "we use Python 3.12 and PostgreSQL 16",
+        [(T, "Python 3.12"), (T, "PostgreSQL 16")],
+        USER,
+    ),
     ("en-team-deploys", "my team deploys on Kubernetes", [(T, "Kubernetes")], USER),
     ("en-deploy-everything", "We deploy everything to AWS", [(T, "AWS")], USER),
     ("en-backend-runs-on", "Our backend runs on Go 1.22", [(T, "Go 1.22")], USER),
@@ -44,12 +48,20 @@ TYPED: list[tuple[str, str, list[tuple[str, str]], SourceKind]] = [
     ("zh-cloud", "我们的服务都跑在阿里云上", [(T, "阿里云")], USER),
     ("zh-feishu", "我们公司用飞书", [(T, "飞书")], USER),
     # languages beyond the first table
-    ("en-speak-dutch", "I speak Dutch and English",
-     [("language_spoken", "Dutch"), ("language_spoken", "English")], USER),
+    (
+        "en-speak-dutch",
+        "I speak Dutch and English",
+        [("language_spoken", "Dutch"), ("language_spoken", "English")],
+        USER,
+    ),
     ("zh-speak-thai", "我会说泰语", [("language_spoken", "泰语")], USER),
     # response style: written as communication constraints
-    ("en-under-200-words", "please keep answers under 200 words",
-     [(C, "keep answers under 200 words")], USER),
+    (
+        "en-under-200-words",
+        "please keep answers under 200 words",
+        [(C, "keep answers under 200 words")],
+        USER,
+    ),
     ("en-replies-short", "Keep your replies short", [(C, "keep your replies short")], USER),
     ("en-skip-small-talk", "Skip the small talk", [(C, "skip the small talk")], USER),
     ("en-no-fluff", "No fluff please", [(C, "no fluff")], USER),
@@ -60,17 +72,29 @@ TYPED: list[tuple[str, str, list[tuple[str, str]], SourceKind]] = [
     ("zh-shorter", "回复简短一点", [(C, "回复简短一点")], USER),
     ("zh-no-pleasantries", "别跟我客套", [(C, "不要客套")], USER),
     ("zh-no-alcohol-drinks", "别给我推荐含酒精的饮料", [(C, "不要推荐含酒精的饮料")], USER),
-    ("zh-standing-no-chitchat", "以后别寒暄了，直接回答", [(C, "不要寒暄"), (C, "直接回答")],
-     EXPLICIT),
+    (
+        "zh-standing-no-chitchat",
+        "以后别寒暄了，直接回答",
+        [(C, "不要寒暄"), (C, "直接回答")],
+        EXPLICIT,
+    ),
     ("zh-standing-conclusion", "以后先说结论", [(C, "先说结论")], EXPLICIT),
     # conventions: units, spelling, dates
     ("en-metric", "Please always give me the metric units", [(C, "use metric units")], EXPLICIT),
     ("en-british", "Use British spelling", [(C, "use British spelling")], USER),
     ("en-celsius", "I prefer Celsius", [(C, "use Celsius")], USER),
-    ("en-date-format", "Format dates as YYYY-MM-DD for me", [(C, "format dates as YYYY-MM-DD")],
-     USER),
-    ("en-plain-english", "I want answers in plain English", [(C, "answers in plain English")],
-     USER),
+    (
+        "en-date-format",
+        "Format dates as YYYY-MM-DD for me",
+        [(C, "format dates as YYYY-MM-DD")],
+        USER,
+    ),
+    (
+        "en-plain-english",
+        "I want answers in plain English",
+        [(C, "answers in plain English")],
+        USER,
+    ),
     ("zh-celsius", "温度用摄氏度", [(C, "温度用摄氏度")], USER),
     ("zh-24h", "时间用24小时制", [(C, "时间用24小时制")], USER),
     # carriers: "keep using X"
@@ -94,40 +118,84 @@ def test_typed(text: str, expected: list[tuple[str, str]], kind: SourceKind) -> 
 
 # Free statements: (id, text, statement, source kind)
 FREE: list[tuple[str, str, str, SourceKind]] = [
-    ("en-dark-mode", "I prefer dark mode in every editor",
-     "The user prefers dark mode in every editor", USER),
+    (
+        "en-dark-mode",
+        "I prefer dark mode in every editor",
+        "The user prefers dark mode in every editor",
+        USER,
+    ),
     ("en-tea", "I prefer tea over coffee", "The user prefers tea over coffee", USER),
     ("en-honestly", "Honestly, I prefer paper books", "The user prefers paper books", USER),
     ("en-hate-lines", "I hate waiting in lines", "The user hates waiting in lines", USER),
     ("en-cant-stand", "I can't stand cilantro", "The user can't stand cilantro", USER),
     ("en-dont-like", "I don't like cilantro", "The user doesn't like cilantro", USER),
-    ("en-usually-bed", "I usually go to bed around midnight",
-     "The user usually goes to bed around midnight", USER),
+    (
+        "en-usually-bed",
+        "I usually go to bed around midnight",
+        "The user usually goes to bed around midnight",
+        USER,
+    ),
     ("en-never-economy", "I never fly economy", "The user never flies economy", USER),
     ("en-tend-to", "I tend to work late", "The user tends to work late", USER),
     ("en-skip-breakfast", "I usually skip breakfast", "The user usually skips breakfast", USER),
     ("en-oat-milk", "I drink oat milk", "The user drinks oat milk", USER),
-    ("en-keep-key", "I keep my spare key under the mat",
-     "The user keeps their spare key under the mat", USER),
-    ("en-when-travel", "When I travel, I always book window seats",
-     "When the user travels, the user always books window seats", USER),
-    ("en-team-prefers", "We prefer Slack over email", "The user's team prefers Slack over email",
-     USER),
+    (
+        "en-keep-key",
+        "I keep my spare key under the mat",
+        "The user keeps their spare key under the mat",
+        USER,
+    ),
+    (
+        "en-when-travel",
+        "When I travel, I always book window seats",
+        "When the user travels, the user always books window seats",
+        USER,
+    ),
+    (
+        "en-team-prefers",
+        "We prefer Slack over email",
+        "The user's team prefers Slack over email",
+        USER,
+    ),
     ("en-night-owl", "I'm a night owl", "The user is a night owl", USER),
     ("en-fan-of", "I'm a big fan of Studio Ghibli", "The user is a big fan of Studio Ghibli", USER),
     ("en-left-handed", "I'm left-handed", "The user is left-handed", USER),
-    ("en-productive", "I'm most productive late at night",
-     "The user is most productive late at night", USER),
-    ("en-thesis", "My thesis is about adversarial prompts",
-     "The user's thesis is about adversarial prompts", USER),
-    ("en-favourite-band", "My favourite band is Radiohead",
-     "The user's favourite band is Radiohead", USER),
-    ("en-definition", "When I say 'the usual' I mean an oat flat white",
-     "When the user says 'the usual' the user means an oat flat white", USER),
-    ("en-definition-remember", "When I say 'the usual' I mean an oat flat white, remember that",
-     "When the user says 'the usual' the user means an oat flat white", EXPLICIT),
-    ("en-remember-want", "Remember that I want code before explanations",
-     "The user wants code before explanations", EXPLICIT),
+    (
+        "en-productive",
+        "I'm most productive late at night",
+        "The user is most productive late at night",
+        USER,
+    ),
+    (
+        "en-thesis",
+        "My thesis is about adversarial prompts",
+        "The user's thesis is about adversarial prompts",
+        USER,
+    ),
+    (
+        "en-favourite-band",
+        "My favourite band is Radiohead",
+        "The user's favourite band is Radiohead",
+        USER,
+    ),
+    (
+        "en-definition",
+        "When I say 'the usual' I mean an oat flat white",
+        "When the user says 'the usual' the user means an oat flat white",
+        USER,
+    ),
+    (
+        "en-definition-remember",
+        "When I say 'the usual' I mean an oat flat white, remember that",
+        "When the user says 'the usual' the user means an oat flat white",
+        EXPLICIT,
+    ),
+    (
+        "en-remember-want",
+        "Remember that I want code before explanations",
+        "The user wants code before explanations",
+        EXPLICIT,
+    ),
     ("zh-coriander", "我不喜欢香菜", "用户不喜欢香菜", USER),
     ("zh-early", "我习惯早睡早起", "用户习惯早睡早起", USER),
     ("zh-run", "我每天早上跑步", "用户每天早上跑步", USER),
@@ -137,11 +205,19 @@ FREE: list[tuple[str, str, str, SourceKind]] = [
     ("zh-friday", "我周五下午不开会", "用户周五下午不开会", USER),
     ("zh-learning", "我在学吉他", "用户在学吉他", USER),
     ("en-learning", "I'm learning Japanese", "The user is learning Japanese", USER),
-    ("en-training", "I'm training for a half marathon",
-     "The user is training for a half marathon", USER),
+    (
+        "en-training",
+        "I'm training for a half marathon",
+        "The user is training for a half marathon",
+        USER,
+    ),
     ("en-pet", "I have a cat named Miso", "The user has a cat named Miso", USER),
-    ("en-remember-insulin", "Remember I take insulin every morning",
-     "The user takes insulin every morning", EXPLICIT),
+    (
+        "en-remember-insulin",
+        "Remember I take insulin every morning",
+        "The user takes insulin every morning",
+        EXPLICIT,
+    ),
     ("zh-team-release", "我们团队一般周五发版", "用户的团队一般周五发版", USER),
     ("zh-night-owl", "我是夜猫子，半夜效率最高", "用户是夜猫子", USER),
     ("zh-coffee-fan", "我是咖啡控", "用户是咖啡控", USER),
@@ -151,8 +227,12 @@ FREE: list[tuple[str, str, str, SourceKind]] = [
     ("zh-hobby", "我的爱好是摄影", "用户的爱好是摄影", USER),
     ("zh-favourite", "我最喜欢的颜色是蓝色", "用户最喜欢的颜色是蓝色", USER),
     ("zh-travel-hotel", "出差的时候我只住全季", "出差的时候用户只住全季", USER),
-    ("zh-definition", "我说的老地方就是公司楼下的星巴克",
-     "用户说的老地方就是公司楼下的星巴克", USER),
+    (
+        "zh-definition",
+        "我说的老地方就是公司楼下的星巴克",
+        "用户说的老地方就是公司楼下的星巴克",
+        USER,
+    ),
     ("zh-filler-remember", "对，记住我的一对一是在周二", "用户的一对一是在周二", EXPLICIT),
 ]
 
@@ -273,10 +353,16 @@ def test_third_person() -> None:
 EVENTS = [
     ("en-adopted", "I adopted a rescue cat last month", "The user adopted a rescue cat last month"),
     ("en-ran-year", "I ran a half marathon in 2022", "The user ran a half marathon in 2022"),
-    ("en-started-job", "I started a new job at a bakery in March",
-     "The user started a new job at a bakery in March"),
-    ("en-so-clause", "I was bored at the bank so I quit in April",
-     "The user was bored at the bank so the user quits in April"),
+    (
+        "en-started-job",
+        "I started a new job at a bakery in March",
+        "The user started a new job at a bakery in March",
+    ),
+    (
+        "en-so-clause",
+        "I was bored at the bank so I quit in April",
+        "The user was bored at the bank so the user quits in April",
+    ),
     ("zh-adopted", "我上个月领养了一只狗", "用户上个月领养了一只狗"),
     ("zh-passed", "我通过了潜水考试", "用户通过了潜水考试"),
     ("zh-second-clause", "那个项目太赶了，我三月份换了组", "那个项目太赶了,用户三月份换了组"),
@@ -295,9 +381,7 @@ NOT_EVENTS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("text", "statement"), [pytest.param(t, st, id=i) for i, t, st in EVENTS]
-)
+@pytest.mark.parametrize(("text", "statement"), [pytest.param(t, st, id=i) for i, t, st in EVENTS])
 def test_events_are_episodic(text: str, statement: str) -> None:
     (got,) = extract(text)
     assert (got.type, got.predicate, got.statement) == (FactType.EPISODIC, None, statement)

@@ -1,4 +1,5 @@
-"""The rule extractor, table-driven: what a user turn yields, and what it must not (SPEC §5)."""
+"""The rule extractor, table-driven: what a user turn yields, and what it must not
+(docs/extraction.md#extractors)."""
 
 from __future__ import annotations
 

@@ -128,15 +128,14 @@ def test_placements_cover_every_place(cases: list[Case]) -> None:
     kinds = {(c["path"], c.get("body", {}).get("source", {}).get("kind")) for c in harmful}
     kinds |= {(c["path"], c.get("body", {}).get("kind")) for c in harmful}
     assert ("write", "tool_observation") in kinds and ("write", "external_content") in kinds
-    assert any(m["role"] == "tool" for c in harmful if c["path"] == "conversation"
-               for m in turns_of(c))
+    assert any(
+        m["role"] == "tool" for c in harmful if c["path"] == "conversation" for m in turns_of(c)
+    )
 
 
 @pytest.mark.parametrize("group", ["all", "harmful", "benign", "write", "conversation"])
 def test_zh_en_balance(cases: list[Case], group: str) -> None:
-    sel = [
-        c for c in cases if group == "all" or group in (c["gold"], c["path"])
-    ]
+    sel = [c for c in cases if group == "all" or group in (c["gold"], c["path"])]
     share = sum(c["lang"] == "zh" for c in sel) / len(sel)
     assert 0.45 <= share <= 0.55, f"{group}: zh {share:.1%}"
 

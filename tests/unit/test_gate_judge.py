@@ -61,8 +61,9 @@ def test_the_default_policy_keeps_the_judge_off() -> None:
 def test_only_scores_within_the_margin_below_a_threshold_are_borderline() -> None:
     c = cand()
     p = policy(margin=0.15)  # injection 0.7, authority 0.8, transient 0.85, personal 0.85
-    s = gate.screening(c, AGENT, p, (), scored(c, injection=0.6, authority=0.5,
-                                                transient=0.71, personal=0.2))
+    s = gate.screening(
+        c, AGENT, p, (), scored(c, injection=0.6, authority=0.5, transient=0.71, personal=0.2)
+    )
     assert s.result is None
     assert s.wanted == ("injection", "transient")
     # at or above the threshold the class refuses by itself: nobody is asked
@@ -80,15 +81,18 @@ def test_a_harmful_verdict_refuses_as_the_class_would_and_says_so() -> None:
     assert result.detail["detector"] == "semantic_injection"
     assert result.detail["judge"] == "harmful" and result.detail["score"] == pytest.approx(0.62)
     c2 = cand("Feeling a bit sleepy after lunch today")
-    result = gate.screen(c2, AGENT, policy(), (), scored(c2, transient=0.8),
-                         {"transient": "harmful"})
+    result = gate.screen(
+        c2, AGENT, policy(), (), scored(c2, transient=0.8), {"transient": "harmful"}
+    )
     assert result is not None and result.reason is Reason.NOT_REUSABLE
 
 
 def test_a_benign_verdict_lets_the_write_go_on() -> None:
     c = cand()
-    assert gate.screen(c, AGENT, policy(), (), scored(c, injection=0.62),
-                       {"injection": "benign"}) is None
+    assert (
+        gate.screen(c, AGENT, policy(), (), scored(c, injection=0.62), {"injection": "benign"})
+        is None
+    )
 
 
 @pytest.mark.parametrize(
@@ -104,8 +108,7 @@ def test_an_unavailable_judge_holds_the_write_pending_never_written(
     head: str, score: float, reason: Reason
 ) -> None:
     c = cand()
-    result = gate.screen(c, AGENT, policy(), (), scored(c, **{head: score}),
-                         {head: "unavailable"})
+    result = gate.screen(c, AGENT, policy(), (), scored(c, **{head: score}), {head: "unavailable"})
     assert result is not None and result.decision is Decision.PENDING
     assert result.reason is reason
     assert result.detail["judge"] == "unavailable"

@@ -115,8 +115,7 @@ def test_the_scan_ignores_prose(text: str) -> None:
 
 def test_the_scan_reads_only_string_literals() -> None:
     source = (
-        "# SELECT id FROM facts\npg_data = 1\n"
-        "q = f'SELECT {COLUMNS} FROM {table} WHERE id = $1'\n"
+        "# SELECT id FROM facts\npg_data = 1\nq = f'SELECT {COLUMNS} FROM {table} WHERE id = $1'\n"
     )
     assert sql_strings(source) == [(3, "SELECT x FROM x WHERE id = $1")]
 

@@ -1,4 +1,4 @@
-"""The pure recall core: intent → predicates, scoring, tiers, packing (SPEC §6, §12 Recall)."""
+"""The pure recall core: intent → predicates, scoring, tiers, packing (docs/recall.md)."""
 
 from __future__ import annotations
 

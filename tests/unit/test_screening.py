@@ -37,8 +37,9 @@ IDENTIFIERS: list[tuple[str, str, bool]] = [
 ]
 
 
-@pytest.mark.parametrize(("value", "secret"), [c[1:] for c in IDENTIFIERS],
-                         ids=[c[0] for c in IDENTIFIERS])
+@pytest.mark.parametrize(
+    ("value", "secret"), [c[1:] for c in IDENTIFIERS], ids=[c[0] for c in IDENTIFIERS]
+)
 def test_identifier_holds_secret(value: str, secret: bool) -> None:
     assert identifier_holds_secret(value) is secret
 

@@ -1,4 +1,4 @@
-"""The session summary and resume hint (seed 003 命门三), table-driven."""
+"""The session summary and resume hint (docs/sessions.md), table-driven."""
 
 from __future__ import annotations
 
@@ -18,19 +18,30 @@ def t(content: str, role: str = "user") -> dict[str, Any]:
     ("turns", "slots", "summary_has", "hint_has", "lang"),
     [
         (
-            [t("你好"), t("我想订下周五去上海的高铁票。"), t("几点？", "assistant"),
-             t("上午九点，二等座")],
+            [
+                t("你好"),
+                t("我想订下周五去上海的高铁票。"),
+                t("几点？", "assistant"),
+                t("上午九点，二等座"),
+            ],
             {"destination": "上海"},
-            ["会话摘要（3轮用户发言）", "「我想订下周五去上海的高铁票」", "「上午九点,二等座」",
-             "destination=上海"],
+            [
+                "会话摘要（3轮用户发言）",
+                "「我想订下周五去上海的高铁票」",
+                "「上午九点,二等座」",
+                "destination=上海",
+            ],
             ["上次会话停在「上午九点,二等座」", "已知 destination=上海，无需重问"],
             "zh",
         ),
         (
             [t("I need a plumber for the kitchen sink. It leaks."), t("ok", "assistant")],
             {"zip": "10001"},
-            ["Session summary (1 user turns)", "\u201cI need a plumber for the kitchen sink\u201d",
-             "collected: zip=10001"],
+            [
+                "Session summary (1 user turns)",
+                "\u201cI need a plumber for the kitchen sink\u201d",
+                "collected: zip=10001",
+            ],
             ["ended at \u201cI need a plumber", "already known: zip=10001"],
             "en",
         ),
@@ -44,8 +55,11 @@ def t(content: str, role: str = "user") -> dict[str, Any]:
     ],
 )
 def test_summary_table(
-    turns: list[dict[str, Any]], slots: dict[str, Any], summary_has: list[str],
-    hint_has: list[str], lang: str,
+    turns: list[dict[str, Any]],
+    slots: dict[str, Any],
+    summary_has: list[str],
+    hint_has: list[str],
+    lang: str,
 ) -> None:
     out = summarize(turns, slots)
     assert out is not None

@@ -1,4 +1,5 @@
-"""Admin (SPEC §8, §10): API keys and the tenant's policy overrides."""
+"""Admin (docs/api.md#endpoints, docs/architecture.md#configuration-and-policy): API keys and the
+tenant's policy overrides."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The candidate pool (SPEC §5): what extraction holds back until it is promoted,
-confirmed by the user, rejected or expired."""
+"""The candidate pool (docs/extraction.md#the-candidate-pool): what extraction holds back until it
+is promoted, confirmed by the user, rejected or expired."""
 
 from __future__ import annotations
 

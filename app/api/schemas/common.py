@@ -70,7 +70,8 @@ T = TypeVar("T")
 
 
 class Page(Out, Generic[T]):
-    """One page of a list (SPEC §12): `next_cursor` is null on the last page."""
+    """One page of a list (docs/api.md#lists-and-pagination): `next_cursor` is null on the last
+    page."""
 
     items: list[T]
     next_cursor: str | None

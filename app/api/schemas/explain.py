@@ -14,12 +14,18 @@ from app.api.schemas.observations import MessageIn
 MAX_EXPLAIN_MESSAGES = 50
 
 # Exactly one of the two, and not null: the schema says so, so clients and fuzzers know.
-_ONE_OF: dict[str, Any] = {"oneOf": [
-    {"required": ["fact"],
-     "properties": {"fact": {"not": {"type": "null"}}, "messages": {"type": "null"}}},
-    {"required": ["messages"],
-     "properties": {"messages": {"not": {"type": "null"}}, "fact": {"type": "null"}}},
-]}
+_ONE_OF: dict[str, Any] = {
+    "oneOf": [
+        {
+            "required": ["fact"],
+            "properties": {"fact": {"not": {"type": "null"}}, "messages": {"type": "null"}},
+        },
+        {
+            "required": ["messages"],
+            "properties": {"messages": {"not": {"type": "null"}}, "fact": {"type": "null"}},
+        },
+    ]
+}
 
 
 class ExplainIn(BaseModel):
@@ -28,8 +34,7 @@ class ExplainIn(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_ONE_OF)
     user_id: UserIdField = "explain"
     fact: FactIn | None = None
-    messages: list[MessageIn] | None = Field(None, min_length=1,
-                                             max_length=MAX_EXPLAIN_MESSAGES)
+    messages: list[MessageIn] | None = Field(None, min_length=1, max_length=MAX_EXPLAIN_MESSAGES)
 
     @model_validator(mode="after")
     def _one_of(self) -> ExplainIn:

@@ -1,4 +1,4 @@
-"""Facts (SPEC §8): the write and correction bodies, a fact as answered, the gate's
+"""Facts (docs/api.md#endpoints): the write and correction bodies, a fact as answered, the gate's
 answer to a write, feedback and the audit trail."""
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class SourceIn(BaseModel):
 
 
 class FactIn(BaseModel):
-    """An explicit write (SPEC §8). Size limits answer 413, not 422 (SPEC §12)."""
+    """An explicit write (docs/api.md#endpoints). Size limits answer 413, not 422
+    (docs/api.md#size-limits)."""
 
     model_config = ConfigDict(extra="forbid")
     type: FactType
@@ -63,7 +64,8 @@ class FactIn(BaseModel):
         None, description="When the event happened (an episode's date); shown in recall."
     )
     keys: list[SearchKey] = Field(
-        default_factory=list, max_length=MAX_KEYS,
+        default_factory=list,
+        max_length=MAX_KEYS,
         description="Extra text to find the fact by (the turn before it, keyphrases): "
         "indexed for recall and screened by the gate like the statement, never injected.",
     )
@@ -127,7 +129,7 @@ class FactSource(Out):
 
 
 class Fact(Out):
-    """The public shape of a fact (SPEC §3)."""
+    """The public shape of a fact (docs/data-model.md#the-fact)."""
 
     id: Uuid
     user_id: str
@@ -213,7 +215,8 @@ class CandidateRef(Out):
 
 
 class WriteResult(Out):
-    """The answer to a gated write (SPEC §4): only the keys that apply are present."""
+    """The answer to a gated write (docs/gate.md#decisions): only the keys that apply are
+    present."""
 
     decision: Literal["written", "merged", "superseded", "pending", "rejected"]
     reason: str | None = None
@@ -224,11 +227,15 @@ class WriteResult(Out):
     detail: GateDetail | None = Field(None, description="set when rejected or held by the gate")
 
 
-# A write through the gate answers by its decision (SPEC §4).
+# A write through the gate answers by its decision (docs/gate.md#decisions).
 WRITE_OUTCOMES: Responses = {
-    200: {"model": WriteResult,
-          "description": "merged, or rejected by the policy (the body says why)"},
+    200: {
+        "model": WriteResult,
+        "description": "merged, or rejected by the policy (the body says why)",
+    },
     201: {"model": WriteResult, "description": "written or superseded"},
-    202: {"model": WriteResult,
-          "description": "pending: held as a candidate or waiting for the user"},
+    202: {
+        "model": WriteResult,
+        "description": "pending: held as a candidate or waiting for the user",
+    },
 }

@@ -1,4 +1,4 @@
-"""Liveness and readiness (SPEC §8)."""
+"""Liveness and readiness (docs/api.md#endpoints)."""
 
 from __future__ import annotations
 
@@ -15,4 +15,3 @@ class Ready(Out):
     status: Literal["ok"]
     postgres: Literal["ok"]
     redis: Literal["ok"]
-

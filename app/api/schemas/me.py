@@ -1,4 +1,4 @@
-"""The user's own routes (SPEC §8 `/v1/me`, §11): tokens, their facts and candidates,
+"""The user's own routes (docs/api.md#endpoints `/v1/me`, §11): tokens, their facts and candidates,
 export and forget-me."""
 
 from __future__ import annotations

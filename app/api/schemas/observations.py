@@ -1,5 +1,5 @@
-"""Observations and jobs (SPEC §5, §12 "Jobs"): turns handed to extraction, and the job
-that reads them."""
+"""Observations and jobs (docs/extraction.md#the-candidate-pool, docs/api.md#jobs): turns handed to
+extraction, and the job that reads them."""
 
 from __future__ import annotations
 
@@ -31,18 +31,19 @@ class MessageIn(BaseModel):
 
 class ObservationsIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    # Size limits answer 413 (SPEC §12), so the count is checked by hand, not by pydantic.
-    messages: list[MessageIn] = Field(
-        min_length=1, json_schema_extra={"maxItems": MAX_MESSAGES}
-    )
+    # Size limits answer 413 (docs/api.md#size-limits), so the count is checked by hand, not by
+    # pydantic.
+    messages: list[MessageIn] = Field(min_length=1, json_schema_extra={"maxItems": MAX_MESSAGES})
     trace_id: ScreenedLabel | None = None
     scope: Scope = "global"
     session_id: ScreenedLabel | None = None
     # Where the turns come from; anything below a user's own words caps what they can
     # become (external_content never becomes memory).
     source_kind: (
-        Literal["user_message", "tool_observation", "agent_inference", "external_content",
-                "document"] | None
+        Literal[
+            "user_message", "tool_observation", "agent_inference", "external_content", "document"
+        ]
+        | None
     ) = None
 
 

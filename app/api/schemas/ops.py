@@ -1,4 +1,5 @@
-"""Operators (SPEC §8, §11): batch cleanup by filter, re-embedding, tenant figures."""
+"""Operators (docs/api.md#endpoints, docs/architecture.md#observability): batch cleanup by filter,
+re-embedding, tenant figures."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from app.memory.model import FactType, SourceKind
 class CleanupFilterIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     source_kind: SourceKind | None = None
-    status: Literal["active", "superseded", "archived", "pending", "promoted", "rejected",
-                    "expired"] | None = None
+    status: (
+        Literal["active", "superseded", "archived", "pending", "promoted", "rejected", "expired"]
+        | None
+    ) = None
     type: FactType | None = None
     created_before: DateTime | None = None
     created_after: DateTime | None = None

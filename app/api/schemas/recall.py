@@ -1,5 +1,5 @@
-"""Recall (SPEC §6): the request, the facts to inject and their context block, the
-trace of a recall, and re-embedding."""
+"""Recall (docs/recall.md#request-and-response): the request, the facts to inject and their context
+block, the trace of a recall, and re-embedding."""
 
 from __future__ import annotations
 
@@ -25,8 +25,9 @@ TraceId = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^[^\x00/]*
 
 
 class RecallRequest(BaseModel):
-    """SPEC §6 request. Omitted k / budget_tokens / min_score take the tenant policy's
-    values (defaults 8 / 400 / 0.25); the hard limits are the SPEC's (50, 4000)."""
+    """docs/recall.md#request-and-response request. Omitted k / budget_tokens / min_score take the
+    tenant policy's values (defaults 8 / 400 / 0.25); the hard limits are the contract's (50, 4000:
+    docs/api.md#size-limits)."""
 
     model_config = ConfigDict(extra="forbid")
     query: QueryText
@@ -57,7 +58,7 @@ class ReembedRequest(BaseModel):
 
 
 class RecalledFact(Out):
-    """One injected fact (SPEC §6 field list, exactly)."""
+    """One injected fact (docs/recall.md#request-and-response field list, exactly)."""
 
     id: Uuid
     statement: str

@@ -1,4 +1,5 @@
-"""Session memory (SPEC §9, §12 "Sessions"): turns, slots, a session as read, its close."""
+"""Session memory (docs/sessions.md, docs/sessions.md#turns-and-slots): turns, slots, a session as
+read, its close."""
 
 from __future__ import annotations
 

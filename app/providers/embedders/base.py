@@ -210,4 +210,3 @@ class CachingEmbedder:
 
     async def aclose(self) -> None:
         return None
-

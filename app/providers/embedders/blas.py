@@ -52,4 +52,3 @@ def _set_openblas_threads(n: int) -> None:
             if setter is not None:
                 setter(ctypes.c_int(n))
                 break
-

@@ -83,4 +83,3 @@ class LocalModelEmbedder(CachingEmbedder):
     async def aclose(self) -> None:
         if self.isolate and self.kind in _processes:
             await _processes[self.kind].aclose()
-

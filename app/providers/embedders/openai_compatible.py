@@ -175,4 +175,3 @@ def _retry_after_seconds(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         return None  # an HTTP date: fall back to our own backoff
-

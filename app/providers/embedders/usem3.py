@@ -47,4 +47,3 @@ class USEM3Embedder(LocalModelEmbedder):
         isolate: bool = True,
     ) -> None:
         super().__init__(batch_size=batch_size, query_cache_size=query_cache_size, isolate=isolate)
-

@@ -1,7 +1,8 @@
-"""The default extractor: Chinese and English rules over user turns, offline (SPEC §5).
+"""The default extractor: Chinese and English rules over user turns, offline
+(docs/extraction.md#extractors).
 
-Precision over recall (000 §3: automatic extraction is noisy; hypotheticals, rhetorical
-questions and the model's own words must never become assertions). Each user turn is
+Precision over recall (docs/extraction.md#modes: automatic extraction is noisy; hypotheticals,
+rhetorical questions and the model's own words must never become assertions). Each user turn is
 split into sentences; a leading greeting or filler ("你好，", "Hi, ", "好的，") is stripped,
 a sentence is then screened (questions, hypotheticals, reported speech, sarcasm, past or
 one-off content are dropped), then an explicit-instruction prefix ("记住…", "以后都…",

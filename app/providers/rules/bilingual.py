@@ -68,7 +68,8 @@ def carrier(s: str) -> list[Hit]:
             return [Hit(FactType.PROFILE, "delivery_carrier", value, f"用户偏好使用{name}")]
         if not DELIVERY_CUE_EN.search(s) or not re.search(
             r"(?i)\b(?:i|my|we|our)\b|^(?:please\s+)?(?:ship|send|use|deliver|"
-            r"(?:keep|continue|go on)\s+(?:using|shipping|sending)|stick with|always use)", s
+            r"(?:keep|continue|go on)\s+(?:using|shipping|sending)|stick with|always use)",
+            s,
         ):
             return []
         return [
@@ -141,17 +142,13 @@ _TECH_EN = (
         r"cloud|cloud provider|hosting|shell|terminal|browser|orm|framework|runtime|"
         r"package manager|build tool|laptop|machine|computer|phone|desktop|server|cluster|"
         r"data warehouse|warehouse|message broker|queue|cache|monitoring|issue tracker)"
-        r"(?:\s+of choice)?)\s+(?i:is|are|runs|uses|'s)\s+(?P<x>"
-        + _TECH_EN_LIST
-        + r")"
+        r"(?:\s+of choice)?)\s+(?i:is|are|runs|uses|'s)\s+(?P<x>" + _TECH_EN_LIST + r")"
     ),
     # "our app is written in Go", "my site is built with Astro"
     re.compile(
         r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:app|apps|service|services|backend|frontend|site|"
         r"website|api|product|codebase|project|bot)\s+(?:is|are)\s+(?:written|built|developed|"
-        r"implemented|hosted|deployed)\s+(?:in|with|on))\s+(?P<x>"
-        + _TECH_EN_LIST
-        + r")"
+        r"implemented|hosted|deployed)\s+(?:in|with|on))\s+(?P<x>" + _TECH_EN_LIST + r")"
     ),
 )
 

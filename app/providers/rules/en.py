@@ -236,6 +236,8 @@ def diet_en(s: str) -> list[Hit]:
             )
         )
     return hits
+
+
 _FORMAT_RES_EN = tuple((re.compile(rf"(?i)\b(?:{p})\b"), v) for p, v in FORMATS_EN)
 
 
@@ -366,8 +368,7 @@ _PLACE_EN = r"(?P<p>[A-Z][\w\-']*(?:(?:\s+|,\s*)[A-Z][\w\-']*){0,3})"
 _LIVE_EN = re.compile(
     r"(?i:\bi(?:\s+|(?='))(?:(?:'m|am)\s+(?:currently\s+|now\s+|still\s+)?"
     r"(?:living|based|located)|(?:currently\s+|now\s+|still\s+|just\s+|recently\s+)?"
-    r"(?:live|reside|moved|have moved|'ve moved))\s+(?:in|to|at|out to))\s+"
-    + _PLACE_EN
+    r"(?:live|reside|moved|have moved|'ve moved))\s+(?:in|to|at|out to))\s+" + _PLACE_EN
 )
 _EMPLOYER = r"(?P<e>[A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*){0,3})"
 _JOB_EN = re.compile(

@@ -103,7 +103,7 @@ def _prefs(
 
 
 def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[list[Hit], bool]:
-    """Hits in one sentence, and whether it was an explicit instruction (SPEC §5)."""
+    """Hits in one sentence, and whether it was an explicit instruction (docs/extraction.md)."""
     s = nfkc(sentence).strip()
     s = FILLER.sub("", s)
     if not TRAILING_PUNCT.sub("", s):

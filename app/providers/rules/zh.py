@@ -158,6 +158,8 @@ def diet_zh(s: str) -> list[Hit]:
         for item in split_list_zh(m.group("x"))
         if item not in ("饭", "东西", "早饭", "午饭", "晚饭")
     ]
+
+
 _FORMAT_RES_ZH = tuple((re.compile(p, re.IGNORECASE), v) for p, v in FORMATS_ZH)
 
 
