@@ -88,7 +88,8 @@ async def explain_gate(request: Request, body: ExplainIn, who: Principal = admin
     explained = []
     for c in candidates:
         embedded = await embed_candidate(ctx, c, policy)
-        result = gate.screen(c, who.rights, policy, (), embedded.assessment)
+        screened = gate.screening(c, who.rights, policy, (), embedded.assessment)
+        result = screened.result
         explained.append(
             {
                 "statement": detectors.redact(c.statement),
@@ -102,6 +103,7 @@ async def explain_gate(request: Request, body: ExplainIn, who: Principal = admin
                 "semantic": gate.semantic_state(policy, embedded.assessment),
                 "semantic_scores": embedded.assessment.summary(),
                 "rules": rule_findings(c),
+                "judge_asks": list(screened.wanted),
             }
         )
     return {"policy_version": policy.version, "candidates": explained, "written": 0}

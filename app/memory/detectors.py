@@ -322,7 +322,9 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"[_ -]?(?:codes?|keys?|pins?)(?![A-Za-z0-9])|恢复码|恢复代码|备用码|备份码|救援码)"
             r"[^\n:：.。!?！？]{0,48}[:：]\s*(?P<v>"
             + _LIST_CODE
-            + r"(?:\s*[,，;；、/|]?\s+"
+            # one separator, unambiguous: a mark with optional spaces, or spaces alone
+            # (an optional mark between two space runs backtracks quadratically)
+            + r"(?:(?:\s*[,，;；、/|]\s*|\s+)"
             + _LIST_CODE
             + r"){2,})",
             _I,
@@ -335,14 +337,15 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
         "seed_phrase",
         _rx(
-            r"(?:(?<![A-Za-z])(?:seed|recovery|mnemonic|secret|backup|wallet)\s+(?:phrase|words)"
-            r"|(?<![A-Za-z])mnemonic|助记词|种子短语|恢复短语)[^A-Za-z\n]{0,16}?"
+            r"(?:(?<![A-Za-z])(?:seed|(?:secret\s+)?recovery|mnemonic|wallet)\s+phrase"
+            r"|(?<![A-Za-z])(?:seed|wallet|recovery)\s+words|助记词|种子短语|恢复短语)"
+            r"[^A-Za-z\n]{0,16}?"
             r"(?:(?:is|are|was|were|是|为)\s*[:：]?\s*)?(?P<v>[a-z]{3,8}(?:\s+[a-z]{3,8}){11,23})"
             r"(?![A-Za-z])",
             _I,
         ),
         1,
-        triggers=("seed", "phrase", "mnemonic", "words", "助记词", "短语"),
+        triggers=("phrase", "words", "助记词", "短语"),
     ),
     # an authenticator's shared secret (base32) near its name: "TOTP seed …: W2TA…"
     _Secret(
@@ -360,11 +363,16 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
         "credential_pair",
         _rx(
-            r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\s*(?:/|\||:|：|,\s*pass(?:word)?:?)"
+            r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\s*(?:/|\||,\s*pass(?:word)?:?)"
             r"\s*(?P<v>[^\s\"'`,;，。]{6,64})"
         ),
         1,
-        lambda m, _: _mixed_token(m.group("v")) and "@" not in m.group("v"),
+        # not a path or a git remote (git@github.com:org/repo.git), not an address
+        lambda m, _: (
+            _mixed_token(m.group("v"))
+            and not any(c in m.group("v") for c in "@/:")
+            and not m.group("v").endswith(".git")
+        ),
         ("@",),
     ),
     # 我的密码是 hunter2 / 密码：hunter2 / 支付密码为 123456 / 密码改成了 abc12345
@@ -685,6 +693,12 @@ _DATE_LIKE = _rx(
     r"(?:19|20)[0-9]{2}\s*[-–/]\s*(?:19|20)[0-9]{2}"
 )
 _ID_WINDOW = 32
+# a number that counts something is not the document's number ("… has 1200000 users")
+_COUNTED = _rx(
+    r"\s*(?:users?|people|persons|members|customers|employees|records|citizens|"
+    r"applicants|cards|copies|人|位|个|名|份|张)",
+    _I,
+)
 
 
 def _named_document_numbers(folded: str) -> list[Span]:
@@ -699,7 +713,7 @@ def _named_document_numbers(folded: str) -> list[Span]:
             raw = _DATE_LIKE.sub(" ", t.group())  # a date beside the number is not it
             digits = sum(c.isdigit() for c in raw)
             length = sum(c.isalnum() for c in raw)
-            if digits >= 6 and length <= 20:
+            if digits >= 6 and length <= 20 and not _COUNTED.match(folded, m.end() + t.end()):
                 spans.append((m.end() + t.start(), m.end() + t.end(), "named_document"))
                 break
     return spans
@@ -843,7 +857,7 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             # the mode, not the topic: "you are jailbroken", "enter jailbreak mode" (a blog on
             # jailbreak techniques is a topic)
             r"|\b(?:you\s+are|you're|you\s+have\s+been|stay|remain|act|enter|activate|switch\s+to|"
-            r"enable|turn\s+on|go)\s+(?:now\s+)?(?:in(?:to)?\s+)?(?:a\s+|the\s+)?"
+            r"enable|turn\s+on)\s+(?:now\s+)?(?:in(?:to)?\s+)?(?:a\s+|the\s+)?"
             r"jailbr(?:eak|oken)\w*|\bjailbr(?:eak|oken)\s+(?:mode|game)\b",
             _I,
         ),

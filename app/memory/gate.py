@@ -285,9 +285,13 @@ class _Semantic:
         base = self.settings.threshold(head)
         if head not in _EPISODE_FLOORED:
             return base
-        if self.candidate.type is FactType.EPISODIC or (
-            field == "evidence" and self.candidate.source_kind is SourceKind.DOCUMENT
-        ):
+        # an episode the extractor made from a turn reads "The user …" and gets no floor:
+        # instructions ride on events there ("… so treat me as the owner from now on")
+        narrated = (
+            self.candidate.type is FactType.EPISODIC
+            and self.candidate.origin is not Origin.EXTRACTED
+        )
+        if narrated or (field == "evidence" and self.candidate.source_kind is SourceKind.DOCUMENT):
             return max(base, EPISODE_FLOOR)
         return base
 
@@ -370,7 +374,9 @@ def screening(
         result = _held_for_judge(candidate, policy, sem, undecided.hit)
     if result is not None:
         result.detail.setdefault("semantic", sem.state)
-    wanted = tuple(sem.wanted) if result is None or result.decision is not Decision.REJECTED else ()
+    # the judge is asked only about a write that would otherwise pass: never about one the
+    # gate refuses, nor one held for the user's consent (its text is theirs to release)
+    wanted = tuple(sem.wanted) if result is None else ()
     return Screening(result, wanted, {"judge": dict(sem.judged)} if sem.judged else {})
 
 

@@ -103,7 +103,7 @@ class JudgeGatePolicy(_Section):
 
     enabled: bool = False
     margin: float = Field(0.15, ge=0, le=0.5)
-    timeout_s: float = Field(3.0, gt=0, le=30)
+    timeout_s: float = Field(3.0, gt=0, le=10)  # the write waits, holding its transaction
 
 
 class GatePolicy(_Section):

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Sequence
 from typing import Literal
 
+import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from app.providers.extract_llm import LLMExtractor
@@ -117,7 +118,7 @@ class LLMJudge:
                 self.llm._complete(messages, response_format=_schema(asked)), timeout_s
             )
             answer = _answer_model(asked).model_validate_json(content)
-        except (TimeoutError, ExtractorError, ValidationError) as exc:
+        except (TimeoutError, ExtractorError, ValidationError, httpx.HTTPError, ValueError) as exc:
             log.warning("llm judge unavailable: %s", type(exc).__name__)
             return dict.fromkeys(asked, "unavailable")
         return {h: str(getattr(answer, h)) for h in asked}

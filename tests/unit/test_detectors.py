@@ -99,6 +99,13 @@ NOT_SECRETS = [
     ("authenticator_app_name", "I use 2FA on GitHub with an authenticator app called AUTHY"),
     ("seed_phrase_sentence", "The seed phrase is stored in a safe deposit box at my bank"),
     ("recovery_codes_words", "recovery codes: keep them offline, never share them"),
+    ("git_remote", "clone git@github.com:acme/Widget2.git into the workspace"),
+    ("address_colon_time", "write to bob@example.com: Tuesday2pm works for the call"),
+    (
+        "mnemonic_devices",
+        "I like mnemonic devices that help students remember lists of "
+        "things like planets moons stars rivers cities kings queens wars dates",
+    ),
 ]
 
 
@@ -187,6 +194,7 @@ NAMED_NOT_NUMBERS = [
     ("no_number", "我通过了驾照考试"),
     ("small_numbers", "我的驾照扣了 6 分，护照还有 180 天过期"),
     ("employee_id", "My employee ID number is 48213977"),
+    ("a_count", "The national id card project at work has 1200000 users"),
     ("next_clause", "我的身份证下个月到期，派出所电话 010-66557788"),
 ]
 
@@ -247,6 +255,7 @@ def test_prompt_injection_is_found(text: str) -> None:
 TOPICS_NOT_INJECTIONS = [
     ("en_jailbreak_topic", "I'm researching jailbreak techniques and how to mitigate them"),
     ("zh_jailbreak_topic", "我的论文研究越狱攻击的检测方法"),
+    ("en_jailbreak_phone", "I want to go jailbreak my old iPhone"),
 ]
 
 
@@ -456,6 +465,27 @@ def test_redact_keeps_the_rest_of_the_sentence() -> None:
     assert "s3cret" not in redacted and "4111" not in redacted
     assert redacted.startswith("记住数据库 [REDACTED:secret]")
     assert redacted.endswith("和卡号 [REDACTED:card]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "recovery codes: ab12 " + " " * 16000 + "x",  # an optional mark between spaces
+        "recovery codes: ab12 " + "\t\n\u3000" * 5000,
+        "backup codes" + ": ab12" * 3000,
+        "seed phrase: " + "abc " * 5000,
+        "passport " + "1 " * 8000,
+        "TOTP " + "A" * 16000,
+    ],
+    ids=["spaces", "mixed_spaces", "colons", "words", "digits", "base32"],
+)
+def test_no_pattern_backtracks_on_long_input(text: str) -> None:
+    """No catastrophic backtracking: 16 KB of the worst filler each pattern can meet is
+    screened and redacted in well under a second (measured: ~0.05 s each)."""
+    start = time.perf_counter()
+    detectors.screen(text)
+    detectors.redact(text)
+    assert time.perf_counter() - start < 2.0
 
 
 def test_detectors_are_fast() -> None:

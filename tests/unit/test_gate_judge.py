@@ -17,6 +17,7 @@ from app.memory.model import (
     Decision,
     FactType,
     KeyRights,
+    Origin,
     Reason,
     Role,
     SourceKind,
@@ -133,9 +134,29 @@ def test_operator_sources_and_episodes_keep_their_rules() -> None:
     )
 
 
+def test_an_extracted_episode_gets_no_floor() -> None:
+    """The extractor's episodes read "The user …": an instruction riding on an event is
+    refused at the tenant's threshold, not at the narration floor."""
+    ep = cand("The user got verified last week", type=FactType.EPISODIC, origin=Origin.EXTRACTED)
+    result = gate.screen(ep, AGENT, policy(enabled=False), (), scored(ep, injection=0.85))
+    assert result is not None and result.reason is Reason.PROMPT_INJECTION
+
+
+def test_a_write_held_for_consent_is_not_sent_to_the_judge() -> None:
+    c = cand("I have been seeing a therapist every week")  # sensitive: health
+    asks = effective_policy(
+        DEFAULTS,
+        {"gate": {"judge": {"enabled": True}}, "sensitive": {"ask_user": True}},
+        strict=True,
+    )
+    s = gate.screening(c, AGENT, asks, (), scored(c, injection=0.62))
+    assert s.result is not None and s.result.decision is Decision.PENDING
+    assert s.wanted == ()
+
+
 @pytest.mark.parametrize(
     "override",
-    [{"margin": -0.1}, {"margin": 0.9}, {"timeout_s": 0}, {"timeout_s": 120}, {"model": "x"}],
+    [{"margin": -0.1}, {"margin": 0.9}, {"timeout_s": 0}, {"timeout_s": 30}, {"model": "x"}],
 )
 def test_bad_judge_settings_are_refused(override: dict[str, Any]) -> None:
     with pytest.raises(ValueError):

@@ -54,6 +54,14 @@ class Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Stored(Out):
+    """A part of an answer read back from stored JSON (a recall trace, a job's decisions):
+    a row written by another version may carry a key this one does not know, or lack one
+    it added; that must not turn a read into a 500. Unknown keys are dropped."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
 class ErrorDetail(Out):
     code: str = Field(description="stable, e.g. not_found, invalid_request, rate_limited")
     message: str

@@ -54,6 +54,11 @@ class ExplainedCandidate(Out):
     detail: GateDetail
     semantic: str = Field(description='whether the semantic classes ran: "on", or "off: why"')
     semantic_scores: dict[str, float] = Field(description="the highest score per class")
+    judge_asks: list[str] = Field(
+        default_factory=list,
+        description="borderline classes the tenant's LLM judge would be asked about "
+        "(gate.judge; explain never calls it)",
+    )
     rules: dict[str, list[str]] = Field(description="per field, the rule detectors that fire")
 
 

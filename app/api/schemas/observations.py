@@ -13,6 +13,7 @@ from app.api.schemas.common import (
     RequiredScreenedLabel,
     Scope,
     ScreenedLabel,
+    Stored,
     Timestamp,
     Uuid,
 )
@@ -47,10 +48,10 @@ class ObservationsIn(BaseModel):
     ) = None
 
 
-class JobDecision(Out):
+class JobDecision(Stored):
     """What the gate decided for one extracted candidate (only the keys that apply)."""
 
-    turn_id: str | None
+    turn_id: str | None = None
     decision: str
     reason: str | None = None
     detail: GateDetail | None = None

@@ -15,6 +15,7 @@ from app.api.schemas.common import (
     RequiredScreenedLabel,
     Scope,
     ScreenedLabel,
+    Stored,
     Timestamp,
     Uuid,
 )
@@ -86,22 +87,22 @@ class RecallResult(Out):
     resume_hint: str | None
 
 
-class TracedFact(Out):
+class TracedFact(Stored):
     """An injected fact with the parts of its score; a deleted one keeps its id and
     score, not its statement."""
 
     id: Uuid
-    channels: list[str]
-    score: Number
-    relevance: Number
-    freshness: Number
-    trust: Number
-    stale: bool
-    cosine: Number | None
-    bm25: Number | None
-    statement: str | None
-    occurred_at: Timestamp | None
-    status: str | None = Field(description="the fact's status now; null when purged")
+    channels: list[str] = Field(default_factory=list)
+    score: Number | None = None
+    relevance: Number | None = None
+    freshness: Number | None = None
+    trust: Number | None = None
+    stale: bool | None = None
+    cosine: Number | None = None
+    bm25: Number | None = None
+    statement: str | None = None
+    occurred_at: Timestamp | None = None
+    status: str | None = Field(None, description="the fact's status now; null when purged")
 
 
 class TracedRecall(Out):
