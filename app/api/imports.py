@@ -1,0 +1,254 @@
+"""Bulk writes and imports (docs/api.md#bulk-import): `POST /v1/users/{u}/facts:batch`
+(up to 500 of one user's facts, decided in order) and `POST /v1/admin/import` (many
+users' facts as NDJSON, generic or mem0's, run as a job)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.background import BackgroundTask
+
+from app import clock
+from app.api.deps import admin, agent, get_ctx
+from app.api.facts import MAX_STATEMENT, MAX_VALUE_BYTES, candidate_from, check_source_kind
+from app.api.middleware import IMPORT_MAX_BYTES
+from app.api.schemas.common import KEYED, NAMED, WRITE, UserId
+from app.api.schemas.imports import (
+    MAX_BATCH_ITEMS,
+    FactBatchIn,
+    FactBatchOut,
+    ImportLine,
+    ImportQueued,
+    Mem0Memory,
+)
+from app.api.validation import InputError, parse_json
+from app.auth import Principal
+from app.errors import InvalidRequest, PayloadTooLarge, SecretInIdentifier
+from app.importer import IMPORT_MAX_ITEMS, ImportItem, queue_import, screen_batch, write_batch
+from app.memory.imports import MEM0, counts, from_mem0, mem0_records
+from app.memory.imports import Mem0Memory as Mem0Fields
+from app.memory.model import Origin, SourceKind
+from app.queue import enqueue
+
+router = APIRouter(prefix="/v1", tags=["import"], responses=KEYED)
+
+MAX_REPORTED_ERRORS = 100  # malformed lines listed in a 422, at most
+
+
+def _check_batch_sizes(body: FactBatchIn) -> None:
+    """The size limits of a single write, per item (413, the item's index in `loc`)."""
+    import orjson
+
+    if len(body.items) > MAX_BATCH_ITEMS:
+        raise PayloadTooLarge(
+            f"at most {MAX_BATCH_ITEMS} items per batch", {"max_items": MAX_BATCH_ITEMS}
+        )
+    for n, item in enumerate(body.items):
+        if len(item.statement) > MAX_STATEMENT:
+            raise PayloadTooLarge(
+                f"item {n}: statement over {MAX_STATEMENT} characters",
+                {"fields": [{"loc": ["body", "items", n, "statement"]}]},
+            )
+        if len(orjson.dumps(item.value)) > MAX_VALUE_BYTES:
+            raise PayloadTooLarge(
+                f"item {n}: value over {MAX_VALUE_BYTES} bytes as JSON",
+                {"fields": [{"loc": ["body", "items", n, "value"]}]},
+            )
+
+
+@router.post(
+    "/users/{user_id}/facts:batch",
+    response_model=FactBatchOut,
+    response_model_exclude_unset=True,
+    responses={**NAMED, **WRITE},
+)
+async def write_facts_batch(
+    request: Request, user_id: UserId, body: FactBatchIn, who: Principal = agent
+) -> dict[str, Any]:
+    """Every item through the gate and the conflict rules, in order (item 2 sees item 1's
+    fact), in one transaction; an item's refusal refuses that item only."""
+    _check_batch_sizes(body)
+    for item in body.items:
+        check_source_kind(who, item.source.kind if item.source else None)
+    cs = [candidate_from(item, user_id) for item in body.items]
+    ctx = get_ctx(request)
+    now = clock.now()
+    if body.dry_run:
+        answers = [s.body() for s in await screen_batch(ctx, who, cs, now)]
+    else:
+        answers = [o.body() for o in await write_batch(ctx, who, cs, now)]
+    items = [{"index": n, **answer} for n, answer in enumerate(answers)]
+    return {
+        "items": items,
+        "summary": counts([i["decision"] for i in items], ("pass",) if body.dry_run else ()),
+        "dry_run": body.dry_run,
+    }
+
+
+# ------------------------------------------------------------------------------ import
+
+_NDJSON_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "description": "One item per line (UTF-8 JSON, blank lines skipped): a generic line "
+        "(`format=jsonl`: a fact's body with `user_id` and an optional `id`) or a mem0 memory "
+        '(`format=mem0`); a line may also be a whole mem0 export (`{"results": [...]}` or a '
+        f"list). At most {IMPORT_MAX_BYTES} bytes and {IMPORT_MAX_ITEMS} items.",
+        "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+    }
+}
+
+
+class _Lines:
+    """The body's lines as (line number, bytes), counted against the import's limits."""
+
+    def __init__(self, request: Request, whole: bool = False) -> None:
+        self.request = request
+        self.whole = whole  # a JSON document (Content-Type application/json): one "line"
+        self.size = 0
+
+    async def __aiter__(self) -> AsyncIterator[tuple[int, bytes]]:
+        pending = b""
+        number = 0
+        async for chunk in self.request.stream():
+            self.size += len(chunk)
+            if self.size > IMPORT_MAX_BYTES:
+                raise PayloadTooLarge(
+                    f"import body over {IMPORT_MAX_BYTES} bytes", {"max_bytes": IMPORT_MAX_BYTES}
+                )
+            pending += chunk
+            if self.whole:
+                continue
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                number += 1
+                yield number, line
+        if pending:
+            yield number + 1, pending
+
+
+def _whole_document(request: Request) -> bool:
+    """A body sent as application/json is one document (e.g. mem0's get_all() answer as
+    it is); anything else is read as NDJSON."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind == "application/json"
+
+
+def _when(value: str | None) -> datetime | None:
+    """mem0's times (ISO 8601, usually with an offset; naive ones are read as UTC)."""
+    if not value:
+        return None
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _item(fmt: str, line: int, doc: Any) -> ImportItem:
+    """One line's item, validated (pydantic's error, or ValueError, when it is not)."""
+    if fmt == MEM0:
+        m = Mem0Memory.model_validate(doc)
+        fields = Mem0Fields(
+            id=m.id,
+            memory=m.memory,
+            user_id=m.user_id,
+            hash=m.hash,
+            created_at=_when(m.created_at),
+            updated_at=_when(m.updated_at),
+        )
+        return ImportItem(line, m.id, from_mem0(fields))
+    body = ImportLine.model_validate(doc)
+    c = candidate_from(body, body.user_id, Origin.IMPORTED)
+    if body.source is None:
+        c.source_kind = SourceKind.IMPORTED
+        c.turn_id = body.id
+    return ImportItem(line, body.id, c)
+
+
+def _line_errors(line: int, exc: Exception) -> list[dict[str, Any]]:
+    if isinstance(exc, ValidationError):
+        return [
+            {
+                "loc": ["body", "line", line, *e["loc"]],
+                "msg": e["msg"],
+                "type": e["type"],
+            }
+            for e in exc.errors(include_input=False, include_url=False)
+        ]
+    if isinstance(exc, InputError):
+        return [{"loc": ["body", "line", line], "msg": exc.message, "type": "json_invalid"}]
+    return [{"loc": ["body", "line", line], "msg": str(exc), "type": "value_error"}]
+
+
+def _too_long(item: ImportItem) -> str | None:
+    import orjson
+
+    c = item.candidate
+    if len(c.statement) > MAX_STATEMENT:
+        return f"statement over {MAX_STATEMENT} characters"
+    if len(orjson.dumps(c.value)) > MAX_VALUE_BYTES:
+        return f"value over {MAX_VALUE_BYTES} bytes as JSON"
+    return None
+
+
+async def read_items(request: Request, fmt: str) -> list[ImportItem]:
+    """Every item of the upload, validated line by line; malformed lines are 422 with
+    their line numbers (the first 100), and nothing is queued."""
+    items: list[ImportItem] = []
+    errors: list[dict[str, Any]] = []
+    async for number, raw in _Lines(request, _whole_document(request)):
+        if not raw.strip():
+            continue
+        try:
+            doc = parse_json(raw)
+            records = mem0_records(doc) if fmt == MEM0 else None
+            for sub in records if records is not None else [doc]:
+                item = _item(fmt, number, sub)
+                problem = _too_long(item)
+                if problem:
+                    raise ValueError(problem)
+                items.append(item)
+        except (ValidationError, InputError, ValueError) as exc:
+            errors.extend(_line_errors(number, exc))
+        if len(items) > IMPORT_MAX_ITEMS:
+            raise PayloadTooLarge(
+                f"at most {IMPORT_MAX_ITEMS} items per import", {"max_items": IMPORT_MAX_ITEMS}
+            )
+    if errors:
+        shown = errors[:MAX_REPORTED_ERRORS]
+        details = {"fields": shown, "errors": len(errors)}
+        if any(e["type"] == SecretInIdentifier.code for e in errors):
+            raise SecretInIdentifier("a line holds a secret in an identifier", details)
+        lines = sorted({e["loc"][2] for e in errors})
+        raise InvalidRequest(f"malformed lines: {lines[:20]}", {**details, "lines": lines[:100]})
+    if not items:
+        raise InvalidRequest("the import holds no items", {"fields": [{"loc": ["body"]}]})
+    return items
+
+
+@router.post(
+    "/admin/import",
+    status_code=202,
+    response_model=ImportQueued,
+    responses=WRITE,
+    openapi_extra=_NDJSON_BODY,
+)
+async def post_import(
+    request: Request,
+    who: Principal = admin,
+    format: Annotated[Literal["jsonl", "mem0"], Query()] = "jsonl",
+    dry_run: Annotated[bool, Query()] = False,
+) -> JSONResponse:
+    """Many users' facts from another store, as a job: `GET /v1/jobs/{id}` shows
+    `result.done` of `result.total` and, at the end, one decision per item."""
+    items = await read_items(request, format)
+    ctx = get_ctx(request)
+    job_id = await queue_import(ctx, who.tenant_id, who.rights, items, format, dry_run, clock.now())
+    return JSONResponse(
+        {"job_id": str(job_id), "total": len(items), "format": format, "dry_run": dry_run},
+        status_code=202,
+        background=BackgroundTask(enqueue, ctx, job_id, who.tenant_id),
+    )
