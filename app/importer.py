@@ -41,6 +41,7 @@ from app.store import facts as facts_store
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
 from app.writer import (
+    SYSTEM_RIGHTS,
     WriteOutcome,
     audit_refusal,
     embed_candidates,
@@ -322,6 +323,44 @@ async def _decide_chunk(
         _report_entry(_entry(i["line"], i.get("id"), c.user_id), out)
         for i, c, out in zip(chunk, cs, outs, strict=True)
     ]
+
+
+def final_report(
+    row: Any, payload: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """What a finished import keeps (decisions, result, payload): the report sorted by
+    line, the counts marked complete, the payload without its items."""
+    decisions = sorted(row["decisions"] or [], key=lambda d: int(d.get("line", 0)))
+    result = {**(row["result"] or {}), "complete": True}
+    return decisions, result, {k: v for k, v in payload.items() if k != "items"}
+
+
+async def import_now(
+    ctx: AppContext,
+    tenant_id: uuid.UUID,
+    items: Sequence[ImportItem],
+    fmt: str,
+    dry_run: bool,
+) -> tuple[uuid.UUID, dict[str, Any]]:
+    """The whole import in this process (the CLI): the same job a worker would run,
+    queued, run and marked done here. Its id and the finished job's report
+    `{result, decisions}`. A worker that picks the job up meanwhile finds it done, or
+    waits on each chunk's lock and decides nothing twice."""
+    job_id = await queue_import(ctx, tenant_id, SYSTEM_RIGHTS, items, fmt, dry_run, clock.now())
+    async with tenant_tx(ctx.pool, tenant_id) as conn:
+        row = await jobs_store.get(conn, tenant_id, job_id)
+        assert row is not None
+        payload = dict(row["payload"])
+    await run_import(ctx, tenant_id, job_id, payload)
+    async with tenant_tx(ctx.pool, tenant_id) as conn:
+        row = await jobs_store.get(conn, tenant_id, job_id, lock=True)
+        assert row is not None
+        decisions, result, kept = final_report(row, payload)
+        if row["state"] not in ("done", "failed"):
+            await jobs_store.mark_done(
+                conn, tenant_id, job_id, clock.now(), decisions, result, kept
+            )
+    return job_id, {"result": result, "decisions": decisions}
 
 
 def rights_of(raw: dict[str, Any]) -> KeyRights:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from app.importer import ImportSliceEnded, run_import
+from app.importer import ImportSliceEnded, final_report, run_import
 from app.store import jobs as jobs_store
 from workers.jobs import JobAlreadyDone, JobResult, JobRun
 
@@ -26,7 +26,5 @@ async def handle_import(run: JobRun) -> JobResult:
     async with run.finishing(outcome) as conn:
         row = await jobs_store.get(conn, run.tenant_id, run.id)
         assert row is not None
-        outcome.decisions = sorted(row["decisions"] or [], key=lambda d: int(d.get("line", 0)))
-        outcome.result = {**(row["result"] or {}), "complete": True}
-        outcome.payload = {k: v for k, v in run.payload.items() if k != "items"}
+        outcome.decisions, outcome.result, outcome.payload = final_report(row, run.payload)
     return outcome

@@ -194,39 +194,57 @@ def _too_long(item: ImportItem) -> str | None:
     return None
 
 
-async def read_items(request: Request, fmt: str) -> list[ImportItem]:
-    """Every item of the upload, validated line by line; malformed lines are 422 with
-    their line numbers (the first 100), and nothing is queued."""
-    items: list[ImportItem] = []
-    errors: list[dict[str, Any]] = []
-    async for number, raw in _Lines(request, _whole_document(request)):
+class ItemReader:
+    """The items of an upload, line by line: each line parsed strictly and validated;
+    `items()` raises 422 naming the malformed lines (the first 100), or 413 over the cap.
+    The CLI (`app.cli import-mem0`) reads its file with it too."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self.found: list[ImportItem] = []
+        self.errors: list[dict[str, Any]] = []
+
+    def add(self, number: int, raw: bytes) -> None:
         if not raw.strip():
-            continue
+            return
         try:
             doc = parse_json(raw)
-            records = mem0_records(doc) if fmt == MEM0 else None
+            records = mem0_records(doc) if self.fmt == MEM0 else None
             for sub in records if records is not None else [doc]:
-                item = _item(fmt, number, sub)
+                item = _item(self.fmt, number, sub)
                 problem = _too_long(item)
                 if problem:
                     raise ValueError(problem)
-                items.append(item)
+                self.found.append(item)
         except (ValidationError, InputError, ValueError) as exc:
-            errors.extend(_line_errors(number, exc))
-        if len(items) > IMPORT_MAX_ITEMS:
+            self.errors.extend(_line_errors(number, exc))
+        if len(self.found) > IMPORT_MAX_ITEMS:
             raise PayloadTooLarge(
                 f"at most {IMPORT_MAX_ITEMS} items per import", {"max_items": IMPORT_MAX_ITEMS}
             )
-    if errors:
-        shown = errors[:MAX_REPORTED_ERRORS]
-        details = {"fields": shown, "errors": len(errors)}
-        if any(e["type"] == SecretInIdentifier.code for e in errors):
-            raise SecretInIdentifier("a line holds a secret in an identifier", details)
-        lines = sorted({e["loc"][2] for e in errors})
-        raise InvalidRequest(f"malformed lines: {lines[:20]}", {**details, "lines": lines[:100]})
-    if not items:
-        raise InvalidRequest("the import holds no items", {"fields": [{"loc": ["body"]}]})
-    return items
+
+    def items(self) -> list[ImportItem]:
+        errors = self.errors
+        if errors:
+            details = {"fields": errors[:MAX_REPORTED_ERRORS], "errors": len(errors)}
+            if any(e["type"] == SecretInIdentifier.code for e in errors):
+                raise SecretInIdentifier("a line holds a secret in an identifier", details)
+            lines = sorted({e["loc"][2] for e in errors})
+            raise InvalidRequest(
+                f"malformed lines: {lines[:20]}", {**details, "lines": lines[:100]}
+            )
+        if not self.found:
+            raise InvalidRequest("the import holds no items", {"fields": [{"loc": ["body"]}]})
+        return self.found
+
+
+async def read_items(request: Request, fmt: str) -> list[ImportItem]:
+    """Every item of the upload, validated line by line as it streams in; malformed lines
+    are 422 with their line numbers, and nothing is queued."""
+    reader = ItemReader(fmt)
+    async for number, raw in _Lines(request, _whole_document(request)):
+        reader.add(number, raw)
+    return reader.items()
 
 
 @router.post(

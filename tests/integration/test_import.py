@@ -377,3 +377,49 @@ async def test_import_job_is_the_tenants_own(
     theirs = await client.get(f"/v1/jobs/{res.json()['job_id']}", headers=other_tenant.h("admin"))
     assert theirs.status_code == 404
     assert uuid.UUID(res.json()["job_id"])
+
+
+async def test_cli_import_mem0_prints_the_report(
+    client: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, tmp_path: Path
+) -> None:
+    """`python -m app.cli import-mem0 FILE --tenant T`: the same import, in the CLI's
+    process (no worker), its report the last line of stdout."""
+    import asyncio
+    import os
+    import sys
+
+    async def cli(*extra: str) -> dict[str, Any]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "app.cli",
+            "import-mem0",
+            str(MEM0_EXPORT),
+            "--tenant",
+            tenant.name,
+            *extra,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "MEMGATE_CRON": "0"},
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+        assert proc.returncode == 0, err.decode()[-2000:]
+        report: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+        return report
+
+    dry = await cli("--dry-run")
+    assert dry["result"]["counts"]["pass"] == 17 and dry["result"]["dry_run"] is True
+    assert await facts_of(client, tenant, "bob") == []
+    report = await cli()
+    assert report["result"]["done"] == report["result"]["total"] == 20
+    refused = [(d["id"], d["reason"]) for d in report["decisions"] if d["decision"] == "rejected"]
+    ids = [m["id"] for m in mem0_results()]
+    assert refused == [
+        (ids[6], "secret_detected"),
+        (ids[11], "government_id"),
+        (ids[14], "secret_detected"),
+    ]
+    job = await client.get(f"/v1/jobs/{report['job_id']}", headers=tenant.h("admin"))
+    assert job.json()["state"] == "done" and job.json()["decisions"] == report["decisions"]
+    assert len(await facts_of(client, tenant, "bob")) == 8  # 10 memories, 2 refused
+    assert not any(s in await tenant_text(owner_db, tenant) for s in SECRETS)
