@@ -422,4 +422,5 @@ async def test_cli_import_mem0_prints_the_report(
     job = await client.get(f"/v1/jobs/{report['job_id']}", headers=tenant.h("admin"))
     assert job.json()["state"] == "done" and job.json()["decisions"] == report["decisions"]
     assert len(await facts_of(client, tenant, "bob")) == 8  # 10 memories, 2 refused
-    assert not any(s in await tenant_text(owner_db, tenant) for s in SECRETS)
+    text = await tenant_text(owner_db, tenant)
+    assert not any(s in text for s in SECRETS)
