@@ -424,3 +424,41 @@ async def test_cli_import_mem0_prints_the_report(
     assert len(await facts_of(client, tenant, "bob")) == 8  # 10 memories, 2 refused
     text = await tenant_text(owner_db, tenant)
     assert not any(s in text for s in SECRETS)
+
+
+async def test_an_import_cut_short_resumes_after_its_last_chunk(
+    app: Any,
+    client: httpx.AsyncClient,
+    tenant: Tenant,
+    owner_db: asyncpg.Pool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run that ends (its time slice, a crash) keeps the chunks it committed; the next
+    run decides only the rest: every item once."""
+    import time
+
+    from app import importer
+
+    monkeypatch.setattr(importer, "IMPORT_CHUNK", 4)
+    lines = [
+        {"user_id": "rs", "id": f"r{n}", **fact(f"The user likes fruit {n}")} for n in range(10)
+    ]
+    res = await post_import(client, tenant, ndjson(lines))  # no worker: the test runs it
+    job_id = uuid.UUID(res.json()["job_id"])
+    ctx = app.state.ctx
+    async with owner_db.acquire() as conn:
+        payload = json.loads(
+            await conn.fetchval("SELECT payload::text FROM jobs WHERE id = $1", job_id)
+        )
+    with pytest.raises(importer.ImportSliceEnded):
+        await importer.run_import(ctx, tenant.id, job_id, payload, deadline=time.monotonic())
+    mid = (await client.get(f"/v1/jobs/{job_id}", headers=tenant.h("admin"))).json()
+    assert mid["result"]["done"] == 4 and mid["result"]["total"] == 10
+    assert len(mid["decisions"]) == 4 and len(await facts_of(client, tenant, "rs")) == 4
+    assert await importer.run_import(ctx, tenant.id, job_id, payload) is True
+    assert await importer.run_import(ctx, tenant.id, job_id, payload) is True  # nothing left
+    end = (await client.get(f"/v1/jobs/{job_id}", headers=tenant.h("admin"))).json()
+    assert end["result"]["done"] == 10
+    assert sorted(d["id"] for d in end["decisions"]) == sorted(f"r{n}" for n in range(10))
+    facts = await facts_of(client, tenant, "rs")
+    assert len(facts) == 10 and all(f["observations"] == 1 for f in facts)
