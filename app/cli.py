@@ -137,7 +137,7 @@ async def _run(args: argparse.Namespace) -> str:
 def read_export(path: str, fmt: str) -> list[Any]:
     """The file's items, validated as the import endpoint validates its body: a JSON
     document as a whole, anything else line by line (malformed lines exit non-zero)."""
-    from app.api.imports import ItemReader
+    from app.api.import_lines import ItemReader
     from app.errors import MemgateError
 
     raw = Path(path).read_bytes()
