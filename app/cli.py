@@ -5,6 +5,12 @@
                                                   → the new key, shown once (last line)
     python -m app.cli revoke-key ID               → the revoked key id
     python -m app.cli migrate                     → applies migrations
+    python -m app.cli import-mem0 FILE --tenant T [--dry-run]
+                                                  → the import's report (JSON, last line)
+
+`import-mem0` reads mem0's export (the JSON of `Memory.get_all()`, its platform export, a
+list of memories, or NDJSON) and runs the same import as `POST /v1/admin/import?format=mem0`
+(docs/api.md#bulk-import): every memory through the gate, refusals listed by mem0 id.
 
 Uses DATABASE_URL, or the embedded stack under DATA_DIR when it is unset. Logs go to
 stderr so that scripts can capture stdout's last line.
@@ -14,11 +20,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
 
 import asyncpg
 
@@ -125,6 +134,73 @@ async def _run(args: argparse.Namespace) -> str:
     raise SystemExit(f"unknown command {args.command}")
 
 
+def read_export(path: str, fmt: str) -> list[Any]:
+    """The file's items, validated as the import endpoint validates its body: a JSON
+    document as a whole, anything else line by line (malformed lines exit non-zero)."""
+    from app.api.import_lines import ItemReader
+    from app.errors import MemgateError
+
+    raw = Path(path).read_bytes()
+    reader = ItemReader(fmt)
+    try:
+        json.loads(raw)
+        reader.add(1, raw)
+    except ValueError:  # not one document: NDJSON
+        for number, line in enumerate(raw.split(b"\n"), start=1):
+            reader.add(number, line)
+    try:
+        return list(reader.items())
+    except MemgateError as exc:
+        raise SystemExit(f"{exc}: {json.dumps(exc.details)[:2000]}") from None
+
+
+async def import_file(args: argparse.Namespace) -> str:
+    """`import-mem0`: the import in this process, with the API's own context."""
+    from app.context import build_context, close_context
+    from app.importer import import_now
+
+    items = read_export(args.file, "mem0")
+    settings = get_settings()
+    started = None  # the embedded stack this command started (and stops)
+    if not settings.database_url or not settings.redis_url:
+        from app.embedded import EmbeddedStack
+
+        stack = EmbeddedStack(settings.data_dir.resolve())
+        if not await _answers(stack.database_url):  # else a running `make run` owns it
+            stack.start()
+            started = stack
+        settings = settings.model_copy(
+            update={"database_url": stack.database_url, "redis_url": stack.redis_url}
+        )
+    try:
+        assert settings.database_url is not None
+        await migrate(settings.database_url)
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            tenant_id = await _tenant_id(conn, args.tenant)
+        finally:
+            await conn.close()
+        ctx = await build_context(settings)
+        try:
+            job_id, report = await import_now(ctx, tenant_id, items, "mem0", args.dry_run)
+        finally:
+            await close_context(ctx)
+    finally:
+        if started is not None:
+            started.stop()
+    return json.dumps({"job_id": str(job_id), **report}, ensure_ascii=False)
+
+
+async def _tenant_id(conn: asyncpg.Connection, tenant: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(tenant)
+    except ValueError:
+        found = await keys_store.tenant_by_name(conn, tenant)
+        if found is None:
+            raise SystemExit(f"no tenant {tenant!r}") from None
+        return found
+
+
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
     parser = argparse.ArgumentParser(prog="python -m app.cli")
@@ -148,7 +224,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     p = sub.add_parser("revoke-key")
     p.add_argument("id")
+    p = sub.add_parser("import-mem0", help="import mem0's export through the gate")
+    p.add_argument("file")
+    p.add_argument("--tenant", required=True, help="tenant id or name")
+    p.add_argument("--dry-run", action="store_true", help="screen only, write nothing")
     args = parser.parse_args(argv)
+    if args.command == "import-mem0":
+        print(asyncio.run(import_file(args)))
+        return
     print(asyncio.run(_run(args)))
 
 

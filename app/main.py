@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app.api import admin, explain, facts, health, me, observations, recall, sessions
+from app.api import admin, explain, facts, health, imports, me, observations, recall, sessions
 from app.api import ops as ops_api
 from app.api.guard import InputGuard
 from app.api.idempotency import IdempotencyMiddleware
@@ -33,6 +33,7 @@ ROUTERS = [
     admin.router,
     explain.router,
     facts.router,
+    imports.router,
     recall.router,
     observations.router,
     sessions.router,

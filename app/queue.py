@@ -27,6 +27,7 @@ JOB_RUN = "run_job"  # runs one row of the jobs table (observe, reembed, cleanup
 OBSERVE = "observe"
 REEMBED = "reembed"
 CLEANUP = "cleanup"
+IMPORT = "import"
 ENQUEUE_TIMEOUT_S = 0.5  # the API never waits longer than this for Redis
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -277,6 +277,33 @@ async def embed_candidate(
     return Embedded(semantic.assess(segments, vectors, model), vectors[0], model)
 
 
+async def embed_candidates(
+    ctx: AppContext, cs: Sequence[Candidate], policy: Policy
+) -> list[Embedded]:
+    """`embed_candidate` for many candidates in one embedding call (a batch of writes, an
+    import): every candidate's segments go to the embedder together, and each candidate
+    is assessed on its own vectors. Nothing is embedded when the semantic classes are off
+    (each write then embeds its statement after its screening, as one write does)."""
+    off = _semantic_off(ctx, policy)
+    if off is not None or ctx.embedder is None:
+        return [Embedded(Assessment.disabled(off or "no embedder")) for _ in cs]
+    per = [semantic.segments(c) for c in cs]
+    texts = [s.text for segs in per for s in segs]
+    try:
+        vectors = await ctx.embedder.embed_documents(texts) if texts else []
+    except Exception:  # as in embed_candidate: the rules alone screen them
+        log.exception("embedding failed; the gate runs its rules alone")
+        return [Embedded(Assessment.disabled("embedding failed")) for _ in cs]
+    model = ctx.embedder.model
+    out: list[Embedded] = []
+    at = 0
+    for segs in per:
+        mine = vectors[at : at + len(segs)]
+        at += len(segs)
+        out.append(Embedded(semantic.assess(segs, mine, model), mine[0], model))
+    return out
+
+
 def _gate_detail(policy: Policy, embedded: Embedded) -> dict[str, Any]:
     """What audit keeps of the semantic classes for any decision: on/off and the highest
     score per class (numbers only)."""
@@ -312,6 +339,44 @@ async def _judged_screening(
     )
     embedded.judged.update(verdicts)
     return gate.screen(c, rights, policy, tombstoned, assessment, embedded.judged)
+
+
+async def preview(
+    ctx: AppContext,
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    c: Candidate,
+    policy: Policy,
+    embedded: Embedded,
+) -> GateResult | None:
+    """What the gate's screening decides for `c` (rules, semantic classes, this user's
+    tombstones), writing nothing and auditing nothing: a dry run. None: it passes; the
+    conflict rules, which need the write, are not run."""
+    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+    tombstoned = await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes)
+    return await _judged_screening(ctx, c, rights, policy, tombstoned, embedded)
+
+
+async def audit_refusal(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    c: Candidate,
+    screened: GateResult,
+    policy: Policy,
+    now: datetime,
+) -> WriteOutcome:
+    """Audit a refusal decided outside `write` (an import's screening at intake), as
+    `write` audits its own: the statement redacted, the detail without the text."""
+    outcome = WriteOutcome(Decision.REJECTED, screened.reason, detail=dict(screened.detail))
+    await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, dict(screened.detail))
+    return outcome
+
+
+def subject_of(c: Candidate) -> tuple[str, str, str]:
+    """The (user, scope, key) a write of `c` locks (`facts_store.lock_subjects`)."""
+    return c.user_id, c.scope, _subject_key(c)
 
 
 async def _embed(ctx: AppContext, text: str) -> tuple[list[float] | None, str | None]:
@@ -433,15 +498,19 @@ async def write(
     *,
     reuse: StoredVector | None = None,
     audit_detail: dict[str, Any] | None = None,
+    embedded: Embedded | None = None,
 ) -> WriteOutcome:
     """Gate and store one candidate; call inside a tenant transaction.
 
     `reuse`: the statement's vector and model when the caller has it already (a pooled
     candidate's, see `submit_extracted`): reused when the model is the current one, so a
     statement is embedded once. `audit_detail` is added to the decision's audit event.
+    `embedded`: the candidate's embeddings when the caller computed them already (a batch,
+    `embed_candidates`).
     """
     await guard_user(conn, tenant_id, c.user_id, now)
-    embedded = await embed_candidate(ctx, c, policy, reuse)
+    if embedded is None:
+        embedded = await embed_candidate(ctx, c, policy, reuse)
     rejected, screened = await _screen(
         ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail
     )

@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, unquote_to_bytes
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.asgi import send_json
-from app.api.middleware import MAX_BODY_BYTES
+from app.api.middleware import body_limit
 from app.api.validation import InputError, parse_json, text_problem
 from app.errors import error_body
 from app.logs import describe_exception
@@ -87,9 +87,11 @@ def check_headers(scope: Scope) -> None:
 
 
 def _is_json(scope: Scope) -> bool:
+    """A body read as one JSON document; NDJSON (an import's lines) is its route's to read."""
     for key, value in scope.get("headers", []):
         if key == b"content-type":
-            return b"json" in value.lower()
+            kind = value.lower()
+            return b"json" in kind and b"ndjson" not in kind and b"jsonl" not in kind
     return True  # FastAPI reads a body without a content type as JSON
 
 
@@ -137,11 +139,10 @@ class InputGuard:
                 raise  # a half-sent answer: only closing the connection ends it
 
     async def _checked_body(self, scope: Scope, receive: Receive) -> Receive:
+        limit = body_limit(scope["path"])
         for key, value in scope.get("headers", []):
-            if key == b"content-length" and value.isdigit() and int(value) > MAX_BODY_BYTES:
-                raise _Refused(
-                    413, "payload_too_large", f"body over {MAX_BODY_BYTES} bytes", ["body"]
-                )
+            if key == b"content-length" and value.isdigit() and int(value) > limit:
+                raise _Refused(413, "payload_too_large", f"body over {limit} bytes", ["body"])
         chunks: list[bytes] = []
         size = 0
         more = True
@@ -151,10 +152,8 @@ class InputGuard:
                 raise _Disconnected  # a body that never fully arrived is never run
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                raise _Refused(
-                    413, "payload_too_large", f"body over {MAX_BODY_BYTES} bytes", ["body"]
-                )
+            if size > limit:
+                raise _Refused(413, "payload_too_large", f"body over {limit} bytes", ["body"])
             chunks.append(chunk)
             more = bool(message.get("more_body", False))
         body = b"".join(chunks)

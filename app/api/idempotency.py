@@ -36,6 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app import clock
 from app.api.asgi import header, send_json
 from app.api.deps import resolve_principal
+from app.api.middleware import body_limit
 from app.auth import Principal
 from app.context import AppContext
 from app.errors import MemgateError, error_body
@@ -112,7 +113,7 @@ class IdempotencyMiddleware:
     async def _idempotent(self, scope: Scope, receive: Receive, send: Send, raw: str) -> None:
         ctx: AppContext = scope["app"].state.ctx
         try:
-            body = await read_body(receive, self.max_body)
+            body = await read_body(receive, max(self.max_body, body_limit(scope["path"])))
         except BodyTooLarge:
             await send_json(send, 413, error_body("payload_too_large", "body too large"), [])
             return

@@ -87,6 +87,7 @@ _WHY_EN = {
     "tool_observation": "observed by a tool on {date}",
     "agent_inference": "inferred by the assistant on {date}",
     "external_content": "taken from external content on {date}",
+    "imported": "imported from another memory store on {date}",
 }
 _WHY_ZH = {
     "admin_policy": "由运营方设定",
@@ -97,6 +98,7 @@ _WHY_ZH = {
     "tool_observation": "{date} 由工具观察到",
     "agent_inference": "{date} 由助手推断",
     "external_content": "{date} 取自外部内容",
+    "imported": "{date} 从其他记忆系统导入",
 }
 
 

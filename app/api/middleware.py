@@ -23,6 +23,16 @@ from app.metrics import REQUEST_LATENCY
 
 log = logging.getLogger("memgate.http")
 MAX_BODY_BYTES = 1_000_000
+IMPORT_MAX_BYTES = 50_000_000  # POST /v1/admin/import streams its NDJSON (docs/api.md)
+# Paths whose body may be larger than MAX_BODY_BYTES (their route counts as it reads).
+_LARGE_BODIES = {"/v1/admin/import": IMPORT_MAX_BYTES}
+
+
+def body_limit(path: str) -> int:
+    """The most a request to `path` may send."""
+    return _LARGE_BODIES.get(path.rstrip("/"), MAX_BODY_BYTES)
+
+
 _TRACE_ID = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
 _QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics"})
 
@@ -101,11 +111,12 @@ class BodyLimitMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             length = header(scope, b"content-length")
-            if length and length.isdigit() and int(length) > self.max_body:
+            limit = max(self.max_body, body_limit(scope["path"]))
+            if length and length.isdigit() and int(length) > limit:
                 await send_json(
                     send,
                     413,
-                    error_body("payload_too_large", f"body over {self.max_body} bytes"),
+                    error_body("payload_too_large", f"body over {limit} bytes"),
                     [],
                 )
                 return

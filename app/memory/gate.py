@@ -51,6 +51,7 @@ DEFAULT_CONFIDENCE: dict[SourceKind, float] = {
     SourceKind.USER_MESSAGE: 0.7,
     SourceKind.TOOL_OBSERVATION: 0.7,
     SourceKind.AGENT_INFERENCE: 0.5,
+    SourceKind.IMPORTED: 0.5,  # the import's own default is `imports.confidence` (policy)
     SourceKind.EXTERNAL_CONTENT: 0.4,
 }
 NO_SOURCE_CONFIDENCE = 0.5

@@ -30,10 +30,13 @@ class SourceKind(enum.StrEnum):
     TOOL_OBSERVATION = "tool_observation"
     AGENT_INFERENCE = "agent_inference"
     EXTERNAL_CONTENT = "external_content"
+    # brought from another memory store (POST /v1/admin/import, `app.cli import-mem0`):
+    # what an earlier system inferred, not what the user says now
+    IMPORTED = "imported"
 
 
 # docs/data-model.md#source-kinds-and-authority: admin_policy > system > explicit_instruction >
-# document > user_message = tool_observation > agent_inference > external_content.
+# document > user_message = tool_observation > agent_inference = imported > external_content.
 AUTHORITY: dict[SourceKind, int] = {
     SourceKind.ADMIN_POLICY: 7,
     SourceKind.SYSTEM: 6,
@@ -42,6 +45,7 @@ AUTHORITY: dict[SourceKind, int] = {
     SourceKind.USER_MESSAGE: 3,
     SourceKind.TOOL_OBSERVATION: 3,
     SourceKind.AGENT_INFERENCE: 2,
+    SourceKind.IMPORTED: 2,
     SourceKind.EXTERNAL_CONTENT: 1,
 }
 
@@ -122,6 +126,7 @@ class Origin(enum.StrEnum):
     CORRECTION = "correction"  # PATCH /facts/{id}, PATCH /me/facts/{id}
     EXTRACTED = "extracted"  # the extractor read it in a conversation turn
     PROMOTED = "promoted"  # a candidate that met the promotion rule or was confirmed
+    IMPORTED = "imported"  # POST /v1/admin/import, `app.cli import-mem0`: another store's
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,7 @@ SOURCE_LABEL: dict[str, dict[SourceKind, str]] = {
         SourceKind.TOOL_OBSERVATION: "工具观测",
         SourceKind.AGENT_INFERENCE: "推断",
         SourceKind.EXTERNAL_CONTENT: "外部内容",
+        SourceKind.IMPORTED: "导入",
     },
     "en": {k: k.value.replace("_", " ") for k in SourceKind},
 }

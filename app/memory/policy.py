@@ -111,6 +111,13 @@ class GatePolicy(_Section):
     judge: JudgeGatePolicy = Field(default_factory=JudgeGatePolicy)
 
 
+class ImportPolicy(_Section):
+    """Memories brought from another store (docs/api.md#bulk-import): the confidence a
+    fact gets when the item names none (its trust is its source kind, `imported`)."""
+
+    confidence: float = Field(0.6, ge=0, le=1)
+
+
 class Policy(_Section):
     version: str = "0"
     extract: ExtractPolicy = Field(default_factory=ExtractPolicy)
@@ -122,6 +129,7 @@ class Policy(_Section):
     predicates: dict[str, PredicateRule] = Field(default_factory=dict)
     session: SessionPolicy = Field(default_factory=SessionPolicy)
     gate: GatePolicy = Field(default_factory=GatePolicy)
+    imports: ImportPolicy = Field(default_factory=ImportPolicy)
 
     def is_many(self, predicate: str | None) -> bool:
         rule = self.predicates.get(predicate or "")

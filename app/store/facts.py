@@ -36,6 +36,20 @@ async def lock_subject(
     )
 
 
+async def lock_subjects(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, subjects: list[tuple[str, str, str]]
+) -> None:
+    """`lock_subject` for many (user, scope, key) at once, in one order (sorted): two
+    batches that share subjects wait for each other instead of deadlocking."""
+    keys = sorted({f"{tenant_id}|{user}|{scope}|{key}" for user, scope, key in subjects})
+    if keys:
+        await conn.execute(
+            """SELECT pg_advisory_xact_lock(hashtextextended(k, 0))
+               FROM unnest($1::text[]) WITH ORDINALITY AS s(k, n) ORDER BY n""",
+            keys,
+        )
+
+
 def _existing(row: asyncpg.Record) -> ExistingFact:
     return ExistingFact(
         id=row["id"],

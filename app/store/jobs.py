@@ -92,6 +92,30 @@ async def mark_done(
     )
 
 
+async def append_decisions(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    job_id: uuid.UUID,
+    decisions: list[dict[str, Any]],
+    result: dict[str, Any],
+    now: datetime,
+) -> None:
+    """A running job's progress: more decisions and its result so far (GET /v1/jobs/{id}
+    shows both), committed with the writes they count, so a retried job resumes where the
+    last commit left it. Progress made, the runs before this one that made none no longer
+    count against the job's tries (this run is its first)."""
+    await conn.execute(
+        """UPDATE jobs SET decisions = coalesce(decisions, '[]'::jsonb) || $3::jsonb,
+               result = $4, attempts = least(attempts, 1), updated_at = $5
+           WHERE tenant_id = $1 AND id = $2""",
+        tenant_id,
+        job_id,
+        decisions,
+        result,
+        now,
+    )
+
+
 async def mark_retry(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, job_id: uuid.UUID, now: datetime, error: str
 ) -> None:

@@ -49,9 +49,13 @@ class ObservationsIn(BaseModel):
 
 
 class JobDecision(Stored):
-    """What the gate decided for one extracted candidate (only the keys that apply)."""
+    """What the gate decided for one extracted candidate, or for one item of an import
+    (`line`, `id`, `user_id`): only the keys that apply."""
 
     turn_id: str | None = None
+    line: int | None = Field(None, description="an import's item: its line in the upload")
+    id: str | None = Field(None, description="an import's item: its id in the store it left")
+    user_id: str | None = None
     decision: str
     reason: str | None = None
     detail: GateDetail | None = None
@@ -64,7 +68,7 @@ class Job(Out):
     `error` and `result` are present only when set."""
 
     id: Uuid
-    kind: str = Field(description="observe, cleanup, reembed")
+    kind: str = Field(description="observe, cleanup, reembed, import")
     state: Literal["queued", "running", "done", "failed"]
     attempts: int
     decisions: list[JobDecision]
