@@ -16,12 +16,14 @@ from pathlib import Path
 import asyncpg
 
 from app.config import ROOT
+from app.store.facts import LOCK_POOL_FUNCTION_DDL
 from app.store.recall import RECALL_FUNCTION, RECALL_FUNCTION_DDL
+from app.store.users import FENCE_FUNCTION_DDL
 
 log = logging.getLogger("memgate.migrate")
 MIGRATIONS_DIR = ROOT / "migrations"
 _LOCK_KEY = 0x6D656D67617465  # "memgate"
-ROUTINES = (RECALL_FUNCTION_DDL,)
+ROUTINES = (RECALL_FUNCTION_DDL, LOCK_POOL_FUNCTION_DDL, FENCE_FUNCTION_DDL)
 _NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
 
 
