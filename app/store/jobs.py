@@ -143,3 +143,10 @@ async def to_relay(
             running_before,
         )
     return [(r["id"], r["tenant_id"]) for r in rows]
+
+
+async def queue_state(pool: asyncpg.Pool) -> dict[str, tuple[int, datetime]]:
+    """kind → (jobs queued, created_at of the oldest), across tenants (SECURITY DEFINER)."""
+    async with system_conn(pool) as conn:
+        rows = await conn.fetch("SELECT kind, depth, oldest FROM memgate_queue_state()")
+    return {r["kind"]: (int(r["depth"]), r["oldest"]) for r in rows}
