@@ -773,6 +773,12 @@ async def delete_fact(
     return ids
 
 
+def writes_directly(c: Candidate, policy: Policy) -> bool:
+    """Whether `submit_extracted` writes the candidate at once (an explicit instruction, or
+    `direct` mode) rather than pooling it."""
+    return c.source_kind is SourceKind.EXPLICIT_INSTRUCTION or policy.extract.mode == "direct"
+
+
 async def submit_extracted(
     ctx: AppContext,
     conn: asyncpg.Connection,
@@ -798,9 +804,10 @@ async def submit_extracted(
     counted for the candidate (its turn key) adds nothing.
 
     `embedded`: the candidate's embeddings when the caller computed them (a batch of jobs
-    embeds all its candidates at once).
+    embeds at once the candidates it writes directly; a pooled one is embedded here,
+    where a repeat in the same words reuses its candidate's vector).
     """
-    if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION or policy.extract.mode == "direct":
+    if writes_directly(c, policy):
         return await write(ctx, conn, tenant_id, rights, c, policy, now, embedded=embedded)
     tombstoned = await _fence(conn, tenant_id, c, now)
     same_words = await cand_store.pending_by_key(conn, tenant_id, c)

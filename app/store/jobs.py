@@ -69,6 +69,11 @@ async def mark_running(
     return row
 
 
+_MARK_DONE = """UPDATE jobs SET state = 'done', decisions = $3, result = $4, error = NULL,
+       payload = coalesce($5, payload), updated_at = $6
+   WHERE tenant_id = $1 AND id = $2"""
+
+
 async def mark_done(
     conn: asyncpg.Connection,
     tenant_id: uuid.UUID,
@@ -79,17 +84,34 @@ async def mark_done(
     payload: dict[str, Any] | None = None,
 ) -> None:
     """Done, with what was decided; `payload` (if given) replaces the stored one."""
-    await conn.execute(
-        """UPDATE jobs SET state = 'done', decisions = $3, result = $4, error = NULL,
-               payload = coalesce($5, payload), updated_at = $6
-           WHERE tenant_id = $1 AND id = $2""",
-        tenant_id,
-        job_id,
-        decisions,
-        result,
-        payload,
-        now,
+    await conn.execute(_MARK_DONE, tenant_id, job_id, decisions, result, payload, now)
+
+
+async def mark_done_many(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    now: datetime,
+    done: list[tuple[uuid.UUID, list[dict[str, Any]], Any, dict[str, Any] | None]],
+) -> None:
+    """`mark_done` for several jobs (job id, decisions, result, payload) in one batch."""
+    await conn.executemany(
+        _MARK_DONE,
+        [(tenant_id, job_id, dec, result, payload, now) for job_id, dec, result, payload in done],
     )
+
+
+async def lock_states(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]
+) -> dict[uuid.UUID, str]:
+    """Lock several job rows until commit (in id order: two batches never deadlock on
+    them) and answer their states."""
+    rows = await conn.fetch(
+        """SELECT id, state FROM jobs WHERE tenant_id = $1 AND id = ANY($2::uuid[])
+           ORDER BY id FOR UPDATE""",
+        tenant_id,
+        job_ids,
+    )
+    return {r["id"]: r["state"] for r in rows}
 
 
 async def mark_retry(
