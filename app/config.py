@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     job_max_tries: int = Field(5, alias="MEMGATE_JOB_MAX_TRIES")
     job_retry_base_s: float = Field(2.0, alias="MEMGATE_JOB_RETRY_BASE")  # doubles per try
     job_lease_s: float = Field(15.0, alias="MEMGATE_JOB_LEASE")  # a dead worker's jobs rerun after
+    # Backpressure: with this many observe jobs queued, observations answer 503 overloaded
+    queue_max_depth: int = Field(10000, ge=1, alias="MEMGATE_QUEUE_MAX_DEPTH")
     cron_enabled: bool = Field(True, alias="MEMGATE_CRON")
     relay_interval_s: float = Field(1.0, alias="MEMGATE_RELAY_INTERVAL")
     # Test-only clock shift (seconds); refused unless MEMGATE_ENV=test.

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
@@ -78,6 +79,8 @@ class AppContext:
     key_cache: dict[str, tuple[float, Any]] = field(default_factory=dict)
     # key id → (tokens, last refill): the per-key rate limit's buckets
     buckets: dict[uuid.UUID, tuple[float, float]] = field(default_factory=dict)
+    # (fresh until, kind → (queued, oldest created_at)): the jobs queue, read once a second
+    queue_state: tuple[float, dict[str, tuple[int, datetime]]] | None = None
 
 
 def embedder_from_settings(settings: Settings) -> Embedder:

@@ -77,6 +77,12 @@ class Unavailable(MemgateError):
     status, code = 503, "unavailable"
 
 
+class Overloaded(MemgateError):
+    """More work queued than the workers can do: refused, nothing written; retry later."""
+
+    status, code = 503, "overloaded"
+
+
 _STATUS_CODES = {
     400: "invalid_request",
     401: "unauthorized",

@@ -116,11 +116,30 @@ async def guard_user(
 ) -> None:
     """The forget-me fence (app/store/users.py): a write that began before the user was
     forgotten is refused, so nothing in flight outlives a forget-me."""
-    if await users_store.fence_user(conn, tenant_id, user_id, started_at):
-        raise Conflict(
-            "the user was forgotten while this request ran; nothing was written",
-            {"reason": "user_forgotten"},
-        )
+    forgotten, _ = await users_store.fence_user(conn, tenant_id, user_id, started_at)
+    if forgotten:
+        raise _forgotten()
+
+
+def _forgotten() -> Conflict:
+    return Conflict(
+        "the user was forgotten while this request ran; nothing was written",
+        {"reason": "user_forgotten"},
+    )
+
+
+async def _fence(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, c: Candidate, started_at: datetime
+) -> set[str]:
+    """`guard_user` for a candidate, and its content's tombstones read in the same round
+    trip (the screening needs them)."""
+    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+    forgotten, tombstoned = await users_store.fence_user(
+        conn, tenant_id, c.user_id, started_at, scope=c.scope, hashes=hashes
+    )
+    if forgotten:
+        raise _forgotten()
+    return tombstoned
 
 
 async def lock_version(
@@ -166,8 +185,7 @@ def _audit_sensitivity(c: Candidate, outcome: WriteOutcome, policy: Policy) -> s
     return level.value
 
 
-async def _audit_decision(
-    conn: asyncpg.Connection,
+def _decision_event(
     tenant_id: uuid.UUID,
     rights: KeyRights,
     c: Candidate,
@@ -175,15 +193,13 @@ async def _audit_decision(
     policy: Policy,
     now: datetime,
     detail: dict[str, Any] | None = None,
-) -> None:
+    fact_id: uuid.UUID | None = None,
+) -> audit.Event:
+    """The audit event of one gate decision, about `fact_id` (default: the outcome's)."""
     action = "reject" if outcome.decision is Decision.REJECTED else "write"
     if c.origin is Origin.CORRECTION and action == "write":
         action = "update"
-    await count_gate_decision(
-        outcome.decision.value, outcome.reason.value if outcome.reason else "", c.origin.value
-    )
-    await audit.record(
-        conn,
+    return audit.Event(
         tenant_id,
         action,
         actor=rights.key_id,
@@ -191,7 +207,7 @@ async def _audit_decision(
         user_id=c.user_id,
         decision=outcome.decision.value,
         reason=outcome.reason.value if outcome.reason else None,
-        fact_id=outcome.fact_id,
+        fact_id=fact_id or outcome.fact_id,
         candidate_id=outcome.candidate_id,
         source_kind=c.source_kind.value if c.source_kind else None,
         trace_id=c.trace_id,
@@ -209,6 +225,26 @@ async def _audit_decision(
         },
         at=now,
     )
+
+
+async def _count_decision(c: Candidate, outcome: WriteOutcome) -> None:
+    await count_gate_decision(
+        outcome.decision.value, outcome.reason.value if outcome.reason else "", c.origin.value
+    )
+
+
+async def _audit_decision(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    c: Candidate,
+    outcome: WriteOutcome,
+    policy: Policy,
+    now: datetime,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    await _count_decision(c, outcome)
+    await audit.insert(conn, _decision_event(tenant_id, rights, c, outcome, policy, now, detail))
 
 
 async def record_interaction(
@@ -400,16 +436,21 @@ async def _screen(
     now: datetime,
     embedded: Embedded | None = None,
     audit_detail: dict[str, Any] | None = None,
+    tombstoned: Collection[str] | None = None,
 ) -> tuple[WriteOutcome | None, GateResult | None]:
     """The gate's screening with this user's tombstones; a rejection is audited here.
 
     Returns (outcome to answer now, screening result): the outcome is set for a rejection;
     the result is set when the gate asks for something other than a plain pass
     (e.g. pending for consent). `embedded`: the candidate's semantic assessment (None:
-    the rules alone).
+    the rules alone). `tombstoned`: the content's tombstones when the caller read them
+    (`_fence`); else they are read here.
     """
-    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
-    tombstoned = await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes)
+    if tombstoned is None:
+        hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+        tombstoned = await facts_store.matching_tombstones(
+            conn, tenant_id, c.user_id, c.scope, hashes
+        )
     screened = await _judged_screening(ctx, c, rights, policy, tombstoned, embedded)
     if screened is not None and screened.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, screened.reason, detail=dict(screened.detail))
@@ -440,13 +481,19 @@ async def _insert(
     supersedes: uuid.UUID | None,
     contested: bool,
     valid_to: datetime | None,
-) -> asyncpg.Record:
-    """Store a new version of a fact the gate accepted (the one place facts are inserted)."""
+    outcome: WriteOutcome,
+    detail: dict[str, Any] | None,
+) -> WriteOutcome:
+    """Store a new version of a fact the gate accepted (the one place facts are inserted)
+    and the decision's audit event, in one round trip; `outcome` is completed with it."""
     valid_from = c.valid_from or now
-    return await facts_store.insert_fact(
+    fact_id = uuid.uuid4()
+    event = _decision_event(tenant_id, rights, c, outcome, policy, now, detail, fact_id)
+    await _count_decision(c, outcome)
+    row = await facts_store.insert_fact(
         conn,
         facts_store.NewFact(
-            id=uuid.uuid4(),
+            id=fact_id,
             tenant_id=tenant_id,
             user_id=c.user_id,
             scope=c.scope,
@@ -481,7 +528,10 @@ async def _insert(
             occurred_at=c.occurred_at,
             keys=list(c.keys),
         ),
+        event,
     )
+    outcome.fact = fact_json(row)
+    return outcome
 
 
 StoredVector = tuple[list[float] | None, str | None]  # a vector and its model, or Nones
@@ -505,14 +555,18 @@ async def write(
     `reuse`: the statement's vector and model when the caller has it already (a pooled
     candidate's, see `submit_extracted`): reused when the model is the current one, so a
     statement is embedded once. `audit_detail` is added to the decision's audit event.
-    `embedded`: the candidate's embeddings when the caller computed them already (a batch,
+    `embedded`: the candidate's embeddings when the caller computed them already (a batch:
     `embed_candidates`).
+
+    Round trips: the fence with the content's tombstones, the subject lock with the
+    tombstones again and the conflict pool, the fact with its audit event (plus the
+    updates a conflict asks for, and the last interaction of an explicit instruction).
     """
-    await guard_user(conn, tenant_id, c.user_id, now)
     if embedded is None:
         embedded = await embed_candidate(ctx, c, policy, reuse)
+    tombstoned = await _fence(conn, tenant_id, c, now)
     rejected, screened = await _screen(
-        ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail
+        ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail, tombstoned
     )
     if rejected is not None:
         return rejected
@@ -546,27 +600,27 @@ async def write(
         vector, model = reuse  # a pooled candidate's vector: not embedded again
     if vector is None:  # the rules alone screened it: embed the statement now
         vector, model = await _embed(ctx, c.statement)
-    await facts_store.lock_subject(conn, tenant_id, c.user_id, c.scope, _subject_key(c))
-    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
-    if await facts_store.matching_tombstones(conn, tenant_id, c.user_id, c.scope, hashes):
-        # A delete that held this lock before us may have tombstoned the content since
-        # the screening above: screen again now that nothing else can.
-        rejected, _ = await _screen(
-            ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail
-        )
-        if rejected is not None:
-            return rejected
-    existing = await facts_store.conflict_pool(
+    tombstoned, existing = await facts_store.lock_conflict_pool(
         conn,
         tenant_id,
         c.user_id,
         c.scope,
+        _subject_key(c),
         c.type.value,
         c.predicate,
         statement_key(c.statement),
         vector,
         model,
+        tombstone_hashes(c.scope, c.predicate, c.value, c.statement),
     )
+    if tombstoned:
+        # A delete that held this lock before us may have tombstoned the content since
+        # the screening above: screen again now that nothing else can.
+        rejected, _ = await _screen(
+            ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail, tombstoned
+        )
+        if rejected is not None:
+            return rejected
     result = gate.resolve(c, existing, policy, now)
     if result.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, result.reason)
@@ -602,7 +656,7 @@ async def write(
     valid_to = c.valid_to
     if result.status is Status.SUPERSEDED and valid_to is None:
         valid_to = result.valid_to  # kept as history: closed where the next version begins
-    row = await _insert(
+    outcome = await _insert(
         conn,
         tenant_id,
         rights,
@@ -618,9 +672,9 @@ async def write(
         supersedes=result.supersedes,
         contested=result.contested,
         valid_to=valid_to,
+        outcome=WriteOutcome(result.decision, superseded=superseded),
+        detail=gate_detail,
     )
-    outcome = WriteOutcome(result.decision, fact=fact_json(row), superseded=superseded)
-    await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, gate_detail)
     if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION and rights.role in (Role.USER, Role.AGENT):
         await record_interaction(conn, tenant_id, c.user_id, now)
     return outcome
@@ -709,7 +763,7 @@ async def _insert_version(
     vector, model = embedded.vector, embedded.model
     if vector is None:
         vector, model = await _embed(ctx, c.statement)
-    row = await _insert(
+    outcome = await _insert(
         conn,
         tenant_id,
         rights,
@@ -725,10 +779,8 @@ async def _insert_version(
         supersedes=old["id"],
         contested=False,
         valid_to=c.valid_to,
-    )
-    outcome = WriteOutcome(Decision.SUPERSEDED, fact=fact_json(row), superseded=[str(old["id"])])
-    await _audit_decision(
-        conn, tenant_id, rights, c, outcome, policy, now, _gate_detail(policy, embedded)
+        outcome=WriteOutcome(Decision.SUPERSEDED, superseded=[str(old["id"])]),
+        detail=_gate_detail(policy, embedded),
     )
     if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION:
         await record_interaction(conn, tenant_id, c.user_id, now)
@@ -786,6 +838,12 @@ async def delete_fact(
     return ids
 
 
+def writes_directly(c: Candidate, policy: Policy) -> bool:
+    """Whether `submit_extracted` writes the candidate at once (an explicit instruction, or
+    `direct` mode) rather than pooling it."""
+    return c.source_kind is SourceKind.EXPLICIT_INSTRUCTION or policy.extract.mode == "direct"
+
+
 async def submit_extracted(
     ctx: AppContext,
     conn: asyncpg.Connection,
@@ -795,6 +853,7 @@ async def submit_extracted(
     policy: Policy,
     now: datetime,
     turn_key: str,
+    embedded: Embedded | None = None,
 ) -> WriteOutcome:
     """An extracted candidate: gated, then pooled or written as `extract.mode` says
     (docs/extraction.md#the-candidate-pool).
@@ -808,19 +867,26 @@ async def submit_extracted(
     predicate (`_paraphrase_of`). The vector is stored with a new candidate and reused
     when it is promoted. Exactly once as for a repeat in the same words: a turn already
     counted for the candidate (its turn key) adds nothing.
+
+    `embedded`: the candidate's embeddings when the caller computed them (a batch of jobs
+    embeds at once the candidates it writes directly; a pooled one is embedded here,
+    where a repeat in the same words reuses its candidate's vector).
     """
-    if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION or policy.extract.mode == "direct":
-        return await write(ctx, conn, tenant_id, rights, c, policy, now)
-    await guard_user(conn, tenant_id, c.user_id, now)
-    # a repeat in the same words: its candidate's vector serves the semantic screening
+    if writes_directly(c, policy):
+        return await write(ctx, conn, tenant_id, rights, c, policy, now, embedded=embedded)
+    tombstoned = await _fence(conn, tenant_id, c, now)
     same_words = await cand_store.pending_by_key(conn, tenant_id, c)
-    stored = (
-        await cand_store.embedding_of(conn, tenant_id, same_words["id"])
-        if same_words is not None
-        else None
+    if embedded is None:
+        # a repeat in the same words: its candidate's vector serves the semantic screening
+        stored = (
+            await cand_store.embedding_of(conn, tenant_id, same_words["id"])
+            if same_words is not None
+            else None
+        )
+        embedded = await embed_candidate(ctx, c, policy, stored)
+    rejected, screened = await _screen(
+        ctx, conn, tenant_id, rights, c, policy, now, embedded, tombstoned=tombstoned
     )
-    embedded = await embed_candidate(ctx, c, policy, stored)
-    rejected, screened = await _screen(ctx, conn, tenant_id, rights, c, policy, now, embedded)
     if rejected is not None:
         return rejected
     reason = screened.reason if screened is not None else None

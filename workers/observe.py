@@ -3,26 +3,47 @@
 The payload was redacted by the API before it was stored. Extraction (possibly a slow
 LLM call) runs outside any transaction; every candidate then goes through
 `writer.submit_extracted` — the one gate — inside the transaction that marks the job
-done, so a retried job never counts a turn twice or writes a fact twice.
+done, so a retried job never counts a turn twice or writes a fact twice. Jobs that finish
+extracting together are written together (`ObserveBatcher`): one embedding call and one
+transaction for the batch, each job still marked done with exactly its own writes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import logging
 import uuid
+from dataclasses import dataclass, field
 from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
 
+import asyncpg
+
+from app import clock
 from app.config import Settings
-from app.memory.model import KeyRights, Role, Sensitivity, SourceKind
+from app.context import AppContext
+from app.faults import is_outage
+from app.memory.model import Candidate, KeyRights, Role, Sensitivity, SourceKind
+from app.memory.policy import Policy
 from app.providers.extractor import Extractor, Turn, assign_turn_ids, extractor_from_settings
 from app.queue import OBSERVE
+from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
-from app.writer import guard_user, record_interaction, submit_extracted
-from workers.jobs import JobResult, JobRun
+from app.writer import (
+    Embedded,
+    embed_candidate,
+    guard_user,
+    record_interaction,
+    submit_extracted,
+    writes_directly,
+)
+from workers.jobs import JobAlreadyDone, JobResult, JobRun
 
 KIND = OBSERVE
+BATCH_MAX_JOBS = 32  # jobs written in one transaction at most
+log = logging.getLogger("memgate.observe")
 
 
 def _settings_key(s: Settings) -> tuple[Any, ...]:
@@ -78,6 +99,25 @@ def turns_of(payload: dict[str, Any], job_id: uuid.UUID) -> list[Turn]:
     return assign_turn_ids(turns, request_key=str(job_id))
 
 
+def _loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
+@dataclass
+class Extracted:
+    """One observe job, extracted and waiting for its writes."""
+
+    run: JobRun
+    user_id: str
+    at: datetime
+    turns: list[Turn]
+    rights: KeyRights
+    policy: Policy
+    candidates: list[Candidate]
+    outcome: JobResult
+    done: asyncio.Future[None] = field(default_factory=lambda: _loop().create_future())
+
+
 async def handle_observe(run: JobRun) -> JobResult:
     app, payload = run.app, run.payload
     user_id = run.user_id or payload["user_id"]
@@ -88,53 +128,184 @@ async def handle_observe(run: JobRun) -> JobResult:
     at = datetime.fromisoformat(received) if received else run.now
     turns = turns_of(payload, run.id)
     source_kind = payload.get("source_kind")
-    rights = rights_of(payload)
 
-    async with tenant_tx(app.pool, run.tenant_id) as conn:
-        policy = await app.policies.get(conn, run.tenant_id)
+    policy = app.policies.cached(run.tenant_id)
+    if policy is None:
+        async with tenant_tx(app.pool, run.tenant_id) as conn:
+            policy = await app.policies.get(conn, run.tenant_id)
     candidates = []
     if policy.extract.mode != "off":
+        # outside any transaction; jobs held at once extract concurrently (the LLM
+        # extractor's calls under its own semaphore)
         candidates = await extractor_for(app.settings).extract(
             turns,  # assistant turns are context for the LLM; both read user turns only
             user_id=user_id,
             scope=scope,
             max_candidates_per_turn=policy.extract.max_candidates_per_turn,
         )
+    for c in candidates:
+        c.trace_id = payload.get("trace_id")
+        c.valid_from = at
+        if source_kind and source_kind != SourceKind.USER_MESSAGE.value:
+            # The agent says these turns are e.g. a document or external content: that
+            # caps their authority, even when the text says "remember".
+            c.source_kind = SourceKind(source_kind)
+    job = Extracted(
+        run,
+        user_id,
+        at,
+        turns,
+        rights_of(payload),
+        policy,
+        candidates,
+        JobResult(payload=_without_turns(payload, turns)),
+    )
+    try:
+        await _batcher(app).finish(job)
+    except BatchFailed:
+        # something in the batch failed: this job alone, in its own transaction, so only
+        # a job that fails by itself fails (and is retried as usual)
+        async with run.finishing(job.outcome) as conn:
+            await _apply(conn, job, [None] * len(job.candidates))
+    return job.outcome
 
-    outcome = JobResult(payload=_without_turns(payload, turns))
-    async with run.finishing(outcome) as conn:
-        for c in candidates:
-            c.trace_id = payload.get("trace_id")
-            c.valid_from = at
-            if source_kind and source_kind != SourceKind.USER_MESSAGE.value:
-                # The agent says these turns are e.g. a document or external content: that
-                # caps their authority, even when the text says "remember".
-                c.source_kind = SourceKind(source_kind)
-            turn_key = c.turn_id or f"{run.id}:?"
-            result = await submit_extracted(
-                app, conn, run.tenant_id, rights, c, policy, at, turn_key
-            )
-            decision: dict[str, Any] = {"turn_id": c.turn_id, "decision": result.decision.value}
-            if result.reason is not None:
-                decision["reason"] = result.reason.value
-            if result.detail:  # which detector, field, score: never the text
-                decision["detail"] = result.detail
-            if result.fact_id is not None:
-                decision["fact_id"] = str(result.fact_id)
-            if result.candidate_id is not None:
-                decision["candidate_id"] = str(result.candidate_id)
-            outcome.decisions.append(decision)
-        if any(t.role == "user" for t in turns) and source_kind in (None, "user_message"):
-            await guard_user(conn, run.tenant_id, user_id, at)  # also with no candidate
-            await record_interaction(conn, run.tenant_id, user_id, at)
-        outcome.result = {
-            "turns": len(turns),
-            "user_turns": sum(1 for t in turns if t.role == "user"),
-            "candidates": len(candidates),
-            "extractor": extractor_for(app.settings).name,
-            "mode": policy.extract.mode,
-        }
-    return outcome
+
+class BatchFailed(Exception):
+    """The batch this job was in rolled back; the job runs again alone."""
+
+
+class ObserveBatcher:
+    """Observe jobs of one tenant that finish extracting while a batch is being written
+    wait and are written together (docs/extraction.md#observations): one embedding call
+    for all their candidates, one transaction that locks their rows, gates every
+    candidate in job order and marks them all done. A job already finished by another
+    run is left out (JobAlreadyDone), so a batch retried after a crash commits each job
+    once; if anything fails, the batch rolls back and each job is written alone."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[uuid.UUID, list[Extracted]] = {}
+        self._runner: asyncio.Task[None] | None = None
+
+    async def finish(self, job: Extracted) -> None:
+        # a run that stopped waiting (its timeout) leaves no unretrieved exception behind
+        job.done.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._waiting.setdefault(job.run.tenant_id, []).append(job)
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.get_running_loop().create_task(self._run())
+        await asyncio.shield(job.done)
+
+    async def _run(self) -> None:
+        while self._waiting:
+            tenant_id = next(iter(self._waiting))
+            waiting = self._waiting[tenant_id]
+            batch = waiting[:BATCH_MAX_JOBS]
+            del waiting[: len(batch)]
+            if not waiting:
+                del self._waiting[tenant_id]
+            try:
+                finished = await _write_batch(tenant_id, batch)
+            except Exception as exc:
+                if len(batch) > 1 or not is_outage(exc):
+                    log.warning(
+                        "a batch of %d observe jobs rolled back (%s): each runs alone",
+                        len(batch),
+                        type(exc).__name__,
+                    )
+                for job in batch:
+                    _settle(job, BatchFailed())
+                continue
+            for job in batch:
+                if job.run.id in finished:
+                    job.run.completed = True
+                    _settle(job, None)
+                else:
+                    _settle(job, JobAlreadyDone(str(job.run.id)))
+
+
+def _settle(job: Extracted, exc: BaseException | None) -> None:
+    if job.done.done():  # the job's run gave up waiting (its timeout)
+        return
+    if exc is None:
+        job.done.set_result(None)
+    else:
+        job.done.set_exception(exc)
+
+
+_batchers: dict[tuple[int, int], ObserveBatcher] = {}
+
+
+def _batcher(app: AppContext) -> ObserveBatcher:
+    """One batcher per worker context and event loop."""
+    key = (id(app), id(asyncio.get_running_loop()))
+    found = _batchers.get(key)
+    if found is None:
+        found = _batchers[key] = ObserveBatcher()
+    return found
+
+
+async def _write_batch(tenant_id: uuid.UUID, batch: list[Extracted]) -> set[uuid.UUID]:
+    """Write a batch in one transaction; the ids of the jobs it finished."""
+    app = batch[0].run.app
+
+    # the candidates written directly (explicit instructions, direct mode) embedded at once,
+    # before the transaction (a slow embedder holds no lock); a pooled one is embedded by
+    # the gate, which reuses a repeat's stored vector
+    async def embedded_for(c: Candidate, policy: Policy) -> Embedded | None:
+        return await embed_candidate(app, c, policy) if writes_directly(c, policy) else None
+
+    embedded = await asyncio.gather(
+        *(embedded_for(c, job.policy) for job in batch for c in job.candidates)
+    )
+    async with tenant_tx(app.pool, tenant_id) as conn:
+        states = await jobs_store.lock_states(conn, tenant_id, [job.run.id for job in batch])
+        live = [j for j in batch if states.get(j.run.id) not in (None, "done", "failed")]
+        i = 0
+        for job in batch:
+            mine: list[Embedded | None] = list(embedded[i : i + len(job.candidates)])
+            i += len(job.candidates)
+            if job in live:
+                await _apply(conn, job, mine)
+                job.outcome.result["batch"] = len(live)
+        await jobs_store.mark_done_many(
+            conn,
+            tenant_id,
+            clock.now(),
+            [(j.run.id, j.outcome.decisions, j.outcome.result, j.outcome.payload) for j in live],
+        )
+    return {j.run.id for j in live}
+
+
+async def _apply(conn: asyncpg.Connection, job: Extracted, embedded: list[Embedded | None]) -> None:
+    """One job's writes (inside the transaction that marks it done): every candidate
+    through `writer.submit_extracted`, the one gate, and the user's last interaction."""
+    run, payload, app = job.run, job.run.payload, job.run.app
+    job.outcome.decisions = []
+    for c, pre in zip(job.candidates, embedded, strict=True):
+        turn_key = c.turn_id or f"{run.id}:?"
+        result = await submit_extracted(
+            app, conn, run.tenant_id, job.rights, c, job.policy, job.at, turn_key, pre
+        )
+        decision: dict[str, Any] = {"turn_id": c.turn_id, "decision": result.decision.value}
+        if result.reason is not None:
+            decision["reason"] = result.reason.value
+        if result.detail:  # which detector, field, score: never the text
+            decision["detail"] = result.detail
+        if result.fact_id is not None:
+            decision["fact_id"] = str(result.fact_id)
+        if result.candidate_id is not None:
+            decision["candidate_id"] = str(result.candidate_id)
+        job.outcome.decisions.append(decision)
+    source_kind = payload.get("source_kind")
+    if any(t.role == "user" for t in job.turns) and source_kind in (None, "user_message"):
+        await guard_user(conn, run.tenant_id, job.user_id, job.at)  # also with no candidate
+        await record_interaction(conn, run.tenant_id, job.user_id, job.at)
+    job.outcome.result = {
+        "turns": len(job.turns),
+        "user_turns": sum(1 for t in job.turns if t.role == "user"),
+        "candidates": len(job.candidates),
+        "extractor": extractor_for(app.settings).name,
+        "mode": job.policy.extract.mode,
+    }
 
 
 def _without_turns(payload: dict[str, Any], turns: list[Turn]) -> dict[str, Any]:

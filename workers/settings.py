@@ -67,6 +67,7 @@ class WorkerSettings:
     # Job state and outcomes live in PostgreSQL: arq keeps no result, so it never refuses
     # to take the same job id again (it refuses an id whose result it still holds).
     keep_result = 0
-    max_jobs = 10
+    # observe jobs held at once are written in batches (workers/observe.py)
+    max_jobs = 32
     health_check_interval = 10
     job_lease_s = _settings.job_lease_s  # see workers.leases

@@ -8,13 +8,14 @@ from collections.abc import Awaitable, Callable
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
+from app import clock
 from app.api.deps import get_ctx
 from app.api.schemas.common import errors
 from app.api.schemas.health import Alive, Ready
 from app.errors import error_body
 from app.faults import RETRY_AFTER_S
 from app.metrics import CONTENT_TYPE, render
-from app.queue import QUEUE_NAME
+from app.queue import OBSERVE, QUEUE_NAME
 from app.services import health as health_service
 
 router = APIRouter(tags=["health"])
@@ -79,6 +80,24 @@ async def metrics(request: Request) -> Response:
         depth = await ctx.redis.zcard(QUEUE_NAME)
         gauges["memgate_queue_depth"] = ("Jobs waiting in the arq queue", [({}, float(depth))])
     except Exception:  # Redis down: the scrape still answers
+        pass
+    try:
+        queued = await health_service.queue_state(ctx)
+        now = clock.now()
+        gauges["memgate_jobs_queued"] = (
+            "Jobs queued in PostgreSQL (the outbox), by kind",
+            [({"kind": k}, float(n)) for k, (n, _) in sorted(queued.items())]
+            or [({"kind": OBSERVE}, 0.0)],
+        )
+        gauges["memgate_jobs_oldest_queued_age_seconds"] = (
+            "Age of the oldest queued job, by kind (0: none queued)",
+            [
+                ({"kind": k}, max(0.0, (now - oldest).total_seconds()))
+                for k, (_, oldest) in sorted(queued.items())
+            ]
+            or [({"kind": OBSERVE}, 0.0)],
+        )
+    except Exception:  # PostgreSQL down: the scrape still answers
         pass
     try:
         rows = await health_service.fact_counts(ctx)

@@ -21,7 +21,7 @@ from app.api.deps import agent, get_ctx
 from app.api.facts import readable_scopes
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_time_id_cursor, page
 from app.api.schemas.candidates import CandidatePage
-from app.api.schemas.common import KEYED, NAMED, WRITE, Queued, Rejected, UserId
+from app.api.schemas.common import KEYED, NAMED, QUEUES, WRITE, Queued, Rejected, UserId
 from app.api.schemas.facts import WRITE_OUTCOMES, WriteResult
 from app.api.schemas.observations import MAX_MESSAGES, Job, ObservationsIn
 from app.auth import Principal
@@ -78,7 +78,7 @@ def observe_payload(
     "/users/{user_id}/observations",
     status_code=202,
     response_model=Queued,
-    responses={**NAMED, **WRITE},
+    responses={**NAMED, **WRITE, **QUEUES},
 )
 async def post_observations(
     request: Request, user_id: UserId, body: ObservationsIn, who: Principal = agent

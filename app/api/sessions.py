@@ -18,7 +18,7 @@ from starlette.background import BackgroundTask
 from app import clock
 from app.api.deps import agent, get_ctx
 from app.api.observations import observe_payload
-from app.api.schemas.common import KEYED, NAMED, WRITE
+from app.api.schemas.common import KEYED, NAMED, QUEUES, WRITE
 from app.api.schemas.observations import MessageIn, ObservationsIn
 from app.api.schemas.sessions import (
     Closed,
@@ -79,6 +79,7 @@ async def _visible_session(request: Request, who: Principal, sid: str) -> Any:
             "description": "a turn to an existing session, or a retried turn",
         },
         **WRITE,
+        **QUEUES,
     },
 )
 async def post_turn(
@@ -93,6 +94,8 @@ async def post_turn(
     now = clock.now()
     scope = body.scope or "global"
     _check_scope(who, scope)
+    if body.role == "user":
+        await sessions_service.admit_user_turn(ctx)
     opened = await store.open(who.tenant_id, sid, body.user_id, scope, now)
     if opened.user_id != body.user_id:
         raise Conflict("this session belongs to another user", {"session_id": sid})

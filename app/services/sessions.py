@@ -15,11 +15,18 @@ from app.auth import Principal
 from app.context import AppContext
 from app.errors import Conflict, NotFound
 from app.queue import OBSERVE
+from app.services import observations
 from app.session.store import Opened, Session, SessionStore
 from app.store import audit
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
 from app.writer import guard_user, record_interaction
+
+
+async def admit_user_turn(ctx: AppContext) -> None:
+    """A user turn goes to extraction: refused (Overloaded) while the queue is full, before
+    the session is opened or anything is written."""
+    await observations.admit_observation(ctx)
 
 
 async def add_turn(

@@ -8,12 +8,75 @@ that the gate refused.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from app import clock
+
+
+@dataclass(frozen=True)
+class Event:
+    """One audit event, ready to insert (`detail` already redacted)."""
+
+    tenant_id: uuid.UUID
+    action: str
+    actor: uuid.UUID | None = None
+    actor_role: str | None = None
+    user_id: str | None = None
+    decision: str | None = None
+    reason: str | None = None
+    fact_id: uuid.UUID | None = None
+    candidate_id: uuid.UUID | None = None
+    source_kind: str | None = None
+    trace_id: str | None = None
+    policy_version: str | None = None
+    detail: dict[str, Any] | None = None
+    at: datetime | None = None
+    scope: str | None = None
+    sensitivity: str | None = None
+
+    def values(self) -> tuple[Any, ...]:
+        """The INSERT's values, in `COLUMNS` order. `scope` (default: the detail's) and
+        `sensitivity` say who may read it: a key sees an event only as it would see the
+        fact the event is about."""
+        d = self.detail
+        scope = self.scope or (str(d["scope"]) if d and d.get("scope") else None)
+        return (
+            self.tenant_id,
+            self.user_id,
+            self.actor,
+            self.actor_role,
+            self.action,
+            self.decision,
+            self.reason,
+            self.fact_id,
+            self.candidate_id,
+            self.source_kind,
+            self.trace_id,
+            self.policy_version,
+            d or {},
+            self.at or clock.now(),
+            scope,
+            self.sensitivity,
+        )
+
+
+COLUMNS = """tenant_id, user_id, actor, actor_role, action, decision, reason, fact_id,
+    candidate_id, source_kind, trace_id, policy_version, detail, created_at, scope, sensitivity"""
+
+
+def placeholders(first: int) -> str:
+    """`$first, ..., $first+15`: an event's values inside a larger statement."""
+    return ", ".join(f"${first + i}" for i in range(16))
+
+
+async def insert(conn: asyncpg.Connection, event: Event) -> None:
+    await conn.execute(
+        f"INSERT INTO audit_events ({COLUMNS}) VALUES ({placeholders(1)})", *event.values()
+    )
 
 
 async def record(
@@ -36,30 +99,27 @@ async def record(
     scope: str | None = None,
     sensitivity: str | None = None,
 ) -> None:
-    """One event. `scope` (default: the detail's) and `sensitivity` say who may read it:
-    a key sees an event only as it would see the fact the event is about."""
-    scope = scope or (str(detail["scope"]) if detail and detail.get("scope") else None)
-    await conn.execute(
-        """INSERT INTO audit_events (tenant_id, user_id, actor, actor_role, action, decision,
-               reason, fact_id, candidate_id, source_kind, trace_id, policy_version, detail,
-               created_at, scope, sensitivity)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)""",
-        tenant_id,
-        user_id,
-        actor,
-        actor_role,
-        action,
-        decision,
-        reason,
-        fact_id,
-        candidate_id,
-        source_kind,
-        trace_id,
-        policy_version,
-        detail or {},
-        at or clock.now(),
-        scope,
-        sensitivity,
+    """One event (see `Event`)."""
+    await insert(
+        conn,
+        Event(
+            tenant_id,
+            action,
+            actor=actor,
+            actor_role=actor_role,
+            user_id=user_id,
+            decision=decision,
+            reason=reason,
+            fact_id=fact_id,
+            candidate_id=candidate_id,
+            source_kind=source_kind,
+            trace_id=trace_id,
+            policy_version=policy_version,
+            detail=detail,
+            at=at,
+            scope=scope,
+            sensitivity=sensitivity,
+        ),
     )
 
 

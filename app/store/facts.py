@@ -6,6 +6,7 @@ Every statement is tenant- and user-scoped; the "visible" filter (not deleted) a
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,6 +15,7 @@ from typing import Any
 import asyncpg
 
 from app.memory.model import ExistingFact, FactType, SourceKind, Status
+from app.store import audit
 
 # Statements select these FROM (or RETURNING from) `facts` unaliased: the hit counters
 # are looked up in fact_hits by `facts.id` (kept apart, see migrations/0003).
@@ -32,7 +34,7 @@ async def lock_subject(
     """Serialize writes to one user+scope+predicate (or statement) until commit."""
     await conn.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-        f"{tenant_id}|{user_id}|{scope}|{key}",
+        subject_lock_key(tenant_id, user_id, scope, key),
     )
 
 
@@ -67,58 +69,109 @@ def _existing(row: asyncpg.Record) -> ExistingFact:
     )
 
 
-async def conflict_pool(
+# The conflict pool: active facts a candidate could conflict or merge with (same user and
+# scope only). Named parameters: the statements run inside LOCK_POOL_FUNCTION.
+_POOL_COLUMNS = """id, scope, type, predicate, value, statement, source_kind, confidence,
+    valid_from, status, contested"""
+_POOL_BY_PREDICATE = f"""SELECT {_POOL_COLUMNS}, NULL::float8 AS similarity
+    FROM facts
+    WHERE tenant_id = p_tenant AND user_id = p_user AND scope = p_scope
+      AND predicate = p_predicate AND status = 'active'
+    ORDER BY valid_from DESC, id LIMIT p_limit"""
+_SIMILARITY = """CASE WHEN p_embedding IS NOT NULL AND embedding_model = p_model
+                AND vector_dims(embedding) = vector_dims(p_embedding)
+           THEN {expr} END"""
+_POOL_FREE = f"""SELECT {_POOL_COLUMNS},
+           {_SIMILARITY.format(expr="1 - (embedding <=> p_embedding)")} AS similarity
+    FROM facts
+    WHERE tenant_id = p_tenant AND user_id = p_user AND scope = p_scope AND type = p_type
+      AND predicate IS NULL AND status = 'active'
+    ORDER BY (statement_key = p_statement_key) DESC,
+             {_SIMILARITY.format(expr="embedding <=> p_embedding")} NULLS LAST, id
+    LIMIT p_limit"""
+# The tombstones among a content's hashes (docs/lifecycle.md#tombstones), inside a function.
+TOMBSTONED_IN_FUNCTION = """ARRAY(SELECT DISTINCT hash FROM tombstones
+    WHERE tenant_id = p_tenant AND user_id = p_user AND scope = p_scope
+      AND hash = ANY(p_hashes))"""
+
+# The subject lock, the tombstones of the content and the conflict pool in one round trip.
+# plpgsql: each statement takes a new snapshot (read committed), so what is read after
+# the lock is what the write that held it committed. The first row carries the
+# tombstones (id NULL), the pool follows in its order. Named by a hash of its body and
+# installed by the migration runner on every run, as the recall function.
+_LOCK_POOL_ARGS = """p_lock_key text, p_tenant uuid, p_user text, p_scope text, p_type text,
+    p_predicate text, p_statement_key text, p_embedding vector, p_model text, p_limit int,
+    p_hashes text[]"""
+_LOCK_POOL_COLUMNS = """tombstoned text[], id uuid, scope text, type text, predicate text,
+    value jsonb, statement text, source_kind text, confidence real, valid_from timestamptz,
+    status text, contested boolean, similarity double precision"""
+_LOCK_POOL_BODY = f"""
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(p_lock_key, 0));
+  RETURN QUERY SELECT {TOMBSTONED_IN_FUNCTION}, NULL::uuid, NULL::text, NULL::text,
+    NULL::text, NULL::jsonb, NULL::text, NULL::text, NULL::real, NULL::timestamptz,
+    NULL::text, NULL::boolean, NULL::float8;
+  IF p_predicate IS NOT NULL THEN
+    RETURN QUERY SELECT NULL::text[], pool.* FROM ({_POOL_BY_PREDICATE}) pool;
+  ELSE
+    RETURN QUERY SELECT NULL::text[], pool.* FROM ({_POOL_FREE}) pool;
+  END IF;
+END"""
+LOCK_POOL_FUNCTION = (
+    "memgate_lock_pool_"
+    + hashlib.sha256((_LOCK_POOL_ARGS + _LOCK_POOL_COLUMNS + _LOCK_POOL_BODY).encode()).hexdigest()[
+        :12
+    ]
+)
+LOCK_POOL_FUNCTION_DDL = f"""
+CREATE OR REPLACE FUNCTION {LOCK_POOL_FUNCTION}({_LOCK_POOL_ARGS})
+RETURNS TABLE ({_LOCK_POOL_COLUMNS})
+LANGUAGE plpgsql VOLATILE AS $lock_pool$
+#variable_conflict use_column
+{_LOCK_POOL_BODY}
+$lock_pool$;
+REVOKE ALL ON FUNCTION {LOCK_POOL_FUNCTION}({_LOCK_POOL_ARGS}) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION {LOCK_POOL_FUNCTION}({_LOCK_POOL_ARGS}) TO memgate_app;
+"""
+
+
+def subject_lock_key(tenant_id: uuid.UUID, user_id: str, scope: str, key: str) -> str:
+    return f"{tenant_id}|{user_id}|{scope}|{key}"
+
+
+async def lock_conflict_pool(
     conn: asyncpg.Connection,
     tenant_id: uuid.UUID,
     user_id: str,
     scope: str,
+    subject: str,
     fact_type: str,
     predicate: str | None,
     statement_key: str,
     embedding: list[float] | None,
     embedding_model: str | None,
+    hashes: list[str],
     limit: int = 20,
-) -> list[ExistingFact]:
-    """Active facts the candidate could conflict or merge with (same user and scope only)."""
-    if predicate:
-        rows = await conn.fetch(
-            """SELECT id, scope, type, predicate, value, statement, source_kind, confidence,
-                      valid_from, status, contested, NULL::float8 AS similarity
-               FROM facts
-               WHERE tenant_id = $1 AND user_id = $2 AND scope = $3 AND predicate = $4
-                 AND status = 'active'
-               ORDER BY valid_from DESC, id LIMIT $5""",
-            tenant_id,
-            user_id,
-            scope,
-            predicate,
-            limit,
-        )
-        return [_existing(r) for r in rows]
+) -> tuple[set[str], list[ExistingFact]]:
+    """Take the subject lock (as `lock_subject`), then read the content's tombstones and the
+    conflict pool, in one round trip: (tombstoned hashes, active facts the candidate could
+    conflict or merge with)."""
     rows = await conn.fetch(
-        """SELECT id, scope, type, predicate, value, statement, source_kind, confidence,
-                  valid_from, status, contested,
-                  CASE WHEN $6::vector IS NOT NULL AND embedding_model = $7
-                            AND vector_dims(embedding) = vector_dims($6::vector)
-                       THEN 1 - (embedding <=> $6::vector) END AS similarity
-           FROM facts
-           WHERE tenant_id = $1 AND user_id = $2 AND scope = $3 AND type = $4
-             AND predicate IS NULL AND status = 'active'
-           ORDER BY (statement_key = $5) DESC,
-                    CASE WHEN $6::vector IS NOT NULL AND embedding_model = $7
-                              AND vector_dims(embedding) = vector_dims($6::vector)
-                         THEN embedding <=> $6::vector END NULLS LAST, id
-           LIMIT $8""",
+        f"SELECT * FROM {LOCK_POOL_FUNCTION}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        subject_lock_key(tenant_id, user_id, scope, subject),
         tenant_id,
         user_id,
         scope,
         fact_type,
+        predicate,
         statement_key,
         embedding,
         embedding_model,
         limit,
+        hashes,
     )
-    return [_existing(r) for r in rows]
+    tombstoned = set(rows[0]["tombstoned"] or ()) if rows else set()
+    return tombstoned, [_existing(r) for r in rows[1:]]
 
 
 @dataclass
@@ -157,10 +210,13 @@ class NewFact:
     keys: list[str] | None = None
 
 
-async def insert_fact(conn: asyncpg.Connection, f: NewFact) -> asyncpg.Record:
-    row = await conn.fetchrow(
-        f"""INSERT INTO facts (id, tenant_id, user_id, scope, type, predicate, value, value_key,
-                statement, statement_key, polarity, source_kind, source_trace_id, source_turn_id,
+async def insert_fact(
+    conn: asyncpg.Connection, f: NewFact, event: audit.Event | None = None
+) -> asyncpg.Record:
+    """Insert a fact; with `event`, its audit event in the same statement (one round trip)."""
+    insert = f"""INSERT INTO facts (id, tenant_id, user_id, scope, type, predicate, value,
+                value_key, statement, statement_key, polarity, source_kind, source_trace_id,
+                source_turn_id,
                 source_evidence, source_writer, confidence, sensitivity, valid_from, valid_to,
                 expires_at, status, version, supersedes, contested, embedding, embedding_model,
                 search_text, policy_version, last_observed_at, created_at, updated_at,
@@ -168,7 +224,13 @@ async def insert_fact(conn: asyncpg.Connection, f: NewFact) -> asyncpg.Record:
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
                     $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $30, $30,
                     $31, $32)
-            RETURNING {FACT_COLUMNS}""",
+            RETURNING {FACT_COLUMNS}"""
+    if event is not None:
+        insert = f"""WITH f AS ({insert}),
+            a AS (INSERT INTO audit_events ({audit.COLUMNS}) VALUES ({audit.placeholders(33)}))
+            SELECT * FROM f"""
+    row = await conn.fetchrow(
+        insert,
         f.id,
         f.tenant_id,
         f.user_id,
@@ -201,6 +263,7 @@ async def insert_fact(conn: asyncpg.Connection, f: NewFact) -> asyncpg.Record:
         f.now,
         f.occurred_at,
         f.keys or None,
+        *(event.values() if event is not None else ()),
     )
     assert row is not None
     return row

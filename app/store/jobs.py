@@ -69,6 +69,11 @@ async def mark_running(
     return row
 
 
+_MARK_DONE = """UPDATE jobs SET state = 'done', decisions = $3, result = $4, error = NULL,
+       payload = coalesce($5, payload), updated_at = $6
+   WHERE tenant_id = $1 AND id = $2"""
+
+
 async def mark_done(
     conn: asyncpg.Connection,
     tenant_id: uuid.UUID,
@@ -79,16 +84,19 @@ async def mark_done(
     payload: dict[str, Any] | None = None,
 ) -> None:
     """Done, with what was decided; `payload` (if given) replaces the stored one."""
-    await conn.execute(
-        """UPDATE jobs SET state = 'done', decisions = $3, result = $4, error = NULL,
-               payload = coalesce($5, payload), updated_at = $6
-           WHERE tenant_id = $1 AND id = $2""",
-        tenant_id,
-        job_id,
-        decisions,
-        result,
-        payload,
-        now,
+    await conn.execute(_MARK_DONE, tenant_id, job_id, decisions, result, payload, now)
+
+
+async def mark_done_many(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    now: datetime,
+    done: list[tuple[uuid.UUID, list[dict[str, Any]], Any, dict[str, Any] | None]],
+) -> None:
+    """`mark_done` for several jobs (job id, decisions, result, payload) in one batch."""
+    await conn.executemany(
+        _MARK_DONE,
+        [(tenant_id, job_id, dec, result, payload, now) for job_id, dec, result, payload in done],
     )
 
 
@@ -114,6 +122,20 @@ async def append_decisions(
         result,
         now,
     )
+
+
+async def lock_states(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]
+) -> dict[uuid.UUID, str]:
+    """Lock several job rows until commit (in id order: two batches never deadlock on
+    them) and answer their states."""
+    rows = await conn.fetch(
+        """SELECT id, state FROM jobs WHERE tenant_id = $1 AND id = ANY($2::uuid[])
+           ORDER BY id FOR UPDATE""",
+        tenant_id,
+        job_ids,
+    )
+    return {r["id"]: r["state"] for r in rows}
 
 
 async def mark_retry(
@@ -167,3 +189,10 @@ async def to_relay(
             running_before,
         )
     return [(r["id"], r["tenant_id"]) for r in rows]
+
+
+async def queue_state(pool: asyncpg.Pool) -> dict[str, tuple[int, datetime]]:
+    """kind → (jobs queued, created_at of the oldest), across tenants (SECURITY DEFINER)."""
+    async with system_conn(pool) as conn:
+        rows = await conn.fetch("SELECT kind, depth, oldest FROM memgate_queue_state()")
+    return {r["kind"]: (int(r["depth"]), r["oldest"]) for r in rows}

@@ -16,12 +16,15 @@ from pathlib import Path
 import asyncpg
 
 from app.config import ROOT
+from app.store.facts import LOCK_POOL_FUNCTION, LOCK_POOL_FUNCTION_DDL
 from app.store.recall import RECALL_FUNCTION, RECALL_FUNCTION_DDL
+from app.store.users import FENCE_FUNCTION, FENCE_FUNCTION_DDL
 
 log = logging.getLogger("memgate.migrate")
 MIGRATIONS_DIR = ROOT / "migrations"
 _LOCK_KEY = 0x6D656D67617465  # "memgate"
-ROUTINES = (RECALL_FUNCTION_DDL,)
+ROUTINES = (RECALL_FUNCTION_DDL, LOCK_POOL_FUNCTION_DDL, FENCE_FUNCTION_DDL)
+HASHED_PREFIXES = ("memgate_recall_", "memgate_lock_pool_", "memgate_fence_")
 _NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
 
 
@@ -65,16 +68,18 @@ async def migrate(dsn: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
 
 
 async def prune_routines(conn: asyncpg.Connection) -> list[str]:
-    """Drop the recall functions of earlier releases (every `memgate_recall_<hash>` but
-    this code's). `migrate` leaves them so that replicas of the previous release keep
-    working during a rolling deploy; run this once no replica of it is left."""
+    """Drop the hashed functions of earlier releases (every `memgate_recall_<hash>`,
+    `memgate_lock_pool_<hash>` and `memgate_fence_<hash>` but this code's). `migrate`
+    leaves them so that replicas of the previous release keep working during a rolling
+    deploy; run this once no replica of it is left."""
     rows = await conn.fetch(
         """SELECT p.oid::regprocedure::text AS signature FROM pg_proc p
            JOIN pg_namespace n ON n.oid = p.pronamespace
-           WHERE n.nspname = current_schema() AND p.proname LIKE 'memgate\\_recall\\_%'
-             AND p.proname <> $1
+           WHERE n.nspname = current_schema() AND p.proname LIKE ANY($1::text[])
+             AND p.proname <> ALL($2::text[])
            ORDER BY 1""",
-        RECALL_FUNCTION,
+        [prefix.replace("_", "\\_") + "%" for prefix in HASHED_PREFIXES],
+        [RECALL_FUNCTION, LOCK_POOL_FUNCTION, FENCE_FUNCTION],
     )
     dropped = [r["signature"] for r in rows]
     async with conn.transaction():

@@ -9,6 +9,7 @@ is not silently re-learned, and reduces the user's audit events to content-free 
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import datetime
 from typing import Any
@@ -17,7 +18,7 @@ import asyncpg
 
 from app.memory.normalize import tombstone_hashes
 from app.store import idempotency
-from app.store.facts import FACT_COLUMNS
+from app.store.facts import FACT_COLUMNS, TOMBSTONED_IN_FUNCTION
 
 
 async def all_facts(
@@ -137,28 +138,63 @@ def _user_lock_key(tenant_id: uuid.UUID, user_id: str) -> str:
     return f"{tenant_id}|{user_id}|user"
 
 
+# The fence in one round trip: the shared lock, then (a new snapshot: plpgsql, read
+# committed) whether a forget-me committed since the write began, and the tombstones of
+# the content about to be screened. Installed by the migration runner, named by its hash.
+_FENCE_ARGS = """p_lock_key text, p_tenant uuid, p_user text, p_started timestamptz,
+    p_scope text, p_hashes text[]"""
+_FENCE_BODY = f"""
+BEGIN
+  PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_lock_key, 0));
+  forgotten := EXISTS (SELECT 1 FROM audit_events
+                       WHERE tenant_id = p_tenant AND action = 'forget_me'
+                         AND user_id = p_user AND created_at >= p_started);
+  tombstoned := {TOMBSTONED_IN_FUNCTION};
+  RETURN NEXT;
+END"""
+FENCE_FUNCTION = (
+    "memgate_fence_" + hashlib.sha256((_FENCE_ARGS + _FENCE_BODY).encode()).hexdigest()[:12]
+)
+FENCE_FUNCTION_DDL = f"""
+CREATE OR REPLACE FUNCTION {FENCE_FUNCTION}({_FENCE_ARGS})
+RETURNS TABLE (forgotten boolean, tombstoned text[])
+LANGUAGE plpgsql VOLATILE AS $fence$
+#variable_conflict use_column
+{_FENCE_BODY}
+$fence$;
+REVOKE ALL ON FUNCTION {FENCE_FUNCTION}({_FENCE_ARGS}) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION {FENCE_FUNCTION}({_FENCE_ARGS}) TO memgate_app;
+"""
+
+
 async def fence_user(
-    conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str, started_at: datetime
-) -> bool:
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    user_id: str,
+    started_at: datetime,
+    *,
+    scope: str = "global",
+    hashes: list[str] | None = None,
+) -> tuple[bool, set[str]]:
     """Every write about a user calls this first in its transaction: it holds the user's
     lock in shared mode until commit (forget-me takes it exclusively, so it waits for
     writes in flight and they wait for it), then tells whether the user was forgotten
     at or after `started_at`, the time the write's request (or job) began. A write that
-    began before a forget-me must not survive it: the caller refuses it."""
-    await conn.execute(
-        "SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))",
+    began before a forget-me must not survive it: the caller refuses it.
+
+    Returns (forgotten, tombstoned): the hashes among `hashes` (a content's, in `scope`)
+    that are tombstoned, read in the same round trip."""
+    row = await conn.fetchrow(
+        f"SELECT forgotten, tombstoned FROM {FENCE_FUNCTION}($1, $2, $3, $4, $5, $6)",
         _user_lock_key(tenant_id, user_id),
+        tenant_id,
+        user_id,
+        started_at,
+        scope,
+        hashes or [],
     )
-    return bool(
-        await conn.fetchval(
-            """SELECT EXISTS (SELECT 1 FROM audit_events
-                              WHERE tenant_id = $1 AND action = 'forget_me'
-                                AND user_id = $2 AND created_at >= $3)""",
-            tenant_id,
-            user_id,
-            started_at,
-        )
-    )
+    assert row is not None
+    return bool(row["forgotten"]), set(row["tombstoned"] or ())
 
 
 async def try_share_user(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> bool:

@@ -942,7 +942,11 @@ async def test_prune_routines_drops_only_earlier_releases_functions(
     current = f"{recall_store.RECALL_FUNCTION}({recall_store.RECALL_ARGS})"
     async with owner_db.acquire() as conn:  # what two earlier releases left behind
         body = "RETURNS int LANGUAGE sql AS 'SELECT 1'"
-        for name in ("memgate_recall_0123456789ab", "memgate_recall_ba9876543210"):
+        for name in (
+            "memgate_recall_0123456789ab",
+            "memgate_recall_ba9876543210",
+            "memgate_fence_0123456789ab",  # the write path's functions are hashed alike
+        ):
             await conn.execute(f"CREATE FUNCTION {name}(uuid) {body}")
         await conn.execute(f"CREATE FUNCTION memgate_recallish(uuid) {body}")
         try:
@@ -957,6 +961,7 @@ async def test_prune_routines_drops_only_earlier_releases_functions(
             out, err = await proc.communicate()
             assert proc.returncode == 0, err.decode()
             assert out.decode().split() == [
+                "memgate_fence_0123456789ab(uuid)",
                 "memgate_recall_0123456789ab(uuid)",
                 "memgate_recall_ba9876543210(uuid)",
             ]

@@ -165,6 +165,39 @@ async def test_concurrent_distinct_queries_are_encoded_in_batches(usem3: USEM3Em
 
 
 @pytest.mark.asyncio
+async def test_concurrent_document_writes_share_embedding_batches(usem3: USEM3Embedder) -> None:
+    writes = [[f"用户第{i}次说喜欢爬山", f"hiking {i}"] for i in range(8)]
+    alone = [await USEM3Embedder().embed_documents(w) for w in writes]
+    calls = count_embed_calls(usem3)
+    together = await asyncio.gather(*(usem3.embed_documents(w) for w in writes))
+    # eight writes at once: their texts go to the model in a few shared calls, and each
+    # write gets its own vectors back, in its order
+    assert len(calls) < len(writes) and sum(map(len, calls)) == 16
+    for mine, shared in zip(alone, together, strict=True):
+        assert len(shared) == 2
+        for a, b in zip(mine, shared, strict=True):
+            assert dot(a, b) > 0.9999
+
+
+@pytest.mark.asyncio
+async def test_a_failed_batch_fails_its_waiters_and_the_next_batch_runs() -> None:
+    embedder = USEM3Embedder()
+    inner = embedder._embed
+    failing = {"left": 1}
+
+    async def flaky(texts: Sequence[str], *, is_query: bool) -> list[list[float]]:
+        if failing["left"]:
+            failing["left"] -= 1
+            raise EmbedderError("provider down")
+        return await inner(texts, is_query=is_query)
+
+    embedder._embed = flaky  # type: ignore[method-assign]
+    with pytest.raises(EmbedderError):
+        await embedder.embed_documents(["one"])
+    assert len(await embedder.embed_documents(["two", "three"])) == 2
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize("isolate", [True, False], ids=["child-process", "thread"])
 async def test_usem3_runs_off_the_event_loop(
     isolate: bool, monkeypatch: pytest.MonkeyPatch

