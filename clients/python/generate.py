@@ -65,8 +65,8 @@ def _ruff(text: str, path: Path) -> str:
 
 
 def generate_models(out: Path) -> None:
-    target = out / "models.py"
-    subprocess.run(
+    # to stdout: formatted with this directory's configuration wherever `out` is
+    generated = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -75,8 +75,6 @@ def generate_models(out: Path) -> None:
             str(OPENAPI),
             "--input-file-type",
             "openapi",
-            "--output",
-            str(target),
             "--output-model-type",
             "pydantic_v2.BaseModel",
             "--target-python-version",
@@ -104,8 +102,9 @@ def generate_models(out: Path) -> None:
         check=True,
         cwd=HERE,
         capture_output=True,
-    )
-    target.write_text(_ruff(target.read_text(), PACKAGE / "models.py"))
+        text=True,
+    ).stdout
+    (out / "models.py").write_text(_ruff(generated, PACKAGE / "models.py"))
 
 
 def generate_sync(out: Path) -> None:
