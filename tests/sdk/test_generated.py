@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from memgate_client import ERRORS, MemgateError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from memgate_client import (
     AsyncClient,
     Client,
@@ -21,6 +20,7 @@ from memgate_client import (
     RetryPolicy,
     UnauthorizedError,
 )
+
 from tests.conftest import Live, Tenant
 
 
@@ -191,9 +191,7 @@ def test_sync_connection_refused_is_retried_then_raised(live: Live) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     retries: list[tuple[int, float, str]] = []
-    policy = RetryPolicy(
-        max_attempts=3, backoff_base=0.01, on_retry=lambda *a: retries.append(a)
-    )
+    policy = RetryPolicy(max_attempts=3, backoff_base=0.01, on_retry=lambda *a: retries.append(a))
     with Client(f"http://127.0.0.1:{port}", "mgk_x", retry=policy) as mg:
         with pytest.raises(MemgateConnectionError):
             mg.healthz()
