@@ -251,3 +251,23 @@ async def test_async_errors_and_observe(live: Live, tenant: Tenant, other_tenant
         mine = await mg.observe(u, [{"role": "user", "content": "I love jazz"}])
         job = await mg.get_job(mine.job_id)
     assert job.kind == "observe" and job.state in ("queued", "running", "done")
+
+
+def test_sync_ops_and_admin_answers_parse(live: Live, tenant: Tenant) -> None:
+    u = user()
+    with Client(live.url, tenant.keys["agent"]) as mg:
+        mg.write_fact(u, fact("I keep bees on my balcony"))
+    with Client(live.url, tenant.keys["ops"]) as ops:
+        dry = ops.cleanup("archive", filter={"user_id": u}, dry_run=True)
+        assert dry.__class__.__name__ == "CleanupResult"
+        assert ops.stats().model_dump()  # aggregates only
+    with Client(live.url, tenant.keys["admin"]) as admin:
+        assert admin.get_policy().version
+        explained = admin.explain({"fact": fact("my password is hunter2-Xy9!kQ")})
+        assert explained.written == 0
+        assert [c.decision for c in explained.candidates] == ["rejected"]
+        queued = admin.import_facts([{"user_id": u, **fact("I like tea")}], dry_run=True)
+        assert queued.total == 1 and queued.dry_run and queued.format == "jsonl"
+        assert admin.get_job(queued.job_id).kind == "import"
+        with pytest.raises(InvalidRequestError):
+            admin.import_facts(b"{not json\n")

@@ -99,7 +99,8 @@ class AsyncClient:
                     continue
                 step = steps.send(response)
         except StopIteration as done:
-            return decode(call, done.value)
+            final: httpx.Response = done.value
+        return decode(call, final)  # outside the except: an error has no StopIteration context
 
     async def _pages(self, fetch: Callable[[str | None], Call[Any]]) -> AsyncIterator[Any]:
         cursor: str | None = None
@@ -624,7 +625,8 @@ class AsyncClient:
     async def explain(
         self, candidate: m.ExplainIn | Mapping[str, Any], *, idempotency_key: str | None = None
     ) -> m.Explained:
-        """The gate's screening trace for a would-be write, writing nothing (an admin key)."""
+        """The gate's screening trace for `{"fact": <a write's body>}` or `{"messages":
+        [...]}`, writing nothing (an admin key)."""
         call = Call("POST", "/v1/admin/gate/explain", model(m.Explained), json=body(candidate))
         return await self._run(call, idempotency_key)
 
