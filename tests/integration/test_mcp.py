@@ -1,0 +1,310 @@
+"""The MCP server (app/mcp, docs/mcp.md) driven by the official `mcp` client library.
+
+Every test reaches memgate through the live uvicorn (`live` fixture) over a real loopback
+socket: the MCP server is a client of the REST API. The MCP side is, in turn, in process
+(the client session connected to the server object), over stdio (`python -m app.mcp` as a
+child process) and over streamable HTTP (`python -m app.mcp --transport http` on a
+loopback port). Isolation is proved with two users of one tenant and with two tenants.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from app.mcp.server import Settings, build_server
+
+SECRET = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+SEAT = {
+    "statement": "The user prefers a window seat on flights",
+    "predicate": "seat_preference",
+    "value": "window",
+    "source_kind": "explicit_instruction",
+}
+QUERY = "which seat should I book on my flight?"
+
+
+def uid() -> str:
+    return f"u-{uuid.uuid4().hex[:10]}"
+
+
+def answer(result: Any) -> dict[str, Any]:
+    """A tool's structured answer; the call must have succeeded."""
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def error(result: Any) -> dict[str, Any]:
+    """A tool error's envelope: the API's `{"error": {code, message, status}}`."""
+    assert result.is_error, result.structured_content
+    text = result.content[0].text
+    assert text.startswith("{"), text
+    envelope = json.loads(text)
+    return envelope["error"]
+
+
+def whole(result: Any) -> str:
+    return json.dumps(
+        {"content": [c.model_dump() for c in result.content], "s": result.structured_content}
+    )
+
+
+def in_process(url: str, key: str, user: str | None = None) -> Client:
+    return Client(build_server(Settings(url=url, api_key=key, user=user)))
+
+
+# --------------------------------------------------------------------------- in process
+
+
+async def test_tools_and_resource_in_process(live: Any, tenant: Any) -> None:
+    user = uid()
+    async with in_process(live.url, tenant.keys["agent"], user) as mcp:
+        names = {t.name for t in (await mcp.list_tools()).tools}
+        assert names == {"remember", "recall", "list_facts", "forget", "observe"}
+
+        written = answer(await mcp.call_tool("remember", SEAT))
+        assert written["decision"] == "written" and written["fact_id"]
+        fact_id = written["fact_id"]
+
+        refused = await mcp.call_tool(
+            "remember", {"statement": f"my GitHub token is {SECRET}", "source_kind": "user_message"}
+        )
+        assert answer(refused)["decision"] == "rejected"
+        assert answer(refused)["reason"] == "secret_detected"
+        assert answer(refused)["fact_id"] is None
+        assert SECRET not in whole(refused) and SECRET[4:20] not in whole(refused)
+
+        recalled = answer(await mcp.call_tool("recall", {"query": QUERY}))
+        assert fact_id in recalled["fact_ids"] and "window" in recalled["context"]
+
+        listed = answer(await mcp.call_tool("list_facts", {"limit": 10}))
+        assert [f["id"] for f in listed["items"]] == [fact_id]
+        assert listed["items"][0]["source_kind"] == "explicit_instruction"
+
+        templates = (await mcp.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["memgate://users/{user}/facts"]
+        read = await mcp.read_resource(f"memgate://users/{user}/facts")
+        body = json.loads(read.contents[0].text)
+        assert [f["id"] for f in body["items"]] == [fact_id]
+
+        job = answer(
+            await mcp.call_tool(
+                "observe",
+                {"messages": [{"role": "user", "content": "以后回复都用表格", "turn_id": "t1"}]},
+            )
+        )
+        async with live.client() as http:
+            got = await http.get(f"/v1/jobs/{job['job_id']}", headers=tenant.h())
+        assert got.status_code == 200 and got.json()["kind"] == "observe"
+
+        gone = answer(await mcp.call_tool("forget", {"fact_id": fact_id}))
+        assert gone == {"id": fact_id, "status": "deleted"}
+        recalled = answer(await mcp.call_tool("recall", {"query": QUERY}))
+        assert fact_id not in recalled["fact_ids"]
+        assert answer(await mcp.call_tool("list_facts", {}))["items"] == []
+        read = await mcp.read_resource(f"memgate://users/{user}/facts")
+        assert json.loads(read.contents[0].text)["items"] == []
+        # the tombstone: the same content from the conversation is not learned back...
+        again = answer(await mcp.call_tool("remember", {**SEAT, "source_kind": "user_message"}))
+        assert (again["decision"], again["reason"]) == ("rejected", "tombstoned")
+        # ...and a second forget finds nothing
+        assert error(await mcp.call_tool("forget", {"fact_id": fact_id}))["code"] == "not_found"
+
+
+async def test_bad_input_answers_a_tool_error_with_its_code(live: Any, tenant: Any) -> None:
+    async with in_process(live.url, tenant.keys["agent"]) as mcp:
+        # no configured user and none given
+        assert error(await mcp.call_tool("list_facts", {}))["code"] == "invalid_request"
+        # the API's own id rule, not resolved away as a path
+        bad = error(await mcp.call_tool("list_facts", {"user": ".."}))
+        assert (bad["code"], bad["status"]) == ("invalid_request", 422)
+        assert error(await mcp.call_tool("forget", {"user": uid(), "fact_id": "nope"}))[
+            "status"
+        ] in (404, 422)
+        # a statement over the API's limit is the API's 413
+        long = await mcp.call_tool("remember", {"user": uid(), "statement": "x" * 600})
+        assert error(long)["code"] == "payload_too_large"
+    async with in_process(live.url, "mgk_not-a-key", uid()) as mcp:
+        assert error(await mcp.call_tool("list_facts", {}))["code"] == "unauthorized"
+    async with in_process(live.url, tenant.keys["agent"], uid()) as mcp:
+        with pytest.raises(MCPError):
+            await mcp.read_resource("memgate://users/../facts")
+
+
+async def test_retry_with_the_same_idempotency_key_writes_once(live: Any, tenant: Any) -> None:
+    async with in_process(live.url, tenant.keys["agent"], uid()) as mcp:
+        args = {**SEAT, "idempotency_key": "host-call-1"}
+        first = answer(await mcp.call_tool("remember", args))
+        second = answer(await mcp.call_tool("remember", args))
+        assert first == second and first["decision"] == "written"
+        listed = answer(await mcp.call_tool("list_facts", {}))["items"]
+        assert [f["id"] for f in listed] == [first["fact_id"]]
+        # without the key, the same statement is a new write: the gate merges it
+        merged = answer(await mcp.call_tool("remember", SEAT))
+        assert (merged["decision"], merged["fact_id"]) == ("merged", first["fact_id"])
+
+
+async def test_isolation_two_users_and_two_tenants(
+    live: Any, tenant: Any, other_tenant: Any
+) -> None:
+    alice, bob = uid(), uid()
+    async with in_process(live.url, tenant.keys["agent"]) as mcp:
+        fact_id = answer(await mcp.call_tool("remember", {**SEAT, "user": alice}))["fact_id"]
+        # user B of the same tenant sees nothing of user A's
+        assert answer(await mcp.call_tool("list_facts", {"user": bob}))["items"] == []
+        recalled = answer(await mcp.call_tool("recall", {"user": bob, "query": QUERY}))
+        assert recalled["fact_ids"] == [] and "window" not in recalled["context"]
+        read = await mcp.read_resource(f"memgate://users/{bob}/facts")
+        assert json.loads(read.contents[0].text)["items"] == []
+        # nor can it be deleted as B's
+        assert (
+            error(await mcp.call_tool("forget", {"user": bob, "fact_id": fact_id}))["code"]
+            == "not_found"
+        )
+
+    async with in_process(live.url, other_tenant.keys["agent"], alice) as mcp:
+        # tenant B, same user id: another namespace entirely
+        assert answer(await mcp.call_tool("list_facts", {}))["items"] == []
+        recalled = answer(await mcp.call_tool("recall", {"query": QUERY}))
+        assert recalled["fact_ids"] == []
+        assert error(await mcp.call_tool("forget", {"fact_id": fact_id}))["code"] == "not_found"
+
+    async with in_process(live.url, tenant.keys["agent"], alice) as mcp:
+        assert [f["id"] for f in answer(await mcp.call_tool("list_facts", {}))["items"]] == [
+            fact_id
+        ]
+
+
+# --------------------------------------------------------------------------------- stdio
+
+
+def _env(live: Any, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMGATE_API")}
+    return {**env, "MEMGATE_URL": live.url, "MEMGATE_LOG_LEVEL": "WARNING", **extra}
+
+
+async def test_stdio(live: Any, tenant: Any) -> None:
+    user = uid()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app.mcp"],
+        env=_env(live, MEMGATE_API_KEY=tenant.keys["agent"], MEMGATE_USER=user),
+    )
+    async with Client(params) as mcp:
+        fact_id = answer(await mcp.call_tool("remember", SEAT))["fact_id"]
+        refused = await mcp.call_tool("remember", {"statement": f"password: {SECRET}"})
+        assert answer(refused)["reason"] == "secret_detected" and SECRET not in whole(refused)
+        recalled = answer(await mcp.call_tool("recall", {"query": QUERY}))
+        assert fact_id in recalled["fact_ids"]
+        read = await mcp.read_resource(f"memgate://users/{user}/facts")
+        assert [f["id"] for f in json.loads(read.contents[0].text)["items"]] == [fact_id]
+        assert answer(await mcp.call_tool("forget", {"fact_id": fact_id}))["status"] == "deleted"
+        assert answer(await mcp.call_tool("list_facts", {}))["items"] == []
+
+
+# ----------------------------------------------------------------------- streamable HTTP
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def mcp_http(live: Any) -> Iterator[str]:
+    """`python -m app.mcp --transport http` with no key of its own: each request's bearer."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.mcp", "--transport", "http", "--port", str(port)],
+        env=_env(live),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"MCP server exited: {proc.stderr.read()[-2000:]!r}")  # type: ignore[union-attr]
+        try:
+            httpx.get(url, timeout=2)
+            break
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("MCP server did not listen in 60 s") from None
+            time.sleep(0.2)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+class _Bearer:
+    """A streamable-HTTP transport whose every request carries one tenant's key."""
+
+    def __init__(self, url: str, key: str | None) -> None:
+        self.url, self.key = url, key
+
+    async def __aenter__(self) -> Any:
+        headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
+        self._http = httpx2.AsyncClient(headers=headers, timeout=30)
+        self._cm = streamable_http_client(self.url, http_client=self._http)
+        return await self._cm.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._cm.__aexit__(*exc)
+        await self._http.aclose()
+
+
+@pytest.fixture
+async def two_tenants_over_http(
+    mcp_http: str, tenant: Any, other_tenant: Any
+) -> AsyncIterator[tuple[Client, Client]]:
+    async with (
+        Client(_Bearer(mcp_http, tenant.keys["agent"])) as a,
+        Client(_Bearer(mcp_http, other_tenant.keys["agent"])) as b,
+    ):
+        yield a, b
+
+
+async def test_streamable_http_serves_each_tenant_with_its_own_key(
+    mcp_http: str, two_tenants_over_http: tuple[Client, Client]
+) -> None:
+    a, b = two_tenants_over_http
+    user = uid()
+    fact_id = answer(await a.call_tool("remember", {**SEAT, "user": user}))["fact_id"]
+    # tenant B, the same user id, the same MCP server: nothing of tenant A's
+    assert answer(await b.call_tool("list_facts", {"user": user}))["items"] == []
+    read = await b.read_resource(f"memgate://users/{user}/facts")
+    assert json.loads(read.contents[0].text)["items"] == []
+    assert (
+        error(await b.call_tool("forget", {"user": user, "fact_id": fact_id}))["code"]
+        == "not_found"
+    )
+    # tenant A still has it, and recalls it
+    recalled = answer(await a.call_tool("recall", {"user": user, "query": QUERY}))
+    assert recalled["fact_ids"] == [fact_id]
+    # a request with no key of its own gets none from the server
+    async with Client(_Bearer(mcp_http, None)) as anonymous:
+        refused = await anonymous.call_tool("list_facts", {"user": user})
+        assert error(refused)["code"] == "unauthorized"
