@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -276,21 +276,18 @@ class _Bearer:
         await self._http.aclose()
 
 
-@pytest.fixture
-async def two_tenants_over_http(
+async def test_streamable_http_serves_each_tenant_with_its_own_key(
     mcp_http: str, tenant: Any, other_tenant: Any
-) -> AsyncIterator[tuple[Client, Client]]:
+) -> None:
+    # the clients live in the test's own task (anyio's cancel scopes must exit where entered)
     async with (
         Client(_Bearer(mcp_http, tenant.keys["agent"])) as a,
         Client(_Bearer(mcp_http, other_tenant.keys["agent"])) as b,
     ):
-        yield a, b
+        await _two_tenants(mcp_http, a, b)
 
 
-async def test_streamable_http_serves_each_tenant_with_its_own_key(
-    mcp_http: str, two_tenants_over_http: tuple[Client, Client]
-) -> None:
-    a, b = two_tenants_over_http
+async def _two_tenants(mcp_http: str, a: Client, b: Client) -> None:
     user = uid()
     fact_id = answer(await a.call_tool("remember", {**SEAT, "user": user}))["fact_id"]
     # tenant B, the same user id, the same MCP server: nothing of tenant A's
