@@ -9,6 +9,7 @@ loopback port). Isolation is proved with two users of one tenant and with two te
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -17,12 +18,14 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
@@ -198,23 +201,109 @@ def _env(live: Any, **extra: str) -> dict[str, str]:
     return {**env, "MEMGATE_URL": live.url, "MEMGATE_LOG_LEVEL": "WARNING", **extra}
 
 
-async def test_stdio(live: Any, tenant: Any) -> None:
+async def test_stdio(live: Any, tenant: Any, tmp_path: Path) -> None:
     user = uid()
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "app.mcp"],
-        env=_env(live, MEMGATE_API_KEY=tenant.keys["agent"], MEMGATE_USER=user),
+        env=_env(
+            live,
+            MEMGATE_API_KEY=tenant.keys["agent"],
+            MEMGATE_USER=user,
+            MEMGATE_LOG_LEVEL="DEBUG",
+        ),
     )
-    async with Client(params) as mcp:
-        fact_id = answer(await mcp.call_tool("remember", SEAT))["fact_id"]
-        refused = await mcp.call_tool("remember", {"statement": f"password: {SECRET}"})
-        assert answer(refused)["reason"] == "secret_detected" and SECRET not in whole(refused)
-        recalled = answer(await mcp.call_tool("recall", {"query": QUERY}))
-        assert fact_id in recalled["fact_ids"]
-        read = await mcp.read_resource(f"memgate://users/{user}/facts")
-        assert [f["id"] for f in json.loads(read.contents[0].text)["items"]] == [fact_id]
-        assert answer(await mcp.call_tool("forget", {"fact_id": fact_id}))["status"] == "deleted"
-        assert answer(await mcp.call_tool("list_facts", {}))["items"] == []
+    errlog = tmp_path / "mcp-stderr.log"
+    with errlog.open("w") as err:
+        async with Client(stdio_client(params, errlog=err)) as mcp:
+            fact_id = answer(await mcp.call_tool("remember", SEAT))["fact_id"]
+            refused = await mcp.call_tool("remember", {"statement": f"password: {SECRET}"})
+            assert answer(refused)["reason"] == "secret_detected"
+            assert SECRET not in whole(refused)
+            recalled = answer(await mcp.call_tool("recall", {"query": QUERY}))
+            assert fact_id in recalled["fact_ids"]
+            read = await mcp.read_resource(f"memgate://users/{user}/facts")
+            assert [f["id"] for f in json.loads(read.contents[0].text)["items"]] == [fact_id]
+            gone = answer(await mcp.call_tool("forget", {"fact_id": fact_id}))
+            assert gone["status"] == "deleted"
+            assert answer(await mcp.call_tool("list_facts", {}))["items"] == []
+            missing = await mcp.call_tool("forget", {"fact_id": fact_id})
+            assert error(missing)["code"] == "not_found"
+    # neither the MCP server's log nor the API's holds the secret or the key
+    for text in (errlog.read_text(), live.log_text()):
+        assert SECRET not in text and tenant.keys["agent"] not in text
+
+
+# ------------------------------------------------------------ retry after a lost answer
+
+
+class _DropFirstAnswer:
+    """A loopback HTTP/1.1 relay in front of the live API that forwards the first request
+    and then closes the connection without answering: the write happened, its answer is
+    lost, as when a network drops mid-request. Later requests are relayed whole."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.seen: list[tuple[str, str | None]] = []
+
+    async def __aenter__(self) -> str:
+        self._http = httpx.AsyncClient(base_url=self.upstream, timeout=30)
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self._server.close()
+        await self._server.wait_closed()
+        await self._http.aclose()
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, target, _ = lines[0].split(" ", 2)
+                headers = dict(
+                    (k.strip().lower(), v.strip())
+                    for k, v in (line.split(":", 1) for line in lines[1:] if ":" in line)
+                )
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                self.seen.append((method, headers.get("idempotency-key")))
+                forward = {
+                    k: v
+                    for k, v in headers.items()
+                    if k in ("authorization", "idempotency-key", "content-type")
+                }
+                got = await self._http.request(method, target, headers=forward, content=body)
+                if len(self.seen) == 1:
+                    return  # the answer is lost: close without a byte
+                writer.write(
+                    f"HTTP/1.1 {got.status_code} X\r\ncontent-type: application/json\r\n"
+                    f"content-length: {len(got.content)}\r\n\r\n".encode()
+                    + got.content
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+async def test_a_lost_answer_is_retried_with_the_same_key_and_writes_once(
+    live: Any, tenant: Any
+) -> None:
+    user = uid()
+    relay = _DropFirstAnswer(live.url)
+    async with relay as url, in_process(url, tenant.keys["agent"], user) as mcp:
+        written = answer(await mcp.call_tool("remember", SEAT))
+    assert written["decision"] == "written"
+    # two attempts reached the API, under one Idempotency-Key: the second one replayed
+    (m1, k1), (m2, k2) = relay.seen[:2]
+    assert (m1, m2) == ("POST", "POST") and k1 and k1 == k2
+    async with live.client() as http:
+        facts = (await http.get(f"/v1/users/{user}/facts", headers=tenant.h())).json()["items"]
+    assert [f["id"] for f in facts] == [written["fact_id"]]
+    assert facts[0]["observations"] == 1  # not merged a second time
 
 
 # ----------------------------------------------------------------------- streamable HTTP
@@ -227,20 +316,24 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def mcp_http(live: Any) -> Iterator[str]:
-    """`python -m app.mcp --transport http` with no key of its own: each request's bearer."""
+def mcp_http(live: Any, tmp_path: Path) -> Iterator[str]:
+    """The `memgate-mcp` console script with `--transport http` and no key of its own: each
+    request's bearer is the key."""
     port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.mcp", "--transport", "http", "--port", str(port)],
-        env=_env(live),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    log = tmp_path / "mcp-http.log"
+    script = str(Path(sys.executable).parent / "memgate-mcp")
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [script, "--transport", "http", "--port", str(port)],
+            env=_env(live),
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+        )
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 60
     while True:
         if proc.poll() is not None:
-            raise RuntimeError(f"MCP server exited: {proc.stderr.read()[-2000:]!r}")  # type: ignore[union-attr]
+            raise RuntimeError(f"MCP server exited: {log.read_text()[-2000:]}")
         try:
             httpx.get(url, timeout=2)
             break
