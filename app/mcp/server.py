@@ -182,10 +182,13 @@ def build_server(settings: Settings) -> MCPServer[Any]:
                 headers = ctx.headers
             except ValueError:  # no request (a direct call)
                 headers = None
-        header = (headers or {}).get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() == "bearer" and token.strip():
-            return token.strip()
+        header = next((v for k, v in (headers or {}).items() if k.lower() == "authorization"), None)
+        if header is not None:
+            # a request that names a credential is never served with the server's own key
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+            raise MemgateError("unauthorized", "Authorization must be Bearer <key>", 401)
         if settings.api_key:
             return settings.api_key
         raise MemgateError(

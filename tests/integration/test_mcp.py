@@ -136,14 +136,16 @@ async def test_bad_input_answers_a_tool_error_with_its_code(live: Any, tenant: A
         # the API's own id rule, not resolved away as a path
         bad = error(await mcp.call_tool("list_facts", {"user": ".."}))
         assert (bad["code"], bad["status"]) == ("invalid_request", 422)
-        assert error(await mcp.call_tool("forget", {"user": uid(), "fact_id": "nope"}))[
-            "status"
-        ] in (404, 422)
+        nope = error(await mcp.call_tool("forget", {"user": uid(), "fact_id": "nope"}))
+        assert (nope["code"], nope["status"]) == ("invalid_request", 422)
         # a statement over the API's limit is the API's 413
         long = await mcp.call_tool("remember", {"user": uid(), "statement": "x" * 600})
         assert error(long)["code"] == "payload_too_large"
     async with in_process(live.url, "mgk_not-a-key", uid()) as mcp:
         assert error(await mcp.call_tool("list_facts", {}))["code"] == "unauthorized"
+    async with Client(build_server(Settings(url=live.url, user=uid()))) as mcp:
+        no_key = error(await mcp.call_tool("list_facts", {}))
+        assert (no_key["code"], no_key["status"]) == ("unauthorized", 401)
     async with in_process(live.url, tenant.keys["agent"], uid()) as mcp:
         with pytest.raises(MCPError):
             await mcp.read_resource("memgate://users/../facts")
@@ -316,16 +318,16 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def mcp_http(live: Any, tmp_path: Path) -> Iterator[str]:
-    """The `memgate-mcp` console script with `--transport http` and no key of its own: each
-    request's bearer is the key."""
+def mcp_http(live: Any, tenant: Any, tmp_path: Path) -> Iterator[str]:
+    """The `memgate-mcp` console script with `--transport http`, configured with tenant A's
+    key: a request with a bearer of its own is served with that key instead."""
     port = _free_port()
     log = tmp_path / "mcp-http.log"
     script = str(Path(sys.executable).parent / "memgate-mcp")
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [script, "--transport", "http", "--port", str(port)],
-            env=_env(live),
+            env=_env(live, MEMGATE_API_KEY=tenant.keys["agent"]),
             stdout=subprocess.DEVNULL,
             stderr=out,
         )
@@ -352,14 +354,14 @@ def mcp_http(live: Any, tmp_path: Path) -> Iterator[str]:
             proc.kill()
 
 
-class _Bearer:
-    """A streamable-HTTP transport whose every request carries one tenant's key."""
+class _Http:
+    """A streamable-HTTP transport whose every request carries one Authorization header."""
 
-    def __init__(self, url: str, key: str | None) -> None:
-        self.url, self.key = url, key
+    def __init__(self, url: str, authorization: str | None) -> None:
+        self.url, self.authorization = url, authorization
 
     async def __aenter__(self) -> Any:
-        headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
+        headers = {"Authorization": self.authorization} if self.authorization else {}
         self._http = httpx2.AsyncClient(headers=headers, timeout=30)
         self._cm = streamable_http_client(self.url, http_client=self._http)
         return await self._cm.__aenter__()
@@ -370,31 +372,31 @@ class _Bearer:
 
 
 async def test_streamable_http_serves_each_tenant_with_its_own_key(
-    mcp_http: str, tenant: Any, other_tenant: Any
+    mcp_http: str, other_tenant: Any
 ) -> None:
     # the clients live in the test's own task (anyio's cancel scopes must exit where entered)
     async with (
-        Client(_Bearer(mcp_http, tenant.keys["agent"])) as a,
-        Client(_Bearer(mcp_http, other_tenant.keys["agent"])) as b,
+        Client(_Http(mcp_http, None)) as a,
+        Client(_Http(mcp_http, f"Bearer {other_tenant.keys['agent']}")) as b,
+        Client(_Http(mcp_http, "Basic dXNlcjpwYXNz")) as basic,
     ):
-        await _two_tenants(mcp_http, a, b)
+        await _two_tenants(a, b, basic)
 
 
-async def _two_tenants(mcp_http: str, a: Client, b: Client) -> None:
+async def _two_tenants(a: Client, b: Client, basic: Client) -> None:
     user = uid()
+    # no header: the server's own key (tenant A)
     fact_id = answer(await a.call_tool("remember", {**SEAT, "user": user}))["fact_id"]
-    # tenant B, the same user id, the same MCP server: nothing of tenant A's
+    # tenant B's bearer replaces it: the same user id, the same MCP server, nothing of A's
     assert answer(await b.call_tool("list_facts", {"user": user}))["items"] == []
+    recalled = answer(await b.call_tool("recall", {"user": user, "query": QUERY}))
+    assert recalled["fact_ids"] == []
     read = await b.read_resource(f"memgate://users/{user}/facts")
     assert json.loads(read.contents[0].text)["items"] == []
-    assert (
-        error(await b.call_tool("forget", {"user": user, "fact_id": fact_id}))["code"]
-        == "not_found"
-    )
+    refused = error(await b.call_tool("forget", {"user": user, "fact_id": fact_id}))
+    assert refused["code"] == "not_found"
     # tenant A still has it, and recalls it
     recalled = answer(await a.call_tool("recall", {"user": user, "query": QUERY}))
     assert recalled["fact_ids"] == [fact_id]
-    # a request with no key of its own gets none from the server
-    async with Client(_Bearer(mcp_http, None)) as anonymous:
-        refused = await anonymous.call_tool("list_facts", {"user": user})
-        assert error(refused)["code"] == "unauthorized"
+    # a credential that is not a bearer is refused, never served with the server's key
+    assert error(await basic.call_tool("list_facts", {"user": user}))["code"] == "unauthorized"
