@@ -143,6 +143,9 @@ async def test_bad_input_answers_a_tool_error_with_its_code(live: Any, tenant: A
         assert error(long)["code"] == "payload_too_large"
     async with in_process(live.url, "mgk_not-a-key", uid()) as mcp:
         assert error(await mcp.call_tool("list_facts", {}))["code"] == "unauthorized"
+        with pytest.raises(MCPError) as raised:
+            await mcp.read_resource(f"memgate://users/{uid()}/facts")
+        assert json.loads(raised.value.error.message)["error"]["code"] == "unauthorized"
     async with Client(build_server(Settings(url=live.url, user=uid()))) as mcp:
         no_key = error(await mcp.call_tool("list_facts", {}))
         assert (no_key["code"], no_key["status"]) == ("unauthorized", 401)
