@@ -96,9 +96,8 @@ def _answer(response: httpx.Response) -> Any:
         raise MemgateError(
             "upstream_error", "memgate answered without an error body", response.status_code
         )
-    return_code = str(error.get("code") or "upstream_error")
     raise MemgateError(
-        return_code,
+        str(error.get("code") or "upstream_error"),
         str(error.get("message") or ""),
         response.status_code,
         error.get("details"),
