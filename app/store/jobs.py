@@ -124,6 +124,26 @@ async def append_decisions(
     )
 
 
+async def save_progress(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    job_id: uuid.UUID,
+    progress: dict[str, Any],
+    now: datetime,
+) -> None:
+    """A running batch job's `result` so far (`{total, done, ...}`, docs/api.md#jobs): one
+    write per batch, in the batch's own transaction, so `done` counts only committed work.
+    A finished job keeps its final result."""
+    await conn.execute(
+        """UPDATE jobs SET result = $3, updated_at = $4
+           WHERE tenant_id = $1 AND id = $2 AND state NOT IN ('done', 'failed')""",
+        tenant_id,
+        job_id,
+        progress,
+        now,
+    )
+
+
 async def lock_states(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]
 ) -> dict[uuid.UUID, str]:
