@@ -55,6 +55,13 @@ async def get(
     )
 
 
+async def tenant_of(conn: asyncpg.Connection, job_id: uuid.UUID) -> uuid.UUID | None:
+    """The tenant of a job, whichever it is (the console's `jobs show ID`, on the owner's
+    connection: no RLS); None if there is no such job."""
+    found = await conn.fetchval("SELECT tenant_id FROM jobs WHERE id = $1", job_id)
+    return uuid.UUID(str(found)) if found is not None else None
+
+
 async def mark_running(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, job_id: uuid.UUID, now: datetime
 ) -> asyncpg.Record:
