@@ -126,11 +126,12 @@ class Out:
         print(json.dumps(data, ensure_ascii=False, default=str))
 
     def table(self, title: str, columns: Sequence[str], rows: list[list[Any]]) -> None:
-        table = Table(title=title, title_justify="left")
+        table = Table()
         for col in columns:
             table.add_column(col, overflow="fold")
         for row in rows:
             table.add_row(*("" if v is None else str(v) for v in row))
+        self.console.print(title, markup=False, highlight=False)  # never wrapped to the table
         self.console.print(table)
 
 
@@ -154,7 +155,7 @@ async def tenants_list(s: Session, out: Out) -> int:
         out.json({"items": items})
     else:
         out.table(
-            f"{len(items)} tenants",
+            f"{len(items)} tenant(s)",
             ["id", "name", "created"],
             [[i["id"], i["name"], _day(i["created_at"])] for i in items],
         )
@@ -319,7 +320,7 @@ async def cleanup(s: Session, out: Out, args: argparse.Namespace) -> int:
         return 0
     what = "candidates" if args.candidate else "facts"
     out.table(
-        f"a cleanup would {args.action} {run.total} {what} (dry run: nothing changed)",
+        f"a cleanup would {args.action} {run.total} {what} (a dry run: nothing changed)",
         ["user", what],
         [[u, n] for u, n in sorted(run.by_user.items())],
     )
