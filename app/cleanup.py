@@ -5,7 +5,8 @@ by filter.
 (workers/cleanup.py; large runs, 202 + job_id). It works in batches of BATCH rows, one
 tenant transaction each, so a cleanup of 100k facts never holds locks the API waits on
 for long; a run that dies halfway is resumed by the job's retry, because handled rows no
-longer match.
+longer match. A job's run reports `{total, done, by_user}` on its row after every batch
+(docs/api.md#jobs): `total` counted when the run starts, `done` committed with each batch.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from app import clock
 from app.context import AppContext
 from app.store import audit
+from app.store import jobs as jobs_store
 from app.store import ops as ops_store
 from app.store.db import tenant_tx
 
@@ -35,9 +38,17 @@ async def run_cleanup(
     policy_version: str | None = None,
     job_id: uuid.UUID | None = None,
 ) -> dict[str, Any]:
-    """Apply `action` (archive | delete) to every match; returns {total, by_user}."""
+    """Apply `action` (archive | delete) to every match; returns {total, by_user}. With a
+    `job_id`, the progress goes to that job's row after every batch."""
     archive = action == "archive"
     by_user: dict[str, int] = {}
+    expected = 0
+    if job_id is not None:
+        async with tenant_tx(app.pool, tenant_id) as conn:
+            expected = sum((await ops_store.count_matches(conn, tenant_id, flt, archive)).values())
+            await jobs_store.save_progress(
+                conn, tenant_id, job_id, _progress(expected, by_user), clock.now()
+            )
     while True:
         async with tenant_tx(app.pool, tenant_id) as conn:
             rows = await ops_store.lock_batch(conn, tenant_id, flt, archive, BATCH)
@@ -63,8 +74,12 @@ async def run_cleanup(
                 actor_role=actor_role,
                 now=now,
             )
-        for r in rows:
-            by_user[r["user_id"]] = by_user.get(r["user_id"], 0) + 1
+            for r in rows:
+                by_user[r["user_id"]] = by_user.get(r["user_id"], 0) + 1
+            if job_id is not None:
+                await jobs_store.save_progress(
+                    conn, tenant_id, job_id, _progress(expected, by_user), clock.now()
+                )
         if len(rows) < BATCH:
             break
     total = sum(by_user.values())
@@ -86,6 +101,12 @@ async def run_cleanup(
             at=now,
         )
     return {"total": total, "by_user": dict(sorted(by_user.items()))}
+
+
+def _progress(expected: int, by_user: dict[str, int]) -> dict[str, Any]:
+    done = sum(by_user.values())
+    # rows that came to match since the count are handled too: `total` never trails `done`
+    return {"total": max(expected, done), "done": done, "by_user": dict(sorted(by_user.items()))}
 
 
 def _filter_json(flt: ops_store.CleanupFilter) -> dict[str, Any]:

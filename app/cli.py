@@ -32,7 +32,7 @@ from typing import Any
 import asyncpg
 
 from app.auth import new_api_key
-from app.config import get_settings
+from app.config import Settings, get_settings
 from app.store import keys as keys_store
 from app.store.migrate import migrate, prune_routines
 
@@ -87,13 +87,7 @@ async def create_key(
     name: str | None = None,
     max_sensitivity: str = "personal",
 ) -> str:
-    try:
-        tenant_id = uuid.UUID(tenant)
-    except ValueError:
-        found = await keys_store.tenant_by_name(conn, tenant)
-        if found is None:
-            raise SystemExit(f"no tenant {tenant!r}") from None
-        tenant_id = found
+    tenant_id = await tenant_id_of(conn, tenant)
     secret = new_api_key()
     await keys_store.insert_key(
         conn,
@@ -154,12 +148,11 @@ def read_export(path: str, fmt: str) -> list[Any]:
         raise SystemExit(f"{exc}: {json.dumps(exc.details)[:2000]}") from None
 
 
-async def import_file(args: argparse.Namespace) -> str:
-    """`import-mem0`: the import in this process, with the API's own context."""
-    from app.context import build_context, close_context
-    from app.importer import import_now
-
-    items = read_export(args.file, "mem0")
+@asynccontextmanager
+async def stack_settings() -> AsyncIterator[Settings]:
+    """The settings with both servers' URLs: DATABASE_URL and REDIS_URL, or the embedded
+    stack under DATA_DIR (attached when a running `make run` owns it, else started here and
+    stopped at the end). Migrated, like every command here."""
     settings = get_settings()
     started = None  # the embedded stack this command started (and stops)
     if not settings.database_url or not settings.redis_url:
@@ -175,9 +168,23 @@ async def import_file(args: argparse.Namespace) -> str:
     try:
         assert settings.database_url is not None
         await migrate(settings.database_url)
+        yield settings
+    finally:
+        if started is not None:
+            started.stop()
+
+
+async def import_file(args: argparse.Namespace) -> str:
+    """`import-mem0`: the import in this process, with the API's own context."""
+    from app.context import build_context, close_context
+    from app.importer import import_now
+
+    items = read_export(args.file, "mem0")
+    async with stack_settings() as settings:
+        assert settings.database_url is not None
         conn = await asyncpg.connect(settings.database_url)
         try:
-            tenant_id = await _tenant_id(conn, args.tenant)
+            tenant_id = await tenant_id_of(conn, args.tenant)
         finally:
             await conn.close()
         ctx = await build_context(settings)
@@ -185,20 +192,21 @@ async def import_file(args: argparse.Namespace) -> str:
             job_id, report = await import_now(ctx, tenant_id, items, "mem0", args.dry_run)
         finally:
             await close_context(ctx)
-    finally:
-        if started is not None:
-            started.stop()
     return json.dumps({"job_id": str(job_id), **report}, ensure_ascii=False)
 
 
-async def _tenant_id(conn: asyncpg.Connection, tenant: str) -> uuid.UUID:
+async def tenant_id_of(conn: asyncpg.Connection, tenant: str) -> uuid.UUID:
+    """A tenant named by id or name (an id of no tenant is refused too)."""
     try:
-        return uuid.UUID(tenant)
+        tenant_id = uuid.UUID(tenant)
     except ValueError:
         found = await keys_store.tenant_by_name(conn, tenant)
         if found is None:
             raise SystemExit(f"no tenant {tenant!r}") from None
         return found
+    if not await keys_store.tenant_exists(conn, tenant_id):
+        raise SystemExit(f"no tenant {tenant!r}")
+    return tenant_id
 
 
 def main(argv: list[str] | None = None) -> None:

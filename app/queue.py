@@ -28,6 +28,7 @@ OBSERVE = "observe"
 REEMBED = "reembed"
 CLEANUP = "cleanup"
 IMPORT = "import"
+PURGE = "purge"
 ENQUEUE_TIMEOUT_S = 0.5  # the API never waits longer than this for Redis
 
 

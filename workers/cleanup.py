@@ -1,4 +1,5 @@
-"""The "cleanup" job: a large operators' cleanup, run in batches (app/cleanup.py)."""
+"""The "cleanup" job: a large operators' cleanup, run in batches (app/cleanup.py), its
+progress `{total, done, by_user}` on the job row (docs/api.md#jobs)."""
 
 from __future__ import annotations
 
@@ -21,4 +22,4 @@ async def handle_cleanup(run: JobRun) -> JobResult:
         policy_version=p.get("policy_version"),
         job_id=run.id,
     )
-    return JobResult(result=result)
+    return JobResult(result={**result, "done": result["total"]})

@@ -25,6 +25,7 @@ from app.context import AppContext
 from app.memory.model import Decision
 from app.metrics import worker_incr
 from app.store import audit, lifecycle
+from app.store import jobs as jobs_store
 from app.store import users as users_store
 from app.store.db import tenant_ids, tenant_tx
 from app.store.facts import lock_subject
@@ -153,17 +154,41 @@ async def sweep_purge(app: AppContext, now: datetime) -> int:
     """
     total = 0
     for tid in await tenant_ids(app.pool):
-        while True:
-            async with tenant_tx(app.pool, tid) as conn:
-                ids = await lifecycle.unscrubbed_deleted(conn, tid, BATCH)
-                if ids:
-                    await _scrub_copies(conn, tid, ids, now)
-            total += len(ids)
-            if ids:
-                await worker_incr(app.redis, "memgate_purges_total", len(ids))
-            if len(ids) < BATCH:
-                break
+        total += await purge_tenant(app, tid, now)
     return total
+
+
+async def purge_tenant(
+    app: AppContext, tid: uuid.UUID, now: datetime, *, job_id: uuid.UUID | None = None
+) -> int:
+    """The purge of one tenant, in batches: the sweep's, and the "purge" job's
+    (workers/purge.py), whose `{total, done}` goes to its row after every batch."""
+    done = 0
+    total = 0
+    if job_id is not None:
+        async with tenant_tx(app.pool, tid) as conn:
+            total = await lifecycle.count_unscrubbed(conn, tid)
+            await jobs_store.save_progress(conn, tid, job_id, _purged(total, 0), clock.now())
+    while True:
+        async with tenant_tx(app.pool, tid) as conn:
+            ids = await lifecycle.unscrubbed_deleted(conn, tid, BATCH)
+            if ids:
+                await _scrub_copies(conn, tid, ids, now)
+                done += len(ids)
+                if job_id is not None:
+                    await jobs_store.save_progress(
+                        conn, tid, job_id, _purged(total, done), clock.now()
+                    )
+        if ids:
+            await worker_incr(app.redis, "memgate_purges_total", len(ids))
+        if len(ids) < BATCH:
+            break
+    return done
+
+
+def _purged(total: int, done: int) -> dict[str, int]:
+    # facts deleted since the count are purged too: `total` never trails `done`
+    return {"total": max(total, done), "done": done}
 
 
 async def _scrub_copies(conn: Any, tid: uuid.UUID, ids: list[uuid.UUID], now: datetime) -> None:

@@ -72,10 +72,13 @@ async def reembed_tenant(
         vectors = await embedder.embed_documents(texts)
         async with tenant_tx(ctx.pool, tenant_id) as conn:
             changed = await store.apply_batch(conn, tenant_id, model, ids, texts, vectors)
-            progress["done"] += changed
+            # `done` counts every fact handled, so it reaches `total`; `skipped` are the
+            # ones a concurrent write or deletion changed meanwhile (left as they are)
+            progress["done"] += len(batch)
             progress["skipped"] += len(batch) - changed
+            progress["total"] = max(progress["total"], progress["done"])  # written since
             if job_id is not None:
-                await store.save_progress(conn, job_id, progress, clock.now())
+                await jobs_store.save_progress(conn, tenant_id, job_id, progress, clock.now())
         batches += 1
     progress["complete"] = complete
     return progress

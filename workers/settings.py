@@ -8,12 +8,13 @@ from app.config import get_settings
 from app.context import build_context, close_context
 from app.logs import configure_logging
 from app.metrics import count_in_redis
-from app.queue import CLEANUP, IMPORT, OBSERVE, QUEUE_NAME, REEMBED, redis_settings
+from app.queue import CLEANUP, IMPORT, OBSERVE, PURGE, QUEUE_NAME, REEMBED, redis_settings
 from workers.cleanup import handle_cleanup
 from workers.imports import handle_import
 from workers.jobs import ARQ_EXTRA_TRIES, Handler, run_job
 from workers.maintenance import cron_jobs
 from workers.observe import handle_observe
+from workers.purge import handle_purge
 from workers.reembed import handle_reembed
 from workers.relay import Relay
 from workers.sessions import cron_jobs as session_cron_jobs
@@ -26,6 +27,7 @@ HANDLERS: dict[str, Handler] = {
     REEMBED: handle_reembed,
     CLEANUP: handle_cleanup,
     IMPORT: handle_import,
+    PURGE: handle_purge,
 }
 
 _settings = get_settings()

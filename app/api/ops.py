@@ -1,5 +1,5 @@
 """Operators (docs/api.md#endpoints, docs/architecture.md#observability,
-docs/lifecycle.md#deletion): batch cleanup by filter and health figures.
+docs/lifecycle.md#deletion): batch cleanup by filter, health figures, a purge now.
 
 Cleanup is a dry run unless `dry_run: false`; the real run touches exactly what the dry
 run counted (one filter, app.store.ops). Small runs answer at once; a run over
@@ -16,7 +16,7 @@ from starlette.background import BackgroundTask
 
 from app import clock
 from app.api.deps import check_scope_read, get_ctx, ops
-from app.api.schemas.common import KEYED, WRITE
+from app.api.schemas.common import KEYED, WRITE, Queued
 from app.api.schemas.ops import (
     CleanupFilterIn,
     CleanupIn,
@@ -104,3 +104,16 @@ async def stats(request: Request, who: Principal = ops) -> dict[str, Any]:
     out["tenant_id"] = str(who.tenant_id)
     out["at"] = now.isoformat()
     return out
+
+
+@router.post("/purge", status_code=202, response_model=Queued, responses=WRITE)
+async def purge(request: Request, who: Principal = ops) -> JSONResponse:
+    """Queue a purge of the tenant's deleted facts now (docs/lifecycle.md#purge): the
+    sweep's work without waiting for its minute; `GET /v1/jobs/{id}` shows `{total, done}`."""
+    ctx = get_ctx(request)
+    job_id = await ops_service.queue_purge(ctx, who, clock.now())
+    return JSONResponse(
+        {"job_id": str(job_id)},
+        status_code=202,
+        background=BackgroundTask(enqueue, ctx, job_id, who.tenant_id),
+    )

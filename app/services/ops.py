@@ -1,4 +1,4 @@
-"""Operators: batch cleanup by filter, the tenant's figures, re-embedding.
+"""Operators: batch cleanup by filter, the tenant's figures, re-embedding, purging now.
 
 A cleanup is counted first (a dry run stops there, audited); a real run over
 `large_run` matches becomes a "cleanup" job, a smaller one runs now (app.cleanup).
@@ -14,7 +14,7 @@ from typing import Any
 from app.auth import Principal, readable_scopes, visible_sensitivities
 from app.cleanup import job_payload, run_cleanup
 from app.context import AppContext
-from app.queue import CLEANUP, REEMBED
+from app.queue import CLEANUP, PURGE, REEMBED
 from app.session.store import SessionStore
 from app.store import audit
 from app.store import jobs as jobs_store
@@ -22,7 +22,15 @@ from app.store import ops as ops_store
 from app.store.db import tenant_tx
 from app.store.ops import CleanupFilter
 
-__all__ = ["CleanupFilter", "CleanupRun", "cleanup", "cleanup_filter", "queue_reembed", "stats"]
+__all__ = [
+    "CleanupFilter",
+    "CleanupRun",
+    "cleanup",
+    "cleanup_filter",
+    "queue_purge",
+    "queue_reembed",
+    "stats",
+]
 
 
 def cleanup_filter(
@@ -136,6 +144,23 @@ async def queue_reembed(ctx: AppContext, who: Principal, model: str, now: dateti
             actor=who.key_id,
             actor_role=who.role.value,
             detail={"job_id": str(job_id), "model": model},
+            at=now,
+        )
+    return job_id
+
+
+async def queue_purge(ctx: AppContext, who: Principal, now: datetime) -> uuid.UUID:
+    """A purge job of the tenant's deleted facts now (the sweep's work, without waiting for
+    its minute), audited. Handing it to arq is the caller's (app.queue.enqueue)."""
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        job_id = await jobs_store.insert(conn, who.tenant_id, PURGE, {}, now)
+        await audit.record(
+            conn,
+            who.tenant_id,
+            "purge",
+            actor=who.key_id,
+            actor_role=who.role.value,
+            detail={"job_id": str(job_id)},
             at=now,
         )
     return job_id

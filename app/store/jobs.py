@@ -55,6 +55,13 @@ async def get(
     )
 
 
+async def tenant_of(conn: asyncpg.Connection, job_id: uuid.UUID) -> uuid.UUID | None:
+    """The tenant of a job, whichever it is (the console's `jobs show ID`, on the owner's
+    connection: no RLS); None if there is no such job."""
+    found = await conn.fetchval("SELECT tenant_id FROM jobs WHERE id = $1", job_id)
+    return uuid.UUID(str(found)) if found is not None else None
+
+
 async def mark_running(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, job_id: uuid.UUID, now: datetime
 ) -> asyncpg.Record:
@@ -120,6 +127,26 @@ async def append_decisions(
         job_id,
         decisions,
         result,
+        now,
+    )
+
+
+async def save_progress(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    job_id: uuid.UUID,
+    progress: dict[str, Any],
+    now: datetime,
+) -> None:
+    """A running batch job's `result` so far (`{total, done, ...}`, docs/api.md#jobs): one
+    write per batch, in the batch's own transaction, so `done` counts only committed work.
+    A finished job keeps its final result."""
+    await conn.execute(
+        """UPDATE jobs SET result = $3, updated_at = $4
+           WHERE tenant_id = $1 AND id = $2 AND state NOT IN ('done', 'failed')""",
+        tenant_id,
+        job_id,
+        progress,
         now,
     )
 

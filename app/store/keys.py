@@ -127,6 +127,19 @@ async def insert_tenant(conn: asyncpg.Connection, tenant_id: uuid.UUID, name: st
     await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, $2)", tenant_id, name)
 
 
+async def tenant_exists(conn: asyncpg.Connection, tenant_id: uuid.UUID) -> bool:
+    return bool(
+        await conn.fetchval("SELECT EXISTS (SELECT 1 FROM tenants WHERE id = $1)", tenant_id)
+    )
+
+
+async def list_tenants(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+    """Every tenant (the console's `tenants list`, on the owner's connection: no RLS)."""
+    return list(
+        await conn.fetch("SELECT id, name, created_at FROM tenants ORDER BY created_at, id")
+    )
+
+
 async def count_tenants(conn: asyncpg.Connection) -> int:
     return int(await conn.fetchval("SELECT count(*) FROM tenants"))
 

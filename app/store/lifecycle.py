@@ -208,6 +208,17 @@ async def evict_least_useful(
     return len(rows)
 
 
+async def count_unscrubbed(conn: asyncpg.Connection, tenant_id: uuid.UUID) -> int:
+    """Deleted facts whose copies the purge has not reached yet (a purge job's `total`)."""
+    return int(
+        await conn.fetchval(
+            """SELECT count(*) FROM facts
+               WHERE tenant_id = $1 AND status = 'deleted' AND scrubbed_at IS NULL""",
+            tenant_id,
+        )
+    )
+
+
 async def unscrubbed_deleted(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, limit: int
 ) -> list[uuid.UUID]:

@@ -1,5 +1,5 @@
-"""Re-embedding (docs/api.md#endpoints `POST /ops/reembed`): the facts still to migrate, and
-progress.
+"""Re-embedding (docs/api.md#endpoints `POST /ops/reembed`): the facts still to migrate (the
+job's progress is app.store.jobs.save_progress).
 
 A fact is migrated when its `embedding_model` is the target model. Batches are keyed by
 id, so a fact whose text cannot be embedded is skipped once, never retried in a loop.
@@ -8,8 +8,6 @@ id, so a fact whose text cannot be embedded is skipped once, never retried in a 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
-from typing import Any
 
 import asyncpg
 from pgvector import Vector
@@ -72,11 +70,3 @@ async def apply_batch(
         [Vector(v) for v in vectors],
     )
     return int(result.split()[-1])
-
-
-async def save_progress(
-    conn: asyncpg.Connection, job_id: uuid.UUID, progress: dict[str, Any], now: datetime
-) -> None:
-    await conn.execute(
-        "UPDATE jobs SET result = $2, updated_at = $3 WHERE id = $1", job_id, progress, now
-    )

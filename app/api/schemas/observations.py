@@ -68,7 +68,7 @@ class Job(Out):
     `error` and `result` are present only when set."""
 
     id: Uuid
-    kind: str = Field(description="observe, cleanup, reembed, import")
+    kind: str = Field(description="observe, cleanup, reembed, import, purge")
     state: Literal["queued", "running", "done", "failed"]
     attempts: int
     decisions: list[JobDecision]
@@ -76,4 +76,8 @@ class Job(Out):
     updated_at: Timestamp
     user_id: str | None = None
     error: str | None = None
-    result: JsonValue = None
+    result: JsonValue = Field(
+        None,
+        description="what the job decided; a batch job (import, reembed, cleanup, purge) "
+        "shows its progress here as it runs: `{total, done, ...}`, done == total when done",
+    )

@@ -878,9 +878,12 @@ class Job(BaseModel):
     id: Annotated[UUID, Field(title="Id")]
     kind: Annotated[str, Field(title="Kind")]
     """
-    observe, cleanup, reembed, import
+    observe, cleanup, reembed, import, purge
     """
     result: Annotated[Any | None, Field(title="Result")] = None
+    """
+    what the job decided; a batch job (import, reembed, cleanup, purge) shows its progress here as it runs: `{total, done, ...}`, done == total when done
+    """
     state: Annotated[Literal["queued", "running", "done", "failed"], Field(title="State")]
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
     user_id: Annotated[str | None, Field(title="User Id")] = None
