@@ -261,6 +261,8 @@ def test_sync_ops_and_admin_answers_parse(live: Live, tenant: Tenant) -> None:
         dry = ops.cleanup("archive", filter={"user_id": u}, dry_run=True)
         assert dry.__class__.__name__ == "CleanupResult"
         assert ops.stats().model_dump()  # aggregates only
+        purge = ops.purge()
+        assert ops.get_job(purge.job_id).kind == "purge"
     with Client(live.url, tenant.keys["admin"]) as admin:
         assert admin.get_policy().version
         explained = admin.explain({"fact": fact("my password is hunter2-Xy9!kQ")})

@@ -547,6 +547,11 @@ class AsyncClient:
         call = Call("POST", "/v1/ops/reembed", model(m.Queued), json=payload)
         return await self._run(call, idempotency_key)
 
+    async def purge(self, *, idempotency_key: str | None = None) -> m.Queued:
+        """Purge the tenant's deleted facts now, in the background (an ops key); the job
+        reports done/total on `get_job`."""
+        return await self._run(Call("POST", "/v1/ops/purge", model(m.Queued)), idempotency_key)
+
     # ------------------------------------------------------------------------------ admin
 
     async def get_policy(self) -> m.PolicyOut:

@@ -539,6 +539,11 @@ class Client:
         call = Call("POST", "/v1/ops/reembed", model(m.Queued), json=payload)
         return self._run(call, idempotency_key)
 
+    def purge(self, *, idempotency_key: str | None = None) -> m.Queued:
+        """Purge the tenant's deleted facts now, in the background (an ops key); the job
+        reports done/total on `get_job`."""
+        return self._run(Call("POST", "/v1/ops/purge", model(m.Queued)), idempotency_key)
+
     # ------------------------------------------------------------------------------ admin
 
     def get_policy(self) -> m.PolicyOut:
