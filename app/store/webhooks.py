@@ -249,8 +249,9 @@ async def record_attempt(
     error: str | None,
 ) -> None:
     await conn.execute(
-        """UPDATE webhook_deliveries SET state = $3, next_attempt_at = $4, last_status = $5,
-               last_error = $6, delivered_at = CASE WHEN $3 = 'delivered' THEN $7 END,
+        """UPDATE webhook_deliveries SET state = $3::text, next_attempt_at = $4,
+               last_status = $5, last_error = $6,
+               delivered_at = CASE WHEN $3::text = 'delivered' THEN $7::timestamptz END,
                updated_at = $7
            WHERE tenant_id = $1 AND id = $2 AND state = 'pending'""",
         tenant_id,
