@@ -2,7 +2,8 @@
 carry, the Standard Webhooks signature, the retry schedule and the URL rules.
 
 Payloads carry ids and metadata only: never a statement, a value or evidence (of any fact,
-sensitive or not) and never a secret; predicates only of facts below `confidential`.
+sensitive or not) and never a secret; a predicate only of a `normal` fact (one of a
+sensitive category, `health_condition`, says too much by itself).
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ EVENT_TYPES = (
     JOB_FAILED,
 )
 SECRET_PREFIX = "whsec_"
-# predicates of facts at these levels stay out of payloads (a predicate can say "health")
-_PREDICATE_HIDDEN = frozenset({"confidential", "restricted"})
 
 
 @dataclass(frozen=True)
@@ -158,7 +157,7 @@ def job_failed(
 
 
 def visible_predicate(predicate: str | None, sensitivity: str) -> str | None:
-    return None if sensitivity in _PREDICATE_HIDDEN else predicate
+    return predicate if sensitivity == "normal" else None
 
 
 # ------------------------------------------------------------------------------ signing

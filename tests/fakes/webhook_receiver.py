@@ -36,7 +36,7 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:
                 n = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(n)
                 with receiver._lock:

@@ -368,8 +368,12 @@ async def test_every_event_fires_from_its_path(
     for text in ("简洁", "详细", "高血压", "Portuguese", "marathons", "sailing", "do not send"):
         assert text not in raw, text
     # the health fact is sensitive: its predicate stays out too
-    written = [d for d in by_type["fact.written"] if d["fact_id"] == promoted_fact]
-    assert written and written[0]["sensitivity"] in ("personal", "confidential", "restricted")
+    [health] = [d for d in by_type["fact.written"] if d["fact_id"] == promoted_fact]
+    assert health["sensitivity"] != "normal" and health["predicate"] is None
+    assert "health_condition" not in raw
+    [plain] = [d for d in by_type["fact.written"] if d["fact_id"] == first["fact"]["id"]]
+    assert plain["sensitivity"] == "normal"
+    assert plain["predicate"] == "preferred_answer_length"
 
 
 async def test_two_tenants_two_users_never_cross(
