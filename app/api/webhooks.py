@@ -99,9 +99,13 @@ async def delete_endpoint(
     "/{endpoint_id}/rotate", response_model=EndpointWithSecret, responses={**NAMED, **WRITE}
 )
 async def rotate_secret(
-    request: Request, endpoint_id: uuid.UUID, body: SecretRotate, who: Principal = admin
+    request: Request,
+    endpoint_id: uuid.UUID,
+    body: SecretRotate | None = None,
+    who: Principal = admin,
 ) -> dict[str, Any]:
-    secret, row = await service.rotate(get_ctx(request), who, endpoint_id, body.grace_seconds)
+    grace = (body or SecretRotate()).grace_seconds
+    secret, row = await service.rotate(get_ctx(request), who, endpoint_id, grace)
     return {**endpoint_json(row), "secret": secret}
 
 

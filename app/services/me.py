@@ -114,6 +114,9 @@ async def forget(ctx: AppContext, who: Principal, user_id: str, now: datetime) -
         await users_store.lock_user(conn, who.tenant_id, user_id)
         counts = await users_store.forget(conn, who.tenant_id, user_id, now)
         counts["tokens_revoked"] = await keys_store.revoke_user_tokens(conn, who.tenant_id, user_id)
+        counts["webhook_deliveries"] = await webhooks_store.forget_user(
+            conn, who.tenant_id, user_id
+        )
         await audit.record(
             conn,
             who.tenant_id,

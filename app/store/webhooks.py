@@ -195,6 +195,18 @@ async def delivery_state(
     return state
 
 
+async def forget_user(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str) -> int:
+    """Forget-me: the user's delivered messages go (ids only, but about them); pending and
+    dead ones stay, their receivers still have to learn of the deletions."""
+    status = await conn.execute(
+        """DELETE FROM webhook_deliveries
+           WHERE tenant_id = $1 AND user_id = $2 AND state = 'delivered'""",
+        tenant_id,
+        user_id,
+    )
+    return int(status.split()[-1])
+
+
 # ---------------------------------------------------------------------------- dispatch
 
 

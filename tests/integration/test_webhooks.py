@@ -374,6 +374,18 @@ async def test_every_event_fires_from_its_path(
     [plain] = [d for d in by_type["fact.written"] if d["fact_id"] == first["fact"]["id"]]
     assert plain["sensitivity"] == "normal"
     assert plain["predicate"] == "preferred_answer_length"
+    # forget-me erases the user's delivered messages; its own announcement stays due
+    count = "SELECT count(*) FROM webhook_deliveries WHERE tenant_id = $1 AND user_id = $2"
+    assert await owner_db.fetchval(count, tenant.id, "u2") == 2  # written, deleted
+    token = await _mint(client, tenant, "u2")
+    res = await client.delete("/v1/me", headers={"Authorization": f"Bearer {token}"})
+    assert res.status_code == 200 and res.json()["deleted"]["webhook_deliveries"] == 2
+    rows = await owner_db.fetch(
+        "SELECT event_type, state FROM webhook_deliveries WHERE tenant_id = $1 AND user_id = $2",
+        tenant.id,
+        "u2",
+    )
+    assert [(r["event_type"], r["state"]) for r in rows] == [("user.forgotten", "pending")]
 
 
 async def test_two_tenants_two_users_never_cross(
