@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.api.schemas.common import JsonObject, Out, Page, Timestamp, Uuid
-from app.api.validation import NO_NUL
+from app.api.validation import JSON_INT, NO_NUL
 from app.memory.screening import redact_free_text
 
 EventType = Literal[
@@ -30,8 +30,9 @@ class EndpointCreate(BaseModel):
     url: str = Field(
         min_length=1,
         max_length=2000,
-        pattern=NO_NUL,
-        description="https (http only in test/development); public hosts only",
+        pattern=r"^https?://[^\s\x00]+$",
+        description="https (http only in test/development), no credentials or fragment; "
+        "a host that resolves to public addresses only",
     )
     events: list[EventType] = Field(min_length=1, max_length=6)
     description: Description | None = None
@@ -39,9 +40,11 @@ class EndpointCreate(BaseModel):
 
 class SecretRotate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    grace_seconds: int = Field(
-        86400, ge=0, le=7 * 86400, description="the old secret also signs for this long"
-    )
+    grace_seconds: Annotated[
+        int,
+        Field(ge=0, le=7 * 86400, description="the old secret also signs for this long"),
+        JSON_INT,
+    ] = 86400
 
 
 class Endpoint(Out):
