@@ -18,9 +18,11 @@ from typing import Any
 
 from app import clock
 from app.context import AppContext
+from app.memory import webhooks as hooks
 from app.store import audit
 from app.store import jobs as jobs_store
 from app.store import ops as ops_store
+from app.store import webhooks as webhooks_store
 from app.store.db import tenant_tx
 
 BATCH = 500
@@ -64,6 +66,15 @@ async def run_cleanup(
                 await ops_store.archive_facts(conn, tenant_id, ids, now)
             else:
                 await ops_store.delete_facts(conn, tenant_id, rows, now)
+                await webhooks_store.emit(
+                    conn,
+                    tenant_id,
+                    [
+                        hooks.fact_deleted(r["id"], r["user_id"], reason="cleanup", version_ids=[])
+                        for r in rows
+                    ],
+                    now,
+                )
             await ops_store.audit_batch(
                 conn,
                 tenant_id,

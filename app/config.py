@@ -56,6 +56,14 @@ class Settings(BaseSettings):
     queue_max_depth: int = Field(10000, ge=1, alias="MEMGATE_QUEUE_MAX_DEPTH")
     cron_enabled: bool = Field(True, alias="MEMGATE_CRON")
     relay_interval_s: float = Field(1.0, alias="MEMGATE_RELAY_INTERVAL")
+    # Webhooks (docs/webhooks.md): attempts before a delivery is dead, the first retry's
+    # delay (doubles per attempt), a POST's timeout, how often the worker looks for due
+    # deliveries; endpoints on private/loopback hosts only when allowed (tests, dev).
+    webhook_max_attempts: int = Field(8, ge=1, alias="MEMGATE_WEBHOOK_MAX_ATTEMPTS")
+    webhook_retry_base_s: float = Field(10.0, gt=0, alias="MEMGATE_WEBHOOK_RETRY_BASE")
+    webhook_timeout_s: float = Field(10.0, gt=0, alias="MEMGATE_WEBHOOK_TIMEOUT")
+    webhook_interval_s: float = Field(1.0, gt=0, alias="MEMGATE_WEBHOOK_INTERVAL")
+    webhook_allow_private: bool = Field(False, alias="MEMGATE_WEBHOOK_ALLOW_PRIVATE")
     # Test-only clock shift (seconds); refused unless MEMGATE_ENV=test.
     clock_offset_s: float = Field(0.0, alias="MEMGATE_TEST_CLOCK_OFFSET")
 

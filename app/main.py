@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from app.api import admin, explain, facts, health, imports, me, observations, recall, sessions
 from app.api import ops as ops_api
+from app.api import webhooks as webhooks_api
 from app.api.guard import InputGuard
 from app.api.idempotency import IdempotencyMiddleware
 from app.api.middleware import (
@@ -39,6 +40,7 @@ ROUTERS = [
     sessions.router,
     me.router,
     ops_api.router,
+    webhooks_api.router,
 ]
 
 

@@ -25,6 +25,7 @@ import asyncpg
 from app.context import AppContext
 from app.errors import Conflict, NotFound
 from app.memory import gate, semantic
+from app.memory import webhooks as hooks
 from app.memory.dedupe import may_merge
 from app.memory.detectors import redact
 from app.memory.model import (
@@ -53,6 +54,7 @@ from app.store import audit
 from app.store import candidates as cand_store
 from app.store import facts as facts_store
 from app.store import users as users_store
+from app.store import webhooks as webhooks_store
 
 log = logging.getLogger("memgate.writer")
 
@@ -490,6 +492,24 @@ async def _insert(
     fact_id = uuid.uuid4()
     event = _decision_event(tenant_id, rights, c, outcome, policy, now, detail, fact_id)
     await _count_decision(c, outcome)
+    source_kind = (c.source_kind or SourceKind.USER_MESSAGE).value
+    announced = [
+        hooks.fact_written(
+            fact_id,
+            c.user_id,
+            scope=c.scope,
+            fact_type=c.type.value,
+            predicate=c.predicate,
+            sensitivity=sensitivity,
+            status=status.value,
+            source_kind=source_kind,
+            decision=outcome.decision.value,
+            version=version,
+            supersedes=supersedes,
+            superseded=outcome.superseded,
+        ),
+        *(hooks.fact_superseded(old, c.user_id, fact_id) for old in outcome.superseded),
+    ]
     row = await facts_store.insert_fact(
         conn,
         facts_store.NewFact(
@@ -504,7 +524,7 @@ async def _insert(
             statement=c.statement,
             statement_key=statement_key(c.statement),
             polarity=polarity(c.statement),
-            source_kind=(c.source_kind or SourceKind.USER_MESSAGE).value,
+            source_kind=source_kind,
             source_trace_id=c.trace_id,
             source_turn_id=c.turn_id,
             source_evidence=c.evidence,
@@ -529,6 +549,7 @@ async def _insert(
             keys=list(c.keys),
         ),
         event,
+        announced,
     )
     outcome.fact = fact_json(row)
     return outcome
@@ -647,6 +668,12 @@ async def write(
         assert result.merged_into is not None
         row = await facts_store.get_fact(conn, tenant_id, c.user_id, result.merged_into)
         outcome = WriteOutcome(Decision.MERGED, fact=fact_json(row) if row else None)
+        await webhooks_store.emit(
+            conn,
+            tenant_id,
+            [hooks.fact_superseded(i, c.user_id, result.merged_into) for i in superseded],
+            now,
+        )
         await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, gate_detail)
         return outcome
 
@@ -835,6 +862,12 @@ async def delete_fact(
         detail={"versions": len(ids), "scope": row["scope"]},
         at=now,
     )
+    await webhooks_store.emit(
+        conn,
+        tenant_id,
+        [hooks.fact_deleted(row["id"], row["user_id"], reason=action, version_ids=ids)],
+        now,
+    )
     return ids
 
 
@@ -1011,6 +1044,10 @@ async def promote(
     )
     if outcome.decision in (Decision.WRITTEN, Decision.SUPERSEDED, Decision.MERGED):
         await cand_store.set_status(conn, tenant_id, row["id"], "promoted", now, outcome.fact_id)
+        event = hooks.candidate_promoted(
+            row["id"], row["user_id"], outcome.fact_id, outcome.decision.value, confirmed_by_user
+        )
+        await webhooks_store.emit(conn, tenant_id, [event], now)
         await worker_incr(ctx.redis, "memgate_promotions_total")
     elif outcome.decision is Decision.REJECTED:
         await cand_store.set_status(conn, tenant_id, row["id"], "rejected", now)

@@ -25,6 +25,8 @@ os.environ.setdefault("MEMGATE_SECRET", secrets.token_urlsafe(32))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MEMGATE_LOG_LEVEL", "WARNING")
+# webhook endpoints on loopback receivers (tests/integration/test_webhooks.py)
+os.environ.setdefault("MEMGATE_WEBHOOK_ALLOW_PRIVATE", "1")
 
 
 @dataclass

@@ -161,7 +161,12 @@ async def _run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
             # every attempt was spent by runs that died mid-job (killed workers)
             error = row["error"] or "worker lost during the job"
             await jobs_store.mark_failed(
-                conn, tid, jid, clock.now(), f"retries exhausted: {error}"[:MAX_ERROR_CHARS]
+                conn,
+                tid,
+                jid,
+                clock.now(),
+                f"retries exhausted: {error}"[:MAX_ERROR_CHARS],
+                code="retries_exhausted",
             )
             kind = row["kind"]
             failed_early = True
@@ -176,7 +181,9 @@ async def _run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
     handler = handlers.get(kind)
     if handler is None:
         async with tenant_tx(app.pool, tid) as conn:
-            await jobs_store.mark_failed(conn, tid, jid, clock.now(), f"unknown job kind {kind!r}")
+            await jobs_store.mark_failed(
+                conn, tid, jid, clock.now(), f"unknown job kind {kind!r}", code="unknown_kind"
+            )
         await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="failed")
         return "failed"
 
@@ -222,8 +229,9 @@ async def _run_job(ctx: dict[str, Any], job_id: str, tenant_id: str) -> str:
             )
             await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="retry")
             raise Retry(defer=defer) from exc
+        code = "retries_exhausted" if retryable else f"error_{type(exc).__name__}"
         async with tenant_tx(app.pool, tid) as conn:
-            await jobs_store.mark_failed(conn, tid, jid, clock.now(), error)
+            await jobs_store.mark_failed(conn, tid, jid, clock.now(), error, code=code)
         log.error("job %s (%s) failed after %d attempts: %s", jid, kind, run.attempt, error)
         await worker_incr(app.redis, "memgate_jobs_total", kind=kind, outcome="failed")
         return "failed"

@@ -18,6 +18,7 @@ from workers.purge import handle_purge
 from workers.reembed import handle_reembed
 from workers.relay import Relay
 from workers.sessions import cron_jobs as session_cron_jobs
+from workers.webhooks import Dispatcher
 
 # Every job kind (jobs.kind) and the one function that runs it. run_job dispatches through
 # this map; a job of a kind missing here fails ("unknown job kind").
@@ -41,13 +42,15 @@ async def startup(ctx: dict[str, Any]) -> None:
     # The outbox relay lives in every worker: jobs the API could not enqueue still run.
     ctx["relay"] = Relay(ctx["app"])
     ctx["relay"].start()
+    ctx["webhooks"] = Dispatcher(ctx["app"])  # delivers the webhook outbox (docs/webhooks.md)
+    ctx["webhooks"].start()
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
     count_in_redis(None)
-    relay = ctx.get("relay")
-    if relay is not None:
-        await relay.stop()
+    for task in ("relay", "webhooks"):
+        if ctx.get(task) is not None:
+            await ctx[task].stop()
     app = ctx.get("app")
     if app is not None:
         await close_context(app)

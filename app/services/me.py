@@ -17,10 +17,12 @@ import asyncpg
 
 from app.auth import TOKEN_PREFIX, Principal, readable_scopes, row_visible, visible_sensitivities
 from app.context import AppContext
+from app.memory import webhooks as hooks
 from app.session.store import SessionStore
 from app.store import audit
 from app.store import keys as keys_store
 from app.store import users as users_store
+from app.store import webhooks as webhooks_store
 from app.store.db import tenant_tx
 
 
@@ -112,6 +114,9 @@ async def forget(ctx: AppContext, who: Principal, user_id: str, now: datetime) -
         await users_store.lock_user(conn, who.tenant_id, user_id)
         counts = await users_store.forget(conn, who.tenant_id, user_id, now)
         counts["tokens_revoked"] = await keys_store.revoke_user_tokens(conn, who.tenant_id, user_id)
+        counts["webhook_deliveries"] = await webhooks_store.forget_user(
+            conn, who.tenant_id, user_id
+        )
         await audit.record(
             conn,
             who.tenant_id,
@@ -122,6 +127,7 @@ async def forget(ctx: AppContext, who: Principal, user_id: str, now: datetime) -
             detail={"erased": True, "counts": counts},
             at=now,
         )
+        await webhooks_store.emit(conn, who.tenant_id, [hooks.user_forgotten(user_id, counts)], now)
     counts["sessions"] = await SessionStore(ctx.redis).forget_user(who.tenant_id, user_id)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         await users_store.forget_state(conn, who.tenant_id, user_id)

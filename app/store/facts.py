@@ -15,7 +15,8 @@ from typing import Any
 import asyncpg
 
 from app.memory.model import ExistingFact, FactType, SourceKind, Status
-from app.store import audit
+from app.memory.webhooks import WebhookEvent
+from app.store import audit, webhooks
 
 # Statements select these FROM (or RETURNING from) `facts` unaliased: the hit counters
 # are looked up in fact_hits by `facts.id` (kept apart, see migrations/0003).
@@ -211,9 +212,13 @@ class NewFact:
 
 
 async def insert_fact(
-    conn: asyncpg.Connection, f: NewFact, event: audit.Event | None = None
+    conn: asyncpg.Connection,
+    f: NewFact,
+    event: audit.Event | None = None,
+    hooks: list[WebhookEvent] | None = None,
 ) -> asyncpg.Record:
-    """Insert a fact; with `event`, its audit event in the same statement (one round trip)."""
+    """Insert a fact; with `event`, its audit event, and with `hooks`, the webhook
+    deliveries they announce, in the same statement (one round trip)."""
     insert = f"""INSERT INTO facts (id, tenant_id, user_id, scope, type, predicate, value,
                 value_key, statement, statement_key, polarity, source_kind, source_trace_id,
                 source_turn_id,
@@ -225,10 +230,18 @@ async def insert_fact(
                     $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $30, $30,
                     $31, $32)
             RETURNING {FACT_COLUMNS}"""
+    ctes: list[str] = []
+    extra: list[Any] = []
     if event is not None:
-        insert = f"""WITH f AS ({insert}),
-            a AS (INSERT INTO audit_events ({audit.COLUMNS}) VALUES ({audit.placeholders(33)}))
-            SELECT * FROM f"""
+        ctes.append(
+            f"a AS (INSERT INTO audit_events ({audit.COLUMNS}) VALUES ({audit.placeholders(33)}))"
+        )
+        extra.extend(event.values())
+    if hooks:
+        ctes.append(f"w AS ({webhooks.deliveries_cte(2, 30, 33 + len(extra))})")
+        extra.append(webhooks.event_rows(hooks, f.now))
+    if ctes:
+        insert = f"WITH f AS ({insert}), {', '.join(ctes)} SELECT * FROM f"
     row = await conn.fetchrow(
         insert,
         f.id,
@@ -263,7 +276,7 @@ async def insert_fact(
         f.now,
         f.occurred_at,
         f.keys or None,
-        *(event.values() if event is not None else ()),
+        *extra,
     )
     assert row is not None
     return row

@@ -13,6 +13,8 @@ from typing import Any
 
 import asyncpg
 
+from app.memory import webhooks as hooks
+from app.store import webhooks
 from app.store.db import system_conn
 
 JOB_COLUMNS = """id, tenant_id, user_id, kind, payload, state, attempts, enqueued_at, decisions,
@@ -180,16 +182,28 @@ async def mark_retry(
 
 
 async def mark_failed(
-    conn: asyncpg.Connection, tenant_id: uuid.UUID, job_id: uuid.UUID, now: datetime, error: str
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    job_id: uuid.UUID,
+    now: datetime,
+    error: str,
+    *,
+    code: str = "failed",
 ) -> None:
-    await conn.execute(
+    """Fail the job and announce it (`job.failed`: its id, kind and `code`, never the
+    payload or the error text) in the same transaction."""
+    row = await conn.fetchrow(
         """UPDATE jobs SET state = 'failed', error = $3, updated_at = $4
-           WHERE tenant_id = $1 AND id = $2 AND state <> 'done'""",
+           WHERE tenant_id = $1 AND id = $2 AND state <> 'done'
+           RETURNING kind, user_id, attempts""",
         tenant_id,
         job_id,
         error,
         now,
     )
+    if row is not None:
+        event = hooks.job_failed(job_id, row["kind"], row["user_id"], code, row["attempts"])
+        await webhooks.emit(conn, tenant_id, [event], now)
 
 
 async def mark_enqueued(

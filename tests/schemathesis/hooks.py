@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from app.api.validation import INT_MAX, INT_MIN, MAX_JSON_DEPTH
 from app.memory.screening import identifier_holds_secret, secret_keys
+from app.memory.webhooks import url_problem
 
 # POST /v1/admin/import reads NDJSON, which JSON Schema cannot describe (a string of lines):
 # its valid bodies are drawn from these, one generic line or a few (mem0 lines need
@@ -106,6 +107,11 @@ def _breaks_a_cross_field_rule(path: str, method: str, body: Any) -> bool:
         and not (start.endswith("Z") and end.endswith("Z"))
     ):
         return True
+    if method == "POST" and path.endswith("/admin/webhooks"):
+        # a URL refused by its parts (credentials, a fragment, a bad port): 422, see
+        # docs/webhooks.md#url-rules-ssrf (the test env allows loopback hosts)
+        url = body.get("url")
+        return isinstance(url, str) and url_problem(url, require_https=False) is not None
     if method == "POST" and path.endswith("/facts"):
         kind, predicate = body.get("type"), body.get("predicate")
         if kind == "profile" and not predicate:

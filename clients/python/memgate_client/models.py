@@ -272,6 +272,158 @@ class Deleted(BaseModel):
     status: Annotated[Literal["deleted"], Field(title="Status")]
 
 
+class Delivery(BaseModel):
+    model_config = ConfigDict(
+        extra="ignore",
+    )
+    attempts: Annotated[int, Field(title="Attempts")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    delivered_at: Annotated[AwareDatetime | None, Field(title="Delivered At")]
+    endpoint_id: Annotated[UUID, Field(title="Endpoint Id")]
+    event_type: Annotated[
+        Literal[
+            "fact.written",
+            "fact.superseded",
+            "fact.deleted",
+            "candidate.promoted",
+            "user.forgotten",
+            "job.failed",
+        ],
+        Field(title="Event Type"),
+    ]
+    id: Annotated[UUID, Field(title="Id")]
+    last_error: Annotated[str | None, Field(title="Last Error")]
+    last_status: Annotated[int | None, Field(title="Last Status")]
+    next_attempt_at: Annotated[AwareDatetime | None, Field(title="Next Attempt At")]
+    payload: Annotated[dict[str, Any], Field(title="Payload")]
+    """
+    the body as sent: ids and metadata only
+    """
+    state: Annotated[Literal["pending", "delivered", "dead"], Field(title="State")]
+    webhook_id: Annotated[str, Field(title="Webhook Id")]
+    """
+    the webhook-id header: the same on every attempt
+    """
+
+
+class DeliveryPage(BaseModel):
+    """
+    Deliveries of one endpoint, oldest first.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+    )
+    items: Annotated[list[Delivery], Field(title="Items")]
+    next_cursor: Annotated[str | None, Field(title="Next Cursor")]
+
+
+class Description(RootModel[str]):
+    root: Annotated[str, Field(max_length=200, pattern="^[^\\x00]*$", title="Description")]
+
+
+class Endpoint(BaseModel):
+    """
+    An endpoint as listed: never its secret.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+    )
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    description: Annotated[str | None, Field(title="Description")]
+    events: Annotated[
+        list[
+            Literal[
+                "fact.written",
+                "fact.superseded",
+                "fact.deleted",
+                "candidate.promoted",
+                "user.forgotten",
+                "job.failed",
+            ]
+        ],
+        Field(title="Events"),
+    ]
+    id: Annotated[UUID, Field(title="Id")]
+    previous_secret_until: Annotated[AwareDatetime | None, Field(title="Previous Secret Until")]
+    """
+    during a rotation's grace: until when the old secret also signs
+    """
+    updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+    url: Annotated[str, Field(title="Url")]
+
+
+class EndpointCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="ignore",
+    )
+    description: Annotated[Description | None, Field(title="Description")] = None
+    events: Annotated[
+        list[
+            Literal[
+                "fact.written",
+                "fact.superseded",
+                "fact.deleted",
+                "candidate.promoted",
+                "user.forgotten",
+                "job.failed",
+            ]
+        ],
+        Field(max_length=6, min_length=1, title="Events"),
+    ]
+    url: Annotated[
+        str, Field(max_length=2000, min_length=1, pattern="^https?://[^\\s\\x00]+$", title="Url")
+    ]
+    """
+    https (http only in test/development), no credentials or fragment; a host that resolves to public addresses only
+    """
+
+
+class EndpointPage(BaseModel):
+    """
+    The tenant's endpoints.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+    )
+    items: Annotated[list[Endpoint], Field(title="Items")]
+    next_cursor: Annotated[str | None, Field(title="Next Cursor")]
+
+
+class EndpointWithSecret(BaseModel):
+    model_config = ConfigDict(
+        extra="ignore",
+    )
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    description: Annotated[str | None, Field(title="Description")]
+    events: Annotated[
+        list[
+            Literal[
+                "fact.written",
+                "fact.superseded",
+                "fact.deleted",
+                "candidate.promoted",
+                "user.forgotten",
+                "job.failed",
+            ]
+        ],
+        Field(title="Events"),
+    ]
+    id: Annotated[UUID, Field(title="Id")]
+    previous_secret_until: Annotated[AwareDatetime | None, Field(title="Previous Secret Until")]
+    """
+    during a rotation's grace: until when the old secret also signs
+    """
+    secret: Annotated[str, Field(title="Secret")]
+    """
+    whsec_…, shown only in this answer
+    """
+    updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+    url: Annotated[str, Field(title="Url")]
+
+
 class ErrorDetail(BaseModel):
     model_config = ConfigDict(
         extra="ignore",
@@ -1272,6 +1424,16 @@ class Scopes(RootModel[list[Scope1]]):
 
 class Score(RootModel[float]):
     root: Annotated[float, Field(ge=0.0, le=1.0, title="Score")]
+
+
+class SecretRotate(BaseModel):
+    model_config = ConfigDict(
+        extra="ignore",
+    )
+    grace_seconds: Annotated[int | None, Field(ge=0, le=604800, title="Grace Seconds")] = 86400
+    """
+    the old secret also signs for this long
+    """
 
 
 class Sensitivity(RootModel[Literal["normal", "personal", "confidential", "restricted"]]):

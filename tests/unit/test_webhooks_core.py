@@ -1,0 +1,115 @@
+"""The pure part of webhooks (app/memory/webhooks.py) and the secret box: signatures
+checked against the `standardwebhooks` reference library, the retry schedule, the URL and
+address rules, what payloads may carry. No I/O."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+from app.memory import webhooks as hooks
+from app.services.webhooks import new_secret, seal, unseal
+
+
+def test_our_signature_is_the_reference_libraries() -> None:
+    secret = new_secret()
+    body, msg_id, ts = b'{"type":"fact.written"}', "msg_1", 1_700_000_000
+    reference = Webhook(secret).sign(msg_id, datetime.fromtimestamp(ts, UTC), body.decode())
+    assert hooks.signature(secret, msg_id, ts, body) == reference
+
+
+def test_several_signatures_each_verify() -> None:
+    a, b = new_secret(), new_secret()
+    body, ts = b'{"x":1}', int(time.time())
+    headers = {
+        "webhook-id": "msg_2",
+        "webhook-timestamp": str(ts),
+        "webhook-signature": hooks.signature_header([a, b], "msg_2", ts, body),
+    }
+    Webhook(a).verify(body, headers)
+    Webhook(b).verify(body, headers)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(new_secret()).verify(body, headers)
+
+
+@pytest.mark.parametrize(
+    ("attempt", "jitter", "expected"),
+    [(1, 0.5, 10.0), (2, 0.5, 20.0), (3, 0.0, 30.0), (3, 0.999, 49.99), (30, 0.5, 3600.0)],
+)
+def test_backoff_doubles_with_jitter_and_a_cap(
+    attempt: int, jitter: float, expected: float
+) -> None:
+    assert hooks.retry_delay_s(attempt, 10.0, 3600.0, jitter) == pytest.approx(expected, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("url", "https", "problem"),
+    [
+        ("https://hooks.example.com/x", True, None),
+        ("http://hooks.example.com/x", False, None),
+        ("http://hooks.example.com/x", True, "scheme must be https"),
+        ("ftp://hooks.example.com/x", False, "scheme must be https"),
+        ("https://u:p@hooks.example.com/x", True, "credentials in the URL"),
+        ("https:///x", True, "no host"),
+        ("https://hooks.example.com:99999/x", True, "not a URL"),
+    ],
+)
+def test_url_rules(url: str, https: bool, problem: str | None) -> None:
+    assert hooks.url_problem(url, require_https=https) == problem
+
+
+@pytest.mark.parametrize(
+    ("address", "refused"),
+    [
+        ("127.0.0.1", True),
+        ("10.1.2.3", True),
+        ("192.168.0.1", True),
+        ("169.254.169.254", True),
+        ("::1", True),
+        ("::ffff:127.0.0.1", True),
+        ("fe80::1%eth0", True),
+        ("0.0.0.0", True),
+        ("224.0.0.1", True),
+        ("93.184.216.34", False),
+        ("2606:2800:220:1:248:1893:25c8:1946", False),
+    ],
+)
+def test_private_addresses_are_refused(address: str, refused: bool) -> None:
+    assert hooks.address_refused(address) is refused
+
+
+def test_payloads_carry_no_predicate_of_a_sensitive_fact() -> None:
+    common = dict(
+        scope="global",
+        fact_type="profile",
+        status="active",
+        source_kind="user_message",
+        decision="written",
+        version=1,
+        supersedes=None,
+        superseded=[],
+    )
+    plain = hooks.fact_written(uuid.uuid4(), "u", predicate="diet", sensitivity="normal", **common)  # type: ignore[arg-type]
+    health = hooks.fact_written(
+        uuid.uuid4(), "u", predicate="health_condition", sensitivity="personal", **common
+    )  # type: ignore[arg-type]
+    assert plain.data["predicate"] == "diet" and health.data["predicate"] is None
+
+
+def test_sealed_secrets_open_only_for_their_endpoint_and_key() -> None:
+    master, tenant, endpoint = b"k" * 32, uuid.uuid4(), uuid.uuid4()
+    secret = new_secret()
+    blob = seal(master, tenant, endpoint, secret)
+    assert secret.encode() not in blob
+    assert unseal(master, tenant, endpoint, blob) == secret
+    for args in (
+        (b"x" * 32, tenant, endpoint),
+        (master, uuid.uuid4(), endpoint),
+        (master, tenant, uuid.uuid4()),
+    ):
+        with pytest.raises(Exception):  # noqa: B017 - cryptography's InvalidTag
+            unseal(*args, blob)
