@@ -134,14 +134,17 @@ async def _session(request: Request) -> tuple[str, Principal] | None:
 
 def _check_origin(request: Request) -> None:
     """A form post comes from this page: refused when the browser says another site sent
-    it (Sec-Fetch-Site), or its Origin is another host."""
+    it (Sec-Fetch-Site), or its Origin is another host. Under `Referrer-Policy:
+    no-referrer` a browser sends `Origin: null` even for its own forms: that passes only
+    with `Sec-Fetch-Site: same-origin` (the CSRF token is checked in any case)."""
     site = request.headers.get("sec-fetch-site")
     if site is not None and site not in ("same-origin", "none"):
         raise CsrfFailed("cross-site form post")
     origin = request.headers.get("origin")
-    if origin is not None and (
-        origin == "null" or urlsplit(origin).netloc != request.headers.get("host")
-    ):
+    if origin == "null":
+        if site != "same-origin":
+            raise CsrfFailed("form post from an opaque origin")
+    elif origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
         raise CsrfFailed("form post from another origin")
 
 
