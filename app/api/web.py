@@ -29,7 +29,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pydantic import ValidationError
 
 from app import clock
-from app.api.deps import get_ctx
+from app.api.deps import check_rate, get_ctx
 from app.api.facts import patch_outcome
 from app.api.me import export_body, why_kept
 from app.api.schemas.facts import FactPatch
@@ -129,7 +129,10 @@ async def _session(request: Request) -> tuple[str, Principal] | None:
     if not sid:
         return None
     who = await web_service.session_principal(get_ctx(request), sid, clock.now())
-    return (sid, who) if who is not None else None
+    if who is None:
+        return None
+    check_rate(get_ctx(request), who.key_id)  # the token's bucket, as on /v1/me
+    return sid, who
 
 
 def _check_origin(request: Request) -> None:

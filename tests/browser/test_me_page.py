@@ -185,8 +185,15 @@ async def test_page_shows_own_facts_only_two_users_two_tenants(
         headers=tenant.h(),
     )
     assert r.status_code == 202, r.text
-    bob = await write(http, tenant, B, fact("The user works as a sailing instructor", predicate="job", value="sailing instructor"))
-    elsewhere = await write(http, other_tenant, A, fact("The user loves opera arias", predicate="music", value="opera"))
+    bob = await write(
+        http,
+        tenant,
+        B,
+        fact("The user works as a sailing instructor", predicate="job", value="sailing instructor"),
+    )
+    elsewhere = await write(
+        http, other_tenant, A, fact("The user loves opera arias", predicate="music", value="opera")
+    )
 
     context, page = await signed_in(
         browser, live, http, tenant, A, viewport={"width": 960, "height": 900}

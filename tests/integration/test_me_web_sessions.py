@@ -111,3 +111,11 @@ async def test_the_session_ends_with_its_token(client: httpx.AsyncClient, tenant
     assert "You are not signed in" in expired.text
     r = await client.post("/me/logout", data={"csrf": "x"}, headers={"X-Memgate-Now": later})
     assert r.status_code == 401
+
+
+async def test_a_link_from_another_site_reloads_once_same_site(client: httpx.AsyncClient) -> None:
+    # the Strict cookie is not sent on a cross-site arrival: one same-site reload sends it
+    cross = await client.get("/me", headers={"Sec-Fetch-Site": "cross-site"})
+    assert '<meta http-equiv="refresh" content="0;url=/me">' in cross.text
+    same = await client.get("/me", headers={"Sec-Fetch-Site": "same-origin"})
+    assert "http-equiv" not in same.text and "You are not signed in" in same.text
