@@ -238,6 +238,23 @@ async def test_page_shows_own_facts_only_two_users_two_tenants(
                 max_redirects=0,
             )
             assert r2.status == 404, action
+    r = await http.post(
+        f"/v1/users/{B}/facts",
+        json=fact(
+            "用户有糖尿病", kind="user_message", predicate="health_condition", value="糖尿病"
+        ),
+        headers=tenant.h(),
+    )
+    bob_candidate = r.json()["candidate"]
+    for action in ("confirm", "reject"):
+        r2 = await page.request.post(
+            f"{live.url}/me/candidates/{bob_candidate}/{action}",
+            form={"csrf": csrf},
+            max_redirects=0,
+        )
+        assert r2.status == 404, action
+    r = await http.get(f"/v1/users/{B}/candidates", headers=tenant.h())
+    assert [c["status"] for c in r.json()["items"]] == ["pending"]
     assert await active(http, tenant, B) == ["The user works as a sailing instructor"]
     assert await active(http, other_tenant, A) == ["The user loves opera arias"]
     await context.close()
