@@ -119,3 +119,9 @@ async def test_a_link_from_another_site_reloads_once_same_site(client: httpx.Asy
     assert '<meta http-equiv="refresh" content="0;url=/me">' in cross.text
     same = await client.get("/me", headers={"Sec-Fetch-Site": "same-origin"})
     assert "http-equiv" not in same.text and "You are not signed in" in same.text
+
+
+async def test_link_must_be_a_boolean(client: httpx.AsyncClient, tenant: Tenant) -> None:
+    for bad in (0, 1, "true", None):
+        r = await client.post(f"/v1/users/{A}/tokens", json={"link": bad}, headers=tenant.h())
+        assert r.status_code == 422, bad

@@ -22,7 +22,9 @@ class TokenIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     ttl_seconds: Annotated[int, Field(ge=1, le=MAX_TTL_S), JSON_INT] = DEFAULT_TTL_S
     link: bool = Field(
-        False, description="also answer a one-time `login_url` for the /me page (10 minutes)"
+        False,
+        strict=True,
+        description="also answer a one-time `login_url` for the /me page (10 minutes)",
     )
 
 
