@@ -51,10 +51,28 @@ class InvalidRequest(MemgateError):
     status, code = 422, "invalid_request"
 
 
+class ConfirmationMismatch(InvalidRequest):
+    """The /me page's forget-me form without its typed confirmation word."""
+
+    code = "confirmation_mismatch"
+
+
 class SecretInIdentifier(MemgateError):
     """An id, header or object key holds a secret: refused so it never rests anywhere."""
 
     status, code = 422, "secret_in_identifier"
+
+
+class CsrfFailed(MemgateError):
+    """A form post of the /me page without its session's CSRF token, or from another site."""
+
+    status, code = 403, "csrf_failed"
+
+
+class LoginLinkInvalid(MemgateError):
+    """An unknown, used or expired /me sign-in link: a link works once."""
+
+    status, code = 400, "login_link_invalid"
 
 
 class Conflict(MemgateError):

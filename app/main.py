@@ -8,7 +8,18 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app.api import admin, explain, facts, health, imports, me, observations, recall, sessions
+from app.api import (
+    admin,
+    explain,
+    facts,
+    health,
+    imports,
+    me,
+    observations,
+    recall,
+    sessions,
+    web,
+)
 from app.api import ops as ops_api
 from app.api import webhooks as webhooks_api
 from app.api.guard import InputGuard
@@ -87,4 +98,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(405, method_not_allowed)
     for router in ROUTERS:
         app.include_router(router, responses=ERROR_RESPONSES)
+    app.include_router(web.router)  # the /me page: HTML, not part of the API document
     return app

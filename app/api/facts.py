@@ -48,6 +48,7 @@ from app.memory.model import (
 )
 from app.services import facts as facts_service
 from app.shapes import audit_json, fact_json
+from app.writer import WriteOutcome
 
 router = APIRouter(prefix="/v1", tags=["facts"], responses=KEYED)
 
@@ -173,6 +174,19 @@ async def apply_patch(
     fact_id: uuid.UUID,
     body: FactPatch,
 ) -> JSONResponse:
+    outcome = await patch_outcome(request, who, rights, user_id, fact_id, body)
+    return JSONResponse(outcome.body(), status_code=outcome.status_code)
+
+
+async def patch_outcome(
+    request: Request,
+    who: Principal,
+    rights: KeyRights,
+    user_id: str,
+    fact_id: uuid.UUID,
+    body: FactPatch,
+) -> WriteOutcome:
+    """A correction through the gate (also the /me page's, app/api/web.py)."""
     has_value = "value" in body.model_fields_set
     check_sizes(body.statement, body.value, has_value)
     check_source_kind(who, body.source.kind if body.source else None)
@@ -192,10 +206,9 @@ async def apply_patch(
             turn_id=body.source.turn_id,
             evidence=body.source.evidence,
         )
-    outcome = await facts_service.correct_fact(
+    return await facts_service.correct_fact(
         get_ctx(request), who, rights, user_id, fact_id, changes, clock.now()
     )
-    return JSONResponse(outcome.body(), status_code=outcome.status_code)
 
 
 @router.patch(

@@ -35,12 +35,11 @@ from app.api.schemas.me import (
     TokenIn,
 )
 from app.auth import Principal
-from app.errors import Forbidden
-from app.memory.model import Sensitivity
 from app.services import candidates as candidates_service
 from app.services import facts as facts_service
 from app.services import keys as keys_service
 from app.services import me as me_service
+from app.services import web as web_service
 from app.shapes import audit_json, candidate_json, fact_json
 
 router = APIRouter(prefix="/v1", tags=["me"], responses=KEYED)
@@ -64,15 +63,16 @@ async def mint_token(
     request: Request, user_id: UserId, body: TokenIn | None = None, who: Principal = agent
 ) -> dict[str, Any]:
     ttl = body.ttl_seconds if body is not None else DEFAULT_TTL_S
-    token, expires_at = await keys_service.mint_token(
-        get_ctx(request), who, user_id, ttl, clock.now()
-    )
+    now = clock.now()
+    token, expires_at = await keys_service.mint_token(get_ctx(request), who, user_id, ttl, now)
+    link = body is not None and body.link
     return {
         "token": token,
         "user_id": user_id,
         "expires_at": expires_at.isoformat(),
         "scopes": list(who.scopes) if who.scopes is not None else None,
         "max_sensitivity": who.max_sensitivity.value,
+        "login_url": await web_service.login_link(get_ctx(request), token, now) if link else None,
     }
 
 
@@ -217,6 +217,11 @@ def _iso(value: datetime | None) -> str | None:
 async def export_me(request: Request, who: Principal = me) -> dict[str, Any]:
     """Everything kept about the user, as JSON: facts of every status with their version
     chains, candidates, sessions still in Redis, state, recall log, audit trail."""
+    return await export_body(request, who)
+
+
+async def export_body(request: Request, who: Principal) -> dict[str, Any]:
+    """The export's JSON (also the /me page's download, app/api/web.py)."""
     user_id = _uid(who)
     now = clock.now()
     found = await me_service.export(get_ctx(request), who, user_id, now)
@@ -254,13 +259,6 @@ async def export_me(request: Request, who: Principal = me) -> dict[str, Any]:
 async def forget_me(request: Request, who: Principal = me) -> dict[str, Any]:
     """Forget me: everything about the user goes; tombstone hashes and a content-free
     audit record remain; the user's tokens (this one too) are revoked."""
-    if who.scopes is not None or who.max_sensitivity is not Sensitivity.RESTRICTED:
-        # Forgetting erases every scope and every sensitivity; a token may not touch what
-        # the key that minted it could not see (README "Security model").
-        raise Forbidden(
-            "forget-me needs a user token minted by a key with no scope limit and "
-            "ceiling restricted"
-        )
     user_id = _uid(who)
     counts = await me_service.forget(get_ctx(request), who, user_id, clock.now())
     return {"user_id": user_id, "status": "forgotten", "deleted": counts}

@@ -17,9 +17,14 @@ import asyncpg
 
 from app.auth import TOKEN_PREFIX, Principal, readable_scopes, row_visible, visible_sensitivities
 from app.context import AppContext
+from app.errors import Forbidden
 from app.memory import webhooks as hooks
+from app.memory.model import Sensitivity
+from app.memory.tiers import Tier, tier
 from app.session.store import SessionStore
 from app.store import audit
+from app.store import candidates as cand_store
+from app.store import facts as facts_store
 from app.store import keys as keys_store
 from app.store import users as users_store
 from app.store import webhooks as webhooks_store
@@ -94,6 +99,54 @@ async def export(ctx: AppContext, who: Principal, user_id: str, now: datetime) -
     return Export(facts, chains, candidates, state, state_visible, recalls, events, sessions)
 
 
+@dataclass(frozen=True)
+class Overview:
+    """What the /me page shows: the active facts and pending candidates the token may see,
+    and the freshness tier of each fact and of the user (docs/tiers.md)."""
+
+    facts: list[asyncpg.Record]
+    candidates: list[asyncpg.Record]
+    fact_tiers: dict[uuid.UUID, Tier]
+    user_tier: Tier
+    more: bool  # more active facts than the page lists
+
+
+async def overview(
+    ctx: AppContext, who: Principal, user_id: str, now: datetime, limit: int = 200
+) -> Overview:
+    flt = facts_store.FactFilter(
+        status="active",
+        allowed_scopes=readable_scopes(who),
+        sensitivities=visible_sensitivities(who.max_sensitivity),
+    )
+    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
+        facts = await facts_store.list_facts(conn, who.tenant_id, user_id, flt, None, limit + 1)
+        candidates = [
+            r
+            for r in await cand_store.list_for_user(
+                conn,
+                who.tenant_id,
+                user_id,
+                "pending",
+                None,
+                limit,
+                scopes=readable_scopes(who),
+                sensitivities=visible_sensitivities(who.max_sensitivity),
+            )
+            if row_visible(who, r)
+        ]
+        state = await users_store.state(conn, who.tenant_id, user_id)
+        policy = await ctx.policies.get(conn, who.tenant_id)
+    facts = facts[:limit]
+    return Overview(
+        facts=facts,
+        candidates=candidates,
+        fact_tiers={r["id"]: tier(r["last_observed_at"], now, policy) for r in facts},
+        user_tier=tier(state["last_interaction_at"] if state else None, now, policy),
+        more=len(facts) > limit,
+    )
+
+
 def _drop_cached_tokens(ctx: AppContext, tenant_id: uuid.UUID, user_id: str) -> None:
     """Revoked tokens stop working in this process at once (others: within the cache TTL)."""
     for secret, (_, cached) in list(ctx.key_cache.items()):
@@ -108,6 +161,13 @@ def _drop_cached_tokens(ctx: AppContext, tenant_id: uuid.UUID, user_id: str) -> 
 async def forget(ctx: AppContext, who: Principal, user_id: str, now: datetime) -> dict[str, int]:
     """Everything about the user goes; tombstone hashes and a content-free audit record
     remain; the user's tokens are revoked. Returns what was deleted, per kind."""
+    if who.scopes is not None or who.max_sensitivity is not Sensitivity.RESTRICTED:
+        # Forgetting erases every scope and every sensitivity; a token may not touch what
+        # the key that minted it could not see (README "Security model").
+        raise Forbidden(
+            "forget-me needs a user token minted by a key with no scope limit and "
+            "ceiling restricted"
+        )
     if ctx.recall_log is not None:
         await ctx.recall_log.flush()  # recalls still buffered would re-add log rows after us
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:

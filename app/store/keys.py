@@ -97,6 +97,18 @@ async def get_key(
     )
 
 
+async def get_user_token(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, token_id: uuid.UUID
+) -> asyncpg.Record | None:
+    """A user token's row, read without a lock (the /me page reads it on every request)."""
+    return await conn.fetchrow(
+        f"SELECT {KEY_COLUMNS} FROM api_keys"
+        " WHERE tenant_id = $1 AND id = $2 AND kind = 'user_token'",
+        tenant_id,
+        token_id,
+    )
+
+
 async def revoke(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, key_id: uuid.UUID
 ) -> asyncpg.Record | None:

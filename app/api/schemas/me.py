@@ -21,6 +21,11 @@ MAX_TTL_S = 30 * 24 * 3600
 class TokenIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     ttl_seconds: Annotated[int, Field(ge=1, le=MAX_TTL_S), JSON_INT] = DEFAULT_TTL_S
+    link: bool = Field(
+        False,
+        strict=True,
+        description="also answer a one-time `login_url` for the /me page (10 minutes)",
+    )
 
 
 class Token(Out):
@@ -31,6 +36,11 @@ class Token(Out):
     expires_at: Timestamp
     scopes: list[str] | None
     max_sensitivity: Sensitivity
+    login_url: str | None = Field(
+        None,
+        description="with `link: true`: a one-time path (/me/login?code=...) that signs a "
+        "browser in to the /me page as this token; shown once",
+    )
 
 
 class MyFact(Fact):

@@ -1584,6 +1584,10 @@ class Token(BaseModel):
         extra="ignore",
     )
     expires_at: Annotated[AwareDatetime, Field(title="Expires At")]
+    login_url: Annotated[str | None, Field(title="Login Url")] = None
+    """
+    with `link: true`: a one-time path (/me/login?code=...) that signs a browser in to the /me page as this token; shown once
+    """
     max_sensitivity: Sensitivity
     scopes: Annotated[list[str] | None, Field(title="Scopes")]
     token: Annotated[str, Field(title="Token")]
@@ -1594,6 +1598,10 @@ class TokenIn(BaseModel):
     model_config = ConfigDict(
         extra="ignore",
     )
+    link: Annotated[bool | None, Field(title="Link")] = False
+    """
+    also answer a one-time `login_url` for the /me page (10 minutes)
+    """
     ttl_seconds: Annotated[int | None, Field(ge=1, le=2592000, title="Ttl Seconds")] = 3600
 
 

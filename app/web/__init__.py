@@ -1,0 +1,1 @@
+"""The /me page's templates, stylesheet and strings (app/api/web.py serves them)."""
