@@ -103,6 +103,19 @@ class OverloadedError(MemgateError):
     code = "overloaded"
 
 
+# The /me web page's codes: a browser meets them, an API client only if it posts the page's forms.
+class CsrfFailedError(MemgateError):
+    code = "csrf_failed"
+
+
+class LoginLinkInvalidError(MemgateError):
+    code = "login_link_invalid"
+
+
+class ConfirmationMismatchError(MemgateError):
+    code = "confirmation_mismatch"
+
+
 ERRORS: dict[str, type[MemgateError]] = {
     cls.code: cls
     for cls in (
@@ -120,6 +133,9 @@ ERRORS: dict[str, type[MemgateError]] = {
         InternalError,
         UnavailableError,
         OverloadedError,
+        CsrfFailedError,
+        LoginLinkInvalidError,
+        ConfirmationMismatchError,
     )
 }
 
