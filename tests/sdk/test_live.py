@@ -273,3 +273,31 @@ def test_sync_ops_and_admin_answers_parse(live: Live, tenant: Tenant) -> None:
         assert admin.get_job(queued.job_id).kind == "import"
         with pytest.raises(InvalidRequestError):
             admin.import_facts(b"{not json\n")
+
+
+def test_sync_webhooks_and_login_link(live: Live, tenant: Tenant, other_tenant: Tenant) -> None:
+    """The admin webhook calls end to end (the secret in the create and rotate answers only),
+    another tenant's endpoint is NotFoundError, and a token minted with `link` carries the
+    /me page's one-time sign-in path."""
+    with Client(live.url, tenant.keys["admin"]) as admin:
+        made = admin.create_webhook("http://127.0.0.1:9/hook", ["fact.written"])
+        assert made.secret.startswith("whsec_")
+        listed = [e.id for e in admin.iter_webhooks(limit=1)]
+        assert listed == [made.id]
+        got = admin.get_webhook(str(made.id))
+        assert "secret" not in got.model_dump()
+        rotated = admin.rotate_webhook_secret(str(made.id), grace_seconds=60)
+        assert rotated.secret != made.secret and rotated.previous_secret_until is not None
+        assert admin.list_deliveries(str(made.id), state="dead").items == []
+        with Client(live.url, other_tenant.keys["admin"]) as other:
+            with pytest.raises(NotFoundError):
+                other.get_webhook(str(made.id))
+            with pytest.raises(NotFoundError):
+                other.delete_webhook(str(made.id))
+        assert admin.delete_webhook(str(made.id)).status == "deleted"
+        with pytest.raises(NotFoundError):
+            admin.get_webhook(str(made.id))
+    with Client(live.url, tenant.keys["agent"]) as mg:
+        token = mg.mint_token(user(), link=True)
+        assert token.login_url and token.login_url.startswith("/me/login?code=")
+        assert mg.mint_token(user()).login_url is None

@@ -392,13 +392,24 @@ class AsyncClient:
     # ------------------------------------------------------------------------- user tokens
 
     async def mint_token(
-        self, user_id: str, *, ttl_seconds: int | None = None, idempotency_key: str | None = None
+        self,
+        user_id: str,
+        *,
+        ttl_seconds: int | None = None,
+        link: bool = False,
+        idempotency_key: str | None = None,
     ) -> m.Token:
         """A user token (`mgu_…`) for `/v1/me`; it sees no more than this key. A retry of a
         mint whose answer was lost raises IdempotencyConflictError: nothing is minted twice."""
-        payload = {"ttl_seconds": ttl_seconds} if ttl_seconds is not None else None
+        payload: dict[str, Any] = {}
+        if ttl_seconds is not None:
+            payload["ttl_seconds"] = ttl_seconds
+        if link:
+            payload["link"] = True  # also a one-time `login_url` for the /me page
         path = f"/v1/users/{_seg(user_id)}/tokens"
-        return await self._run(Call("POST", path, model(m.Token), json=payload), idempotency_key)
+        return await self._run(
+            Call("POST", path, model(m.Token), json=payload or None), idempotency_key
+        )
 
     # --------------------------------------------------------------------------- sessions
 
@@ -634,6 +645,96 @@ class AsyncClient:
         [...]}`, writing nothing (an admin key)."""
         call = Call("POST", "/v1/admin/gate/explain", model(m.Explained), json=body(candidate))
         return await self._run(call, idempotency_key)
+
+    # --------------------------------------------------------------------------- webhooks
+
+    async def create_webhook(
+        self,
+        url: str,
+        events: Sequence[str],
+        *,
+        description: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> m.EndpointWithSecret:
+        """Register an endpoint (an admin key); its signing secret (`whsec_…`) is in this
+        answer only."""
+        payload: dict[str, Any] = {"url": url, "events": list(events)}
+        if description is not None:
+            payload["description"] = description
+        call = Call("POST", "/v1/admin/webhooks", model(m.EndpointWithSecret), json=payload)
+        return await self._run(call, idempotency_key)
+
+    def _webhooks_call(self, limit: int | None, cursor: str | None) -> Call[m.EndpointPage]:
+        params = {"limit": limit, "cursor": cursor}
+        return Call("GET", "/v1/admin/webhooks", model(m.EndpointPage), params=params)
+
+    async def list_webhooks(
+        self, *, limit: int | None = None, cursor: str | None = None
+    ) -> m.EndpointPage:
+        return await self._run(self._webhooks_call(limit, cursor))
+
+    async def iter_webhooks(self, *, limit: int | None = None) -> AsyncIterator[m.Endpoint]:
+        async for endpoint in self._pages(lambda c: self._webhooks_call(limit, c)):
+            yield endpoint
+
+    async def get_webhook(self, endpoint_id: str) -> m.Endpoint:
+        path = f"/v1/admin/webhooks/{_seg(endpoint_id)}"
+        return await self._run(Call("GET", path, model(m.Endpoint)))
+
+    async def delete_webhook(
+        self, endpoint_id: str, *, idempotency_key: str | None = None
+    ) -> m.Deleted:
+        path = f"/v1/admin/webhooks/{_seg(endpoint_id)}"
+        return await self._run(Call("DELETE", path, model(m.Deleted)), idempotency_key)
+
+    async def rotate_webhook_secret(
+        self,
+        endpoint_id: str,
+        *,
+        grace_seconds: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> m.EndpointWithSecret:
+        """A new signing secret; the old one also signs for `grace_seconds` (default a day)."""
+        payload = {"grace_seconds": grace_seconds} if grace_seconds is not None else None
+        path = f"/v1/admin/webhooks/{_seg(endpoint_id)}/rotate"
+        call = Call("POST", path, model(m.EndpointWithSecret), json=payload)
+        return await self._run(call, idempotency_key)
+
+    def _deliveries_call(
+        self, endpoint_id: str, state: str | None, limit: int | None, cursor: str | None
+    ) -> Call[m.DeliveryPage]:
+        params = {"state": state, "limit": limit, "cursor": cursor}
+        path = f"/v1/admin/webhooks/{_seg(endpoint_id)}/deliveries"
+        return Call("GET", path, model(m.DeliveryPage), params=params)
+
+    async def list_deliveries(
+        self,
+        endpoint_id: str,
+        *,
+        state: Literal["pending", "delivered", "dead"] | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> m.DeliveryPage:
+        """An endpoint's deliveries, oldest first; `state="dead"` is the dead-letter list."""
+        return await self._run(self._deliveries_call(endpoint_id, state, limit, cursor))
+
+    async def iter_deliveries(
+        self,
+        endpoint_id: str,
+        *,
+        state: Literal["pending", "delivered", "dead"] | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[m.Delivery]:
+        pages = self._pages(lambda c: self._deliveries_call(endpoint_id, state, limit, c))
+        async for delivery in pages:
+            yield delivery
+
+    async def replay_delivery(
+        self, endpoint_id: str, delivery_id: str, *, idempotency_key: str | None = None
+    ) -> m.Delivery:
+        """Send a dead delivery again (same webhook-id); 409 unless it was dead."""
+        path = f"/v1/admin/webhooks/{_seg(endpoint_id)}/deliveries/{_seg(delivery_id)}/replay"
+        return await self._run(Call("POST", path, model(m.Delivery)), idempotency_key)
 
     # ----------------------------------------------------------------------------- health
 
