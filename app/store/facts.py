@@ -18,14 +18,17 @@ from app.memory.model import ExistingFact, FactType, SourceKind, Status
 from app.store import audit
 
 # Statements select these FROM (or RETURNING from) `facts` unaliased: the hit counters
-# are looked up in fact_hits by `facts.id` (kept apart, see migrations/0003).
+# are looked up in fact_hits by `facts.id` (kept apart, see migrations/0003), tenant
+# included: on Citus that makes it a join of colocated shards (docs/scaling.md).
 FACT_COLUMNS = """id, tenant_id, user_id, scope, type, predicate, value, statement, polarity,
     source_kind, source_trace_id, source_turn_id, source_evidence, source_writer, confidence,
     sensitivity, valid_from, valid_to, expires_at, status, version, supersedes, contested,
     observations, last_observed_at, feedback_up, feedback_down, weight,
     embedding_model, policy_version, archived_reason, created_at, updated_at, occurred_at, keys,
-    coalesce((SELECT h.hits FROM fact_hits h WHERE h.fact_id = facts.id), 0) AS hits,
-    (SELECT h.last_hit_at FROM fact_hits h WHERE h.fact_id = facts.id) AS last_hit_at"""
+    coalesce((SELECT h.hits FROM fact_hits h
+              WHERE h.tenant_id = facts.tenant_id AND h.fact_id = facts.id), 0) AS hits,
+    (SELECT h.last_hit_at FROM fact_hits h
+     WHERE h.tenant_id = facts.tenant_id AND h.fact_id = facts.id) AS last_hit_at"""
 
 
 async def lock_subject(
