@@ -610,6 +610,8 @@ class EmbeddedStack:
                 "bundled PostgreSQL: run `make citus` first"
             )
         self.citus_dir.mkdir(mode=0o700, exist_ok=True)
+        if self._user is not None:  # the nodes' parent: theirs to cross
+            os.chown(self.citus_dir, self._user.pw_uid, self._user.pw_gid)
         ports_file = self.citus_dir / "ports.json"
         ports: dict[str, int] = {}
         with contextlib.suppress(OSError, ValueError):

@@ -132,9 +132,7 @@ async def test_rls_holds_on_the_workers(
         async with db.tenant_tx(pool, tenant.id) as conn:
             seen = {str(r["id"]) for r in await conn.fetch("SELECT id FROM facts")}
             # naming the other tenant's shard explicitly: RLS on that worker still says no
-            foreign = await conn.fetch(
-                "SELECT id FROM facts WHERE tenant_id = $1", other_tenant.id
-            )
+            foreign = await conn.fetch("SELECT id FROM facts WHERE tenant_id = $1", other_tenant.id)
         async with db.system_conn(pool) as conn:
             untenanted = await conn.fetchval("SELECT count(*) FROM facts")
     finally:
