@@ -68,7 +68,13 @@ citus: install
 		echo "citus $(CITUS_VERSION) installed in $(PGINSTALL)"; \
 	fi
 
-## The integration suite and tests/citus against a Citus coordinator + 2 workers (embedded).
+## The integration suite, then tests/citus (the rebalance test last: it adds a worker),
+## against an embedded Citus coordinator + 2 workers. Left out: the single-node embedded
+## stack's own lifecycle (test_embedded, test_recovery: they start, kill and restart that
+## stack) and the schemathesis fuzzing of the HTTP contract (the same on both databases).
+CITUS_TESTS ?= tests/integration tests/citus \
+	--ignore=tests/integration/test_embedded.py --ignore=tests/integration/test_recovery.py \
+	--ignore=tests/integration/test_schemathesis.py
 test-citus: citus
 	MEMGATE_ENV=test MEMGATE_CITUS_WORKERS=2 $(BIN)/python -m pytest -q -p no:cacheprovider \
 		--timeout=300 $(CITUS_TESTS)

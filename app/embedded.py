@@ -616,6 +616,17 @@ class EmbeddedStack:
         ports: dict[str, int] = {}
         with contextlib.suppress(OSError, ValueError):
             ports = {str(k): int(v) for k, v in json.loads(ports_file.read_text()).items()}
+        # a worker once added stays in the cluster's metadata (its shards live there):
+        # start every recorded one, even when fewer are asked for now
+        recorded = sum(1 for name in ports if name.startswith("worker-"))
+        if recorded > self.citus_workers:
+            log.warning(
+                "%s=%d, but this cluster has %d workers: starting them all",
+                CITUS_WORKERS_ENV,
+                self.citus_workers,
+                recorded,
+            )
+            self.citus_workers = recorded
         names = ["coordinator"] + [f"worker-{i}" for i in range(1, self.citus_workers + 1)]
         for name in names:
             if name not in ports:
@@ -649,42 +660,38 @@ class EmbeddedStack:
 
     def _join_cluster(self, workers: list[PgNode]) -> None:
         """Citus: the extensions on every node, the coordinator's own address, each worker
-        in pg_dist_node (all idempotent)."""
+        in the cluster's metadata (all idempotent; app/store/cluster.py)."""
+        from app.store import cluster
+
         t0 = time.monotonic()
-        extensions = "CREATE EXTENSION IF NOT EXISTS citus; CREATE EXTENSION IF NOT EXISTS vector;"
         for node in workers:
-            self._psql(node, extensions)
+            self._psql(node, cluster.NODE_EXTENSIONS)
         coordinator = self._nodes[0]
-        self._psql(
-            coordinator,
-            extensions + f"SELECT citus_set_coordinator_host('{CITUS_HOST}', {coordinator.port});",
-        )
+        self._psql(coordinator, cluster.NODE_EXTENSIONS)
+        self._psql(coordinator, cluster.SET_COORDINATOR, host=CITUS_HOST, port=coordinator.port)
         for node in workers:
-            self._psql(
-                coordinator,
-                "SELECT citus_add_node(nodename, nodeport) FROM (VALUES "
-                f"('{CITUS_HOST}', {node.port})) AS n(nodename, nodeport) WHERE NOT EXISTS "
-                "(SELECT 1 FROM pg_dist_node d WHERE d.nodename = n.nodename "
-                "AND d.nodeport = n.nodeport);",
-            )
+            self._psql(coordinator, cluster.ADD_WORKER, host=CITUS_HOST, port=node.port)
         self.timings["citus_join"] = time.monotonic() - t0
 
-    def _psql(self, node: PgNode, sql: str) -> str:
-        """Run `sql` as the superuser on one node through the bundled psql (no driver
-        here: this module runs before the app's dependencies matter)."""
+    def _psql(self, node: PgNode, script: str, **variables: str | int) -> str:
+        """Run `script` as the superuser on one node through the bundled psql (no driver
+        here: this module runs before the app's dependencies matter), `variables` as psql
+        variables (`:'name'` quotes one as a literal)."""
         cmd = [
             str(pg_bin_dir() / "psql"),
             "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
             "-h", str(self.socket_dir), "-p", str(node.port),
-            "-U", PG_SUPERUSER, "-d", PG_DATABASE, "-c", sql,
+            "-U", PG_SUPERUSER, "-d", PG_DATABASE, "-f", "-",
         ]  # fmt: skip
+        for name, value in variables.items():
+            cmd += ["-v", f"{name}={value}"]
         env = self._child_env()
         env.pop("HOME", None)
         result = subprocess.run(
-            cmd, capture_output=True, text=True, env=env, timeout=120, check=False
+            cmd, input=script, capture_output=True, text=True, env=env, timeout=120, check=False
         )
         if result.returncode != 0:
-            raise EmbeddedError(f"{node.name}: {sql[:80]}... failed: {result.stderr.strip()}")
+            raise EmbeddedError(f"{node.name}: joining the cluster failed: {result.stderr.strip()}")
         return result.stdout
 
     def _acquire_lock(self) -> None:
