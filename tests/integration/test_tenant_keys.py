@@ -48,7 +48,7 @@ async def test_foreign_keys_join_rows_of_one_tenant(owner_db: asyncpg.Pool) -> N
                FROM pg_constraint c
                JOIN pg_class ch ON ch.oid = c.conrelid
                JOIN pg_class pa ON pa.oid = c.confrelid
-               WHERE c.contype = 'f'"""
+               WHERE c.contype = 'f' AND ch.relnamespace = current_schema()::regnamespace"""
         )
     assert rows
     for r in rows:
