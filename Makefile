@@ -9,7 +9,7 @@ UV_VERSION := 0.13.8
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: install lock run worker test test-unit lint openapi sdk bench eval eval-locomo chaos clean
+.PHONY: install lock run worker test test-unit test-citus citus lint openapi sdk bench eval eval-locomo chaos clean
 
 # Dependencies come from the lock only (exact versions, every file hash-checked); the
 # project itself is installed in place on top, resolving and downloading nothing (its
@@ -43,6 +43,42 @@ run: install
 ## The whole suite against real servers (embedded, in a temporary directory).
 test: install
 	MEMGATE_ENV=test $(BIN)/python -m pytest -q -p no:cacheprovider --timeout=300
+
+## Citus (docs/scaling.md): built from the vendored source into the venv's embedded
+## PostgreSQL (pgserver's pginstall: citus.so and the extension SQL land there). Needs gcc,
+## make and the PostgreSQL headers pgserver ships; ~30 s on 2 cores, then nothing to do
+## while citus.so is installed (a reinstalled pgserver wheel builds it again).
+CITUS_VERSION := 13.2.2
+CITUS_TARBALL ?= vendor/citus-$(CITUS_VERSION).tar.gz
+CITUS_BUILD   := $(VENV)/citus-build
+PGINSTALL      = $(abspath $(VENV))/lib/python3.11/site-packages/pgserver/pginstall
+CITUS_SO       = $(PGINSTALL)/lib/postgresql/citus.so
+
+citus: install
+	@if test -f $(CITUS_SO) && test -f $(CITUS_BUILD)/.installed-$(CITUS_VERSION); then \
+		echo "citus $(CITUS_VERSION) already installed in $(PGINSTALL)"; \
+	else \
+		set -e; rm -rf $(CITUS_BUILD); mkdir -p $(CITUS_BUILD); \
+		tar -xzf $(CITUS_TARBALL) -C $(CITUS_BUILD); \
+		cd $(CITUS_BUILD)/citus-$(CITUS_VERSION); \
+		./configure -q PG_CONFIG=$(PGINSTALL)/bin/pg_config \
+			--without-libcurl --without-lz4 --without-zstd > ../configure.log; \
+		$(MAKE) -s -j2 > ../build.log 2>&1 || { tail -40 ../build.log; exit 1; }; \
+		$(MAKE) -s install > ../install.log 2>&1 || { tail -40 ../install.log; exit 1; }; \
+		touch ../.installed-$(CITUS_VERSION); \
+		echo "citus $(CITUS_VERSION) installed in $(PGINSTALL)"; \
+	fi
+
+## The integration suite, then tests/citus (the rebalance test last: it adds a worker),
+## against an embedded Citus coordinator + 2 workers. Left out: the single-node embedded
+## stack's own lifecycle (test_embedded, test_recovery: they start, kill and restart that
+## stack) and the schemathesis fuzzing of the HTTP contract (the same on both databases).
+CITUS_TESTS ?= tests/integration tests/citus \
+	--ignore=tests/integration/test_embedded.py --ignore=tests/integration/test_recovery.py \
+	--ignore=tests/integration/test_schemathesis.py
+test-citus: citus
+	MEMGATE_ENV=test MEMGATE_CITUS_WORKERS=2 $(BIN)/python -m pytest -q -p no:cacheprovider \
+		--timeout=300 $(CITUS_TESTS)
 
 test-unit: install
 	MEMGATE_ENV=test $(BIN)/python -m pytest -q tests/unit

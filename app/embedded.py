@@ -18,6 +18,14 @@ Layout under `data_dir`::
 No TCP port is opened: postgres has `listen_addresses=''`, redis `port 0`, so any number
 of stacks with different data dirs run side by side.
 
+With `citus_workers=N` (`MEMGATE_CITUS_WORKERS=N`, docs/scaling.md) PostgreSQL is a Citus
+cluster instead: a coordinator and N workers from the same binaries (`make citus` installs
+the extension into them), under `citus/coordinator/` and `citus/worker-<i>/`. The nodes
+talk to each other over TCP on 127.0.0.1 (ports kept in `citus/ports.json`, so node names
+in the cluster's metadata stay valid across restarts), trusting loopback connections; the
+application still reaches the coordinator over its unix socket. Each start makes sure the
+`citus` and `vector` extensions exist on every node and every worker is in the cluster.
+
 As root, postgres refuses to run; it then runs as the unprivileged system user `memgate`
 (created with `useradd -r` if missing; override with `MEMGATE_EMBEDDED_USER`), which owns
 `pg/` and the socket dir. Ancestors of `pg/` and of the bundled binaries get `o+x`
@@ -42,6 +50,7 @@ import errno
 import fcntl
 import hashlib
 import importlib.util
+import json
 import logging
 import os
 import pwd
@@ -55,6 +64,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import IO, TYPE_CHECKING, Any, Self
@@ -78,6 +88,44 @@ _PR_SET_PDEATHSIG = 1
 
 class EmbeddedError(RuntimeError):
     """The embedded stack could not be started or stopped."""
+
+
+CITUS_WORKERS_ENV = "MEMGATE_CITUS_WORKERS"
+CITUS_HOST = "127.0.0.1"
+# A laptop cluster: 8 shards per table (Citus' default of 32 multiplies the DDL and the
+# fan-out of cross-tenant sweeps by four on 2 cores); production keeps its own setting.
+CITUS_SHARD_COUNT = 8
+
+
+def citus_workers_from_env() -> int:
+    """MEMGATE_CITUS_WORKERS as a count (0 or unset: a single PostgreSQL)."""
+    raw = os.environ.get(CITUS_WORKERS_ENV, "").strip() or "0"
+    if not raw.isdigit():
+        raise EmbeddedError(f"{CITUS_WORKERS_ENV} must be a number of workers, not {raw!r}")
+    return int(raw)
+
+
+def citus_installed() -> bool:
+    """True when `make citus` installed the extension into the bundled PostgreSQL."""
+    try:
+        ext = pg_bin_dir().parent / "share" / "postgresql" / "extension" / "citus.control"
+    except EmbeddedError:
+        return False
+    return ext.is_file()
+
+
+@dataclass
+class PgNode:
+    """One postgres server of the stack: the only one, or a Citus coordinator or worker."""
+
+    name: str  # "postgres" (single node or coordinator), "worker-1", ...
+    pg_data: Path
+    port: int
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
 
 # ---------------------------------------------------------------------------------------
@@ -260,6 +308,16 @@ def _chown_tree(path: Path, uid: int, gid: int) -> None:
             os.lchown(os.path.join(root, name), uid, gid)
 
 
+def _free_port(taken: set[int]) -> int:
+    """A TCP port free on 127.0.0.1 now and not in `taken`."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind((CITUS_HOST, 0))
+            port = int(sock.getsockname()[1])
+        if port not in taken:
+            return port
+
+
 def _redis_quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -322,19 +380,22 @@ class EmbeddedStack:
         start_timeout: float = 30.0,
         stop_timeout: float = 15.0,
         pdeathsig: bool = True,
+        citus_workers: int | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.fast = fast
         self.start_timeout = start_timeout
         self.stop_timeout = stop_timeout
         self.pdeathsig = pdeathsig
-        self.pg_data = self.data_dir / "pg"
+        self.citus_workers = citus_workers_from_env() if citus_workers is None else citus_workers
+        self.citus_dir = self.data_dir / "citus"
+        self.pg_data = self.citus_dir / "coordinator" if self.citus else self.data_dir / "pg"
         self.redis_dir = self.data_dir / "redis"
         self.log_dir = self.data_dir / "logs"
         self.socket_dir = self._choose_socket_dir()
         self._mutex = threading.RLock()
         self._lock_fd: int | None = None
-        self._pg: subprocess.Popen[bytes] | None = None
+        self._nodes: list[PgNode] = []  # the coordinator (or only server) first
         self._redis: subprocess.Popen[bytes] | None = None
         self._logs: list[IO[bytes]] = []
         self._user: pwd.struct_passwd | None = None
@@ -343,17 +404,41 @@ class EmbeddedStack:
     # -- public API ---------------------------------------------------------------------
 
     @property
+    def citus(self) -> bool:
+        return self.citus_workers > 0
+
+    @property
+    def pg_port(self) -> int:
+        """The coordinator's (or only server's) port: a TCP port on a Citus cluster, else
+        only the name of the socket file."""
+        return self._nodes[0].port if self._nodes else PG_PORT
+
+    @property
+    def nodes(self) -> list[PgNode]:
+        return list(self._nodes)
+
+    @property
+    def _pg(self) -> subprocess.Popen[bytes] | None:
+        return self._nodes[0].proc if self._nodes else None
+
+    def node_url(self, node: PgNode) -> str:
+        """The superuser's URL of one node, over its unix socket."""
+        return f"postgresql://{PG_SUPERUSER}@/{PG_DATABASE}?host={self.socket_dir}&port={node.port}"
+
+    @property
     def database_url(self) -> str:
         """libpq/asyncpg URL over the unix socket, e.g.
         `postgresql://postgres@/postgres?host=/abs/run&port=5432`."""
-        return f"postgresql://{PG_SUPERUSER}@/{PG_DATABASE}?host={self.socket_dir}&port={PG_PORT}"
+        return (
+            f"postgresql://{PG_SUPERUSER}@/{PG_DATABASE}?host={self.socket_dir}&port={self.pg_port}"
+        )
 
     @property
     def database_dsn_kwargs(self) -> dict[str, Any]:
         """The same target as keyword arguments for `asyncpg.connect(**kwargs)`."""
         return {
             "host": str(self.socket_dir),
-            "port": PG_PORT,
+            "port": self.pg_port,
             "user": PG_SUPERUSER,
             "database": PG_DATABASE,
         }
@@ -369,21 +454,25 @@ class EmbeddedStack:
 
     @property
     def pg_socket(self) -> Path:
-        return self.socket_dir / f".s.PGSQL.{PG_PORT}"
+        return self._socket(self.pg_port)
+
+    def _socket(self, port: int) -> Path:
+        return self.socket_dir / f".s.PGSQL.{port}"
 
     @property
     def pids(self) -> dict[str, int]:
-        """pids of the live children (`postgres`, `redis`)."""
+        """pids of the live children (`postgres`, `redis`, and `worker-<i>` on Citus)."""
         out: dict[str, int] = {}
-        if self._pg is not None and self._pg.poll() is None:
-            out["postgres"] = self._pg.pid
+        for node in self._nodes:
+            if node.proc is not None and node.alive:
+                out[node.name] = node.proc.pid
         if self._redis is not None and self._redis.poll() is None:
             out["redis"] = self._redis.pid
         return out
 
     @property
     def running(self) -> bool:
-        return len(self.pids) == 2
+        return len(self.pids) == 2 + self.citus_workers
 
     def start(self) -> None:
         """Start both servers (initdb on first use). Returns once both answer."""
@@ -393,8 +482,11 @@ class EmbeddedStack:
             t0 = time.monotonic()
             try:
                 self._prepare()
-                if self._pg is None or self._pg.poll() is not None:
-                    self._start_postgres()
+                for node in self._nodes:
+                    if not node.alive:
+                        self._start_postgres(node)
+                if self.citus:
+                    self._join_cluster(self._nodes[1:])
                 if self._redis is None or self._redis.poll() is not None:
                     self._start_redis()
             except BaseException:
@@ -411,9 +503,7 @@ class EmbeddedStack:
     def dead(self) -> list[str]:
         """Names of the servers that were started and have exited since (reaps them)."""
         with self._mutex:
-            out = []
-            if self._pg is not None and self._pg.poll() is not None:
-                out.append("postgres")
+            out = [n.name for n in self._nodes if n.proc is not None and n.proc.poll() is not None]
             if self._redis is not None and self._redis.poll() is not None:
                 out.append("redis")
             return out
@@ -424,15 +514,17 @@ class EmbeddedStack:
         lock files, `redis.pid`) are removed first, so the restart is not refused."""
         with self._mutex:
             dead = self.dead()
+            nodes = {n.name: n for n in self._nodes}
             for name in dead:
-                proc = self._pg if name == "postgres" else self._redis
+                proc = nodes[name].proc if name in nodes else self._redis
                 code = proc.returncode if proc is not None else None
                 log.warning("embedded %s exited with %s; restarting it", name, code)
             if not dead:
                 return []
             self._prepare()  # lock (kept), socket dir, leftovers and stale files of the dead
-            if "postgres" in dead:
-                self._start_postgres()
+            for name in dead:
+                if name in nodes:
+                    self._start_postgres(nodes[name])
             if "redis" in dead:
                 self._start_redis()
             return dead
@@ -440,21 +532,26 @@ class EmbeddedStack:
     def stop(self) -> None:
         """Fast-shutdown postgres, shut down redis, escalate to SIGKILL on timeout."""
         with self._mutex:
-            pg, redis = self._pg, self._redis
-            if pg is not None and pg.poll() is None:
-                _signal(pg.pid, signal.SIGINT)  # fast shutdown: disconnect clients, checkpoint
+            redis = self._redis
+            for node in self._nodes:
+                if node.proc is not None and node.alive:
+                    # fast shutdown: disconnect clients, checkpoint
+                    _signal(node.proc.pid, signal.SIGINT)
             if redis is not None and redis.poll() is None:
                 _signal(redis.pid, signal.SIGTERM)  # fsyncs the AOF and exits
             escalated = False
-            if pg is not None:
-                escalated |= self._reap(pg, "postgres", signal.SIGQUIT)
+            for node in self._nodes:
+                if node.proc is not None:
+                    escalated |= self._reap(node.proc, node.name, signal.SIGQUIT)
             if redis is not None:
                 escalated |= self._reap(redis, "redis", None)
-            if escalated and self.pg_data.is_dir():
-                # backends of a postmaster we had to kill exit by themselves; make sure
-                for pid in _find_processes("postgres", self.pg_data.resolve()):
-                    _signal(pid, signal.SIGKILL)
-            self._pg = self._redis = None
+            for node in self._nodes:
+                if escalated and node.pg_data.is_dir():
+                    # backends of a postmaster we had to kill exit by themselves; make sure
+                    for pid in _find_processes("postgres", node.pg_data.resolve()):
+                        _signal(pid, signal.SIGKILL)
+                node.proc = None
+            self._redis = None
             for fh in self._logs:
                 with contextlib.suppress(OSError):
                     fh.close()
@@ -483,7 +580,7 @@ class EmbeddedStack:
 
     def _choose_socket_dir(self) -> Path:
         local = self.data_dir / "run"
-        longest = max(f".s.PGSQL.{PG_PORT}.lock", REDIS_SOCKET_NAME, key=len)
+        longest = max(".s.PGSQL.65535.lock", REDIS_SOCKET_NAME, key=len)
         if len(str(local / longest)) <= _MAX_SOCKET_PATH and _SAFE_PATH.match(str(local)):
             return local
         digest = hashlib.sha256(str(self.data_dir).encode()).hexdigest()[:16]
@@ -496,8 +593,106 @@ class EmbeddedStack:
             d.mkdir(mode=0o700, exist_ok=True)
         self._user = _service_user()
         self._prepare_socket_dir()
+        if not self._nodes:
+            self._nodes = self._plan_nodes()
         self._cleanup_leftovers()
-        self._initdb()
+        for node in self._nodes:
+            self._initdb(node.pg_data)
+
+    def _plan_nodes(self) -> list[PgNode]:
+        """The servers of this stack: one, or a Citus coordinator and its workers with the
+        ports they had last time (new ones picked for new nodes)."""
+        if not self.citus:
+            return [PgNode("postgres", self.pg_data, PG_PORT)]
+        if not citus_installed():
+            raise EmbeddedError(
+                f"{CITUS_WORKERS_ENV}={self.citus_workers} but Citus is not installed in the "
+                "bundled PostgreSQL: run `make citus` first"
+            )
+        self.citus_dir.mkdir(mode=0o700, exist_ok=True)
+        if self._user is not None:  # the nodes' parent: theirs to cross
+            os.chown(self.citus_dir, self._user.pw_uid, self._user.pw_gid)
+        ports_file = self.citus_dir / "ports.json"
+        ports: dict[str, int] = {}
+        with contextlib.suppress(OSError, ValueError):
+            ports = {str(k): int(v) for k, v in json.loads(ports_file.read_text()).items()}
+        # a worker once added stays in the cluster's metadata (its shards live there):
+        # start every recorded one, even when fewer are asked for now
+        recorded = sum(1 for name in ports if name.startswith("worker-"))
+        if recorded > self.citus_workers:
+            log.warning(
+                "%s=%d, but this cluster has %d workers: starting them all",
+                CITUS_WORKERS_ENV,
+                self.citus_workers,
+                recorded,
+            )
+            self.citus_workers = recorded
+        names = ["coordinator"] + [f"worker-{i}" for i in range(1, self.citus_workers + 1)]
+        for name in names:
+            if name not in ports:
+                ports[name] = _free_port(set(ports.values()))
+        ports_file.write_text(json.dumps(ports, indent=1) + "\n")
+        return [
+            PgNode(
+                "postgres" if name == "coordinator" else name, self.citus_dir / name, ports[name]
+            )
+            for name in names
+        ]
+
+    def add_citus_worker(self) -> PgNode:
+        """Start one more worker and add it to the cluster (its shards come only with a
+        rebalance: `citus_rebalance_start()`)."""
+        with self._mutex:
+            if not self.citus or not self.running:
+                raise EmbeddedError("add_citus_worker needs a running Citus stack")
+            self.citus_workers += 1
+            name = f"worker-{self.citus_workers}"
+            ports_file = self.citus_dir / "ports.json"
+            ports = {str(k): int(v) for k, v in json.loads(ports_file.read_text()).items()}
+            ports.setdefault(name, _free_port(set(ports.values())))
+            ports_file.write_text(json.dumps(ports, indent=1) + "\n")
+            node = PgNode(name, self.citus_dir / name, ports[name])
+            self._nodes.append(node)
+            self._initdb(node.pg_data)
+            self._start_postgres(node)
+            self._join_cluster([node])
+            return node
+
+    def _join_cluster(self, workers: list[PgNode]) -> None:
+        """Citus: the extensions on every node, the coordinator's own address, each worker
+        in the cluster's metadata (all idempotent; app/store/cluster.py)."""
+        from app.store import cluster
+
+        t0 = time.monotonic()
+        for node in workers:
+            self._psql(node, cluster.NODE_EXTENSIONS)
+        coordinator = self._nodes[0]
+        self._psql(coordinator, cluster.NODE_EXTENSIONS)
+        self._psql(coordinator, cluster.SET_COORDINATOR, host=CITUS_HOST, port=coordinator.port)
+        for node in workers:
+            self._psql(coordinator, cluster.ADD_WORKER, host=CITUS_HOST, port=node.port)
+        self.timings["citus_join"] = time.monotonic() - t0
+
+    def _psql(self, node: PgNode, script: str, **variables: str | int) -> str:
+        """Run `script` as the superuser on one node through the bundled psql (no driver
+        here: this module runs before the app's dependencies matter), `variables` as psql
+        variables (`:'name'` quotes one as a literal)."""
+        cmd = [
+            str(pg_bin_dir() / "psql"),
+            "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+            "-h", str(self.socket_dir), "-p", str(node.port),
+            "-U", PG_SUPERUSER, "-d", PG_DATABASE, "-f", "-",
+        ]  # fmt: skip
+        for name, value in variables.items():
+            cmd += ["-v", f"{name}={value}"]
+        env = self._child_env()
+        env.pop("HOME", None)
+        result = subprocess.run(
+            cmd, input=script, capture_output=True, text=True, env=env, timeout=120, check=False
+        )
+        if result.returncode != 0:
+            raise EmbeddedError(f"{node.name}: joining the cluster failed: {result.stderr.strip()}")
+        return result.stdout
 
     def _acquire_lock(self) -> None:
         if self._lock_fd is not None:
@@ -539,34 +734,10 @@ class EmbeddedStack:
 
     def _cleanup_leftovers(self) -> None:
         """Stop servers left running for this data dir by a dead owner; drop stale files."""
-        pg_ours = self._pg is not None and self._pg.poll() is None
+        for node in self._nodes:
+            if node.pg_data.is_dir() and not node.alive:
+                self._cleanup_postgres(node)
         redis_ours = self._redis is not None and self._redis.poll() is None
-        if self.pg_data.is_dir() and not pg_ours:
-            pgdata = self.pg_data.resolve()
-            leftovers = _find_processes("postgres", pgdata)
-            if leftovers:
-                postmasters = [p for p in leftovers if "-D" in _cmdline(p)]
-                log.warning(
-                    "stopping leftover postgres %s for %s", postmasters or leftovers, pgdata
-                )
-                for pid in postmasters:
-                    _signal(pid, signal.SIGINT)
-                alive = _wait_gone(postmasters, self.stop_timeout)
-                for pid in alive:
-                    _signal(pid, signal.SIGQUIT)
-                _wait_gone(alive, 5.0)
-                rest = _find_processes("postgres", pgdata)
-                for pid in rest:  # orphaned backends of a SIGKILLed postmaster
-                    _signal(pid, signal.SIGKILL)
-                if _wait_gone(rest, 5.0):
-                    raise EmbeddedError(f"could not stop leftover postgres of {pgdata}")
-            # nothing runs on this pgdata now: any pid/lock file is stale
-            for stale in (
-                self.pg_data / "postmaster.pid",
-                self.pg_socket,
-                self.pg_socket.with_name(self.pg_socket.name + ".lock"),
-            ):
-                stale.unlink(missing_ok=True)
         if self.redis_dir.is_dir() and not redis_ours:
             rdir = self.redis_dir.resolve()
             leftovers = _find_processes("redis-server", rdir)
@@ -581,28 +752,55 @@ class EmbeddedStack:
             (self.redis_dir / "redis.pid").unlink(missing_ok=True)
             self.redis_socket.unlink(missing_ok=True)
 
-    def _initdb(self) -> None:
+    def _cleanup_postgres(self, node: PgNode) -> None:
+        """Stop a postgres left running on this node's data dir; drop its stale files."""
+        pgdata = node.pg_data.resolve()
+        leftovers = _find_processes("postgres", pgdata)
+        if leftovers:
+            postmasters = [p for p in leftovers if "-D" in _cmdline(p)]
+            log.warning("stopping leftover postgres %s for %s", postmasters or leftovers, pgdata)
+            for pid in postmasters:
+                _signal(pid, signal.SIGINT)
+            alive = _wait_gone(postmasters, self.stop_timeout)
+            for pid in alive:
+                _signal(pid, signal.SIGQUIT)
+            _wait_gone(alive, 5.0)
+            rest = _find_processes("postgres", pgdata)
+            for pid in rest:  # orphaned backends of a SIGKILLed postmaster
+                _signal(pid, signal.SIGKILL)
+            if _wait_gone(rest, 5.0):
+                raise EmbeddedError(f"could not stop leftover postgres of {pgdata}")
+        # nothing runs on this pgdata now: any pid/lock file is stale
+        socket_file = self._socket(node.port)
+        for stale in (
+            node.pg_data / "postmaster.pid",
+            socket_file,
+            socket_file.with_name(socket_file.name + ".lock"),
+        ):
+            stale.unlink(missing_ok=True)
+
+    def _initdb(self, pg_data: Path) -> None:
         bindir = pg_bin_dir()
         user = self._user
         if user is not None:
             _ensure_traversable(bindir, user.pw_uid)
-        if (self.pg_data / "PG_VERSION").exists():
+        if (pg_data / "PG_VERSION").exists():
             if user is not None:
-                _chown_tree(self.pg_data, user.pw_uid, user.pw_gid)
+                _chown_tree(pg_data, user.pw_uid, user.pw_gid)
             return
-        if self.pg_data.exists():  # an interrupted initdb: not a cluster yet
-            log.warning("removing incomplete PGDATA %s", self.pg_data)
-            shutil.rmtree(self.pg_data)
-        self.pg_data.mkdir(mode=0o700)
+        if pg_data.exists():  # an interrupted initdb: not a cluster yet
+            log.warning("removing incomplete PGDATA %s", pg_data)
+            shutil.rmtree(pg_data)
+        pg_data.mkdir(mode=0o700)
         if user is not None:
-            os.chown(self.pg_data, user.pw_uid, user.pw_gid)
-            _ensure_traversable(self.pg_data, user.pw_uid)
+            os.chown(pg_data, user.pw_uid, user.pw_gid)
+            _ensure_traversable(pg_data, user.pw_uid)
         cmd = [
             str(bindir / "initdb"),
-            "-D", str(self.pg_data),
+            "-D", str(pg_data),
             "-U", PG_SUPERUSER,
             "--auth-local=trust",
-            "--auth-host=reject",
+            "--auth-host=trust" if self.citus else "--auth-host=reject",
             "--encoding=UTF8",
             "--locale=C",
             "--no-instructions",
@@ -617,14 +815,14 @@ class EmbeddedStack:
                 stdin=subprocess.DEVNULL,
                 stdout=fh,
                 stderr=subprocess.STDOUT,
-                env=self._child_env(),
-                cwd=self.pg_data,
+                env=self._child_env(pg_data),
+                cwd=pg_data,
                 timeout=180,
                 check=False,
                 **self._user_kwargs(),
             )
         if result.returncode != 0:
-            shutil.rmtree(self.pg_data, ignore_errors=True)
+            shutil.rmtree(pg_data, ignore_errors=True)
             raise EmbeddedError(f"initdb failed ({result.returncode}):\n{_tail(logfile)}")
         self.timings["initdb"] = time.monotonic() - t0
 
@@ -635,12 +833,12 @@ class EmbeddedStack:
             return {}
         return {"user": self._user.pw_uid, "group": self._user.pw_gid, "extra_groups": []}
 
-    def _child_env(self) -> dict[str, str]:
+    def _child_env(self, pg_data: Path | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
         env["LC_ALL"] = "C"
         env.pop("LANG", None)
         if self._user is not None:
-            env["HOME"] = str(self.pg_data)
+            env["HOME"] = str(pg_data or self.pg_data)
             env["USER"] = env["LOGNAME"] = self._user.pw_name
         return env
 
@@ -659,14 +857,14 @@ class EmbeddedStack:
         self._logs.append(fh)
         return fh
 
-    def _start_postgres(self) -> None:
+    def _start_postgres(self, node: PgNode) -> None:
         t0 = time.monotonic()
         onoff = "off" if self.fast else "on"
         settings = {
-            "listen_addresses": "",
+            "listen_addresses": CITUS_HOST if self.citus else "",
             "unix_socket_directories": str(self.socket_dir),
-            "port": str(PG_PORT),
-            "max_connections": "100",
+            "port": str(node.port),
+            "max_connections": "300" if self.citus else "100",
             "shared_buffers": shared_buffers(self.fast),
             "fsync": onoff,
             "synchronous_commit": onoff,
@@ -675,33 +873,44 @@ class EmbeddedStack:
             "logging_collector": "off",
             "log_destination": "stderr",
         }
-        cmd = [str(pg_bin_dir() / "postgres"), "-D", str(self.pg_data)]
+        if self.citus:
+            settings.update(
+                {
+                    "shared_preload_libraries": "citus",
+                    "shared_buffers": "64MB" if self.fast else settings["shared_buffers"],
+                    "citus.shard_count": str(CITUS_SHARD_COUNT),
+                    # shard moves (citus_rebalance_start) copy with logical replication
+                    "wal_level": "logical",
+                    "max_replication_slots": "16",
+                    "max_wal_senders": "16",
+                    "max_worker_processes": "24",
+                }
+            )
+        cmd = [str(pg_bin_dir() / "postgres"), "-D", str(node.pg_data)]
         for key, value in settings.items():
             cmd += ["-c", f"{key}={value}"]
-        logfh = self._open_log("postgres.log")
-        self._pg = subprocess.Popen(
+        logname = "postgres.log" if node.name == "postgres" else f"postgres-{node.name}.log"
+        logfh = self._open_log(logname)
+        node.proc = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,
             stdout=logfh,
             stderr=subprocess.STDOUT,
-            env=self._child_env(),
-            cwd=self.pg_data,
+            env=self._child_env(node.pg_data),
+            cwd=node.pg_data,
             start_new_session=True,  # a terminal's Ctrl-C goes to the owner, who stops us
             preexec_fn=_make_preexec(self._death_signal(signal.SIGINT)),
             **self._user_kwargs(),
         )
-        self._wait_postgres(self._pg)
-        self.timings["postgres"] = time.monotonic() - t0
+        self._wait_postgres(node, node.proc, self.log_dir / logname)
+        self.timings[node.name] = time.monotonic() - t0
 
-    def _wait_postgres(self, proc: subprocess.Popen[bytes]) -> None:
+    def _wait_postgres(self, node: PgNode, proc: subprocess.Popen[bytes], logfile: Path) -> None:
         deadline = time.monotonic() + self.start_timeout
-        pidfile = self.pg_data / "postmaster.pid"
+        pidfile = node.pg_data / "postmaster.pid"
         while True:
             if proc.poll() is not None:
-                raise EmbeddedError(
-                    f"postgres exited with {proc.returncode}:\n"
-                    f"{_tail(self.log_dir / 'postgres.log')}"
-                )
+                raise EmbeddedError(f"{node.name} exited with {proc.returncode}:\n{_tail(logfile)}")
             try:
                 lines = pidfile.read_text().splitlines()
             except OSError:
@@ -710,13 +919,12 @@ class EmbeddedStack:
                 len(lines) >= 8
                 and lines[0].strip() == str(proc.pid)
                 and lines[7].strip() == "ready"
-                and self.pg_socket.exists()
+                and self._socket(node.port).exists()
             ):
                 return
             if time.monotonic() > deadline:
                 raise EmbeddedError(
-                    f"postgres not ready after {self.start_timeout:.0f}s:\n"
-                    f"{_tail(self.log_dir / 'postgres.log')}"
+                    f"{node.name} not ready after {self.start_timeout:.0f}s:\n{_tail(logfile)}"
                 )
             time.sleep(0.02)
 

@@ -1,6 +1,9 @@
 """Test harness: a real embedded PostgreSQL+pgvector and Redis, the real app over HTTP.
 
 With DATABASE_URL and REDIS_URL set, those servers are used instead of the embedded ones.
+With MEMGATE_CITUS_WORKERS=N (`make test-citus`) the embedded PostgreSQL is a Citus
+coordinator and N workers (docs/scaling.md); without `make citus` first, the session is
+skipped, and fails under CI=true.
 Each test gets its own tenant (and keys), so tests never see each other's data.
 """
 
@@ -34,6 +37,7 @@ class Stack:
     database_url: str
     redis_url: str
     data_dir: Path
+    embedded: Any = None  # the EmbeddedStack when the servers are ours
 
 
 @pytest.fixture(scope="session")
@@ -46,14 +50,19 @@ def stack() -> Iterator[Stack]:
         if os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL"):
             yield Stack(os.environ["DATABASE_URL"], os.environ["REDIS_URL"], data_dir)
             return
-        from app.embedded import EmbeddedStack
+        from app.embedded import EmbeddedStack, citus_installed, citus_workers_from_env
 
+        if citus_workers_from_env() and not citus_installed():
+            reason = "MEMGATE_CITUS_WORKERS is set but Citus is not built: run `make citus`"
+            if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+                pytest.fail(reason)
+            pytest.skip(reason)
         embedded = EmbeddedStack(data_dir / "stack", fast=True)
         embedded.start()
         os.environ["DATABASE_URL"] = embedded.database_url
         os.environ["REDIS_URL"] = embedded.redis_url
         try:
-            yield Stack(embedded.database_url, embedded.redis_url, data_dir)
+            yield Stack(embedded.database_url, embedded.redis_url, data_dir, embedded)
         finally:
             embedded.stop()
     finally:

@@ -32,7 +32,7 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
 
 async def _reset_connection(conn: asyncpg.Connection) -> None:
     """Replaces asyncpg's RESET ALL on release: every statement here runs in a tenant
-    transaction (set_config(..., true), advisory *xact* locks), so no session state
+    transaction (SET LOCAL, advisory *xact* locks), so no session state
     outlives a request. Skipping the reset saves a round trip per request and keeps the
     settings made in `_init_connection`."""
     if conn.is_in_transaction():  # never expected: the transaction blocks always close
@@ -53,11 +53,24 @@ async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 10) -> asy
     return pool
 
 
+async def set_tenant(conn: asyncpg.Connection, tenant_id: uuid.UUID) -> None:
+    """Pin the RLS tenant for the current transaction only.
+
+    A `SET LOCAL` statement, not `set_config(..., true)`: on Citus the coordinator repeats
+    SET LOCAL on every worker connection of the transaction (citus.propagate_set_commands,
+    docs/scaling.md), so RLS on the shards sees the same tenant; a function call would stay
+    on the coordinator. SET takes no bind parameter: the value is a `uuid.UUID` rendered
+    by Python (hex digits and dashes only), never caller text.
+    """
+    literal = str(uuid.UUID(str(tenant_id)))
+    await conn.execute(f"SET LOCAL app.tenant_id = '{literal}'")
+
+
 @asynccontextmanager
 async def tenant_tx(pool: asyncpg.Pool, tenant_id: uuid.UUID) -> AsyncIterator[asyncpg.Connection]:
     """A transaction bound to one tenant (RLS key set for this transaction only)."""
     async with pool.acquire() as conn, conn.transaction():
-        await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(tenant_id))
+        await set_tenant(conn, tenant_id)
         yield conn
 
 

@@ -20,13 +20,20 @@ from app.store import audit, webhooks
 
 # Statements select these FROM (or RETURNING from) `facts` unaliased: the hit counters
 # are looked up in fact_hits by `facts.id` (kept apart, see migrations/0003).
-FACT_COLUMNS = """id, tenant_id, user_id, scope, type, predicate, value, statement, polarity,
+_ROW_COLUMNS = """id, tenant_id, user_id, scope, type, predicate, value, statement, polarity,
     source_kind, source_trace_id, source_turn_id, source_evidence, source_writer, confidence,
     sensitivity, valid_from, valid_to, expires_at, status, version, supersedes, contested,
     observations, last_observed_at, feedback_up, feedback_down, weight,
-    embedding_model, policy_version, archived_reason, created_at, updated_at, occurred_at, keys,
-    coalesce((SELECT h.hits FROM fact_hits h WHERE h.fact_id = facts.id), 0) AS hits,
-    (SELECT h.last_hit_at FROM fact_hits h WHERE h.fact_id = facts.id) AS last_hit_at"""
+    embedding_model, policy_version, archived_reason, created_at, updated_at, occurred_at, keys"""
+# Every statement selecting these binds the tenant as $1: naming it in the subqueries too
+# keeps the whole statement on one shard group on Citus (a router query; FOR UPDATE needs it).
+FACT_COLUMNS = f"""{_ROW_COLUMNS},
+    coalesce((SELECT h.hits FROM fact_hits h
+              WHERE h.tenant_id = $1 AND h.fact_id = facts.id), 0) AS hits,
+    (SELECT h.last_hit_at FROM fact_hits h
+     WHERE h.tenant_id = $1 AND h.fact_id = facts.id) AS last_hit_at"""
+# A fact just inserted has no hits; and Citus takes no subquery in an INSERT.
+_NEW_FACT_COLUMNS = f"{_ROW_COLUMNS}, 0 AS hits, NULL::timestamptz AS last_hit_at"
 
 
 async def lock_subject(
@@ -229,7 +236,7 @@ async def insert_fact(
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
                     $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $30, $30,
                     $31, $32)
-            RETURNING {FACT_COLUMNS}"""
+            RETURNING {_NEW_FACT_COLUMNS}"""
     ctes: list[str] = []
     extra: list[Any] = []
     if event is not None:
@@ -294,8 +301,11 @@ async def update_fact(
     contested: bool | None = None,
     observations_delta: int = 0,
 ) -> asyncpg.Record | None:
+    # The hit counters come from a join after the UPDATE, not from subqueries in its
+    # RETURNING: Citus refuses those (RLS puts a STABLE function in them). fact_hits is not
+    # written here, so the join reads the same counters.
     return await conn.fetchrow(
-        f"""UPDATE facts SET
+        f"""WITH u AS (UPDATE facts SET
                status = coalesce($3, status),
                valid_to = coalesce($4, valid_to),
                confidence = coalesce($5, confidence),
@@ -304,7 +314,9 @@ async def update_fact(
                last_observed_at = CASE WHEN $7 > 0 THEN $8 ELSE last_observed_at END,
                updated_at = $8
             WHERE tenant_id = $1 AND id = $2 AND status <> 'deleted'
-            RETURNING {FACT_COLUMNS}""",
+            RETURNING {_ROW_COLUMNS})
+            SELECT u.*, coalesce(h.hits, 0) AS hits, h.last_hit_at
+            FROM u LEFT JOIN fact_hits h ON h.tenant_id = $1 AND h.fact_id = u.id""",
         tenant_id,
         fact_id,
         status,

@@ -68,7 +68,10 @@ async def claim(
                    status_code = NULL, response = NULL, withheld = false
              WHERE idempotency.created_at < $9
                 OR (idempotency.status_code IS NULL
-                    AND idempotency.lease_until < clock_timestamp()
+                    -- the lease ran out: it ends over LEASE_SECONDS before the new one
+                    -- (= before the clock; no function here: Citus allows none)
+                    AND EXCLUDED.lease_until - idempotency.lease_until
+                        > make_interval(secs => {LEASE_SECONDS})
                     AND idempotency.body_hash = EXCLUDED.body_hash)
             RETURNING 1 AS claimed""",
         *_args(k),
@@ -99,8 +102,10 @@ async def claim(
 
 async def renew(conn: asyncpg.Connection, k: RecordKey, claim_id: uuid.UUID) -> None:
     await conn.execute(
+        # statement_timestamp(), not clock_timestamp(): this statement's own start, and a
+        # STABLE function, which Citus takes in an UPDATE (it evaluates it on the coordinator)
         f"""UPDATE idempotency
-               SET lease_until = clock_timestamp() + make_interval(secs => {LEASE_SECONDS})
+               SET lease_until = statement_timestamp() + make_interval(secs => {LEASE_SECONDS})
             WHERE {_WHERE} AND status_code IS NULL AND claim_id = $6""",
         *_args(k),
         claim_id,

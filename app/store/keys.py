@@ -113,7 +113,7 @@ async def revoke(
     conn: asyncpg.Connection, tenant_id: uuid.UUID, key_id: uuid.UUID
 ) -> asyncpg.Record | None:
     return await conn.fetchrow(
-        f"""UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+        f"""UPDATE api_keys SET revoked_at = least(revoked_at, now())
             WHERE tenant_id = $1 AND id = $2 RETURNING {KEY_COLUMNS}""",
         tenant_id,
         key_id,
@@ -159,7 +159,7 @@ async def count_tenants(conn: asyncpg.Connection) -> int:
 async def revoke_any(conn: asyncpg.Connection, key_id: uuid.UUID) -> uuid.UUID | None:
     """Revoke a key of whichever tenant (the CLI's `revoke-key`); None if there is none."""
     row = await conn.fetchrow(
-        "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id",
+        "UPDATE api_keys SET revoked_at = least(revoked_at, now()) WHERE id = $1 RETURNING id",
         key_id,
     )
     return row["id"] if row is not None else None

@@ -25,6 +25,7 @@ import asyncpg
 
 from app.memory.model import FactType, SourceKind
 from app.memory.scoring import RecallRow
+from app.store.db import set_tenant
 
 log = logging.getLogger("memgate.recall")
 
@@ -250,7 +251,7 @@ async def fetch_pool(conn: asyncpg.Connection, q: RecallQuery) -> RecallPool:
     except asyncpg.UndefinedFunctionError:
         log.warning("%s missing (run the migrations); recalling without it", RECALL_FUNCTION)
         async with conn.transaction():
-            await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(q.tenant_id))
+            await set_tenant(conn, q.tenant_id)
             records = await conn.fetch(RECALL_SQL, *args)
     out = RecallPool()
     if records:
@@ -376,7 +377,7 @@ async def write_log(
            SELECT u.id, $1, u.n, u.at
            FROM unnest($2::uuid[], $3::int[], $4::timestamptz[]) AS u(id, n, at)
            ORDER BY u.id
-           ON CONFLICT (fact_id) DO UPDATE
+           ON CONFLICT (tenant_id, fact_id) DO UPDATE
            SET hits = h.hits + excluded.hits,
                last_hit_at = GREATEST(h.last_hit_at, excluded.last_hit_at)""",
         tenant_id,

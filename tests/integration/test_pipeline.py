@@ -659,15 +659,23 @@ async def test_sweep_consolidation_merges_duplicates(
     first = await _write(client, tenant, "cs", statement="The user keeps bees")
     async with owner_db.acquire() as conn:
         # a duplicate that slipped past the write path (e.g. written before a fix)
+        # read, then insert: Citus plans no INSERT ... SELECT ... RETURNING of this shape
+        src = await conn.fetchrow(
+            """SELECT tenant_id, user_id, scope, type, statement, statement_key, polarity,
+                      source_kind, valid_from, policy_version
+               FROM facts WHERE tenant_id = $1 AND id = $2""",
+            tenant.id,
+            uuid.UUID(first["id"]),
+        )
+        assert src is not None
         dup = await conn.fetchval(
             """INSERT INTO facts (id, tenant_id, user_id, scope, type, statement, statement_key,
                    polarity, source_kind, confidence, valid_from, status, policy_version,
                    observations, created_at)
-               SELECT $1, tenant_id, user_id, scope, type, statement, statement_key, polarity,
-                      source_kind, 0.9, valid_from, 'active', policy_version, 2, now()
-               FROM facts WHERE id = $2 RETURNING id""",
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0.9, $10, 'active', $11, 2, now())
+               RETURNING id""",
             uuid.uuid4(),
-            uuid.UUID(first["id"]),
+            *src.values(),
         )
     assert await maintenance.sweep_consolidation(ctx, clock.now()) == 1
     [fact] = await facts_of(client, tenant, "cs")
