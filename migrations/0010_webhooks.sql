@@ -60,13 +60,19 @@ END
 $$;
 
 -- The dispatcher finds due deliveries across tenants (ids and tenants only), then claims
--- them inside each tenant's own transaction, under RLS like the API.
+-- them inside each tenant's own transaction, under RLS like the API. PL/pgSQL, not SQL:
+-- Citus cannot plan a SQL function's parameterised statement over a distributed table
+-- (the same reason as the relay's functions in 0011).
 CREATE FUNCTION memgate_due_webhooks(p_limit integer, p_now timestamptz)
 RETURNS TABLE (id uuid, tenant_id uuid)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
   SELECT d.id, d.tenant_id FROM webhook_deliveries d
   WHERE d.state = 'pending' AND d.next_attempt_at <= p_now
-  ORDER BY d.next_attempt_at LIMIT p_limit
+  ORDER BY d.next_attempt_at LIMIT p_limit;
+END
 $$;
 REVOKE ALL ON FUNCTION memgate_due_webhooks(integer, timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memgate_due_webhooks(integer, timestamptz) TO memgate_app;
