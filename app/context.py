@@ -23,6 +23,7 @@ from app.providers.embedders import Embedder, build_embedder
 from app.providers.extract_llm import LLMExtractor, LLMSummarizer
 from app.providers.judge import LLMJudge
 from app.queue import redis_settings
+from app.ratelimit import RateLimiter
 from app.store import policies as policies_store
 from app.store.db import create_pool
 
@@ -77,6 +78,7 @@ class AppContext:
     summarizer: LLMSummarizer | None = None  # session summaries by the LLM, when configured
     judge: LLMJudge | None = None  # the gate's judge of borderline scores, when configured
     recall_log: RecallLog | None = None  # batched recall log writer, started by the API
+    rate_limiter: RateLimiter | None = None  # the per-key buckets in Redis
     session_cluster: RedisCluster | None = None  # MEMGATE_SESSION_REDIS_CLUSTER, when set
     key_cache: dict[str, tuple[float, Any]] = field(default_factory=dict)
     # key id → (tokens, last refill): the rate limit's buckets of this process alone, used
@@ -84,7 +86,6 @@ class AppContext:
     buckets: dict[uuid.UUID, tuple[float, float]] = field(default_factory=dict)
     # (fresh until, kind → (queued, oldest created_at)): the jobs queue, read once a second
     queue_state: tuple[float, dict[str, tuple[int, datetime]]] | None = None
-
 
     @property
     def sessions(self) -> Redis | RedisCluster:
@@ -134,6 +135,7 @@ async def build_context(settings: Settings, *, with_embedder: bool = True) -> Ap
         secret=load_secret(settings.secret, settings.data_dir),
         policies=PolicyCache(settings),
     )
+    ctx.rate_limiter = RateLimiter(redis)
     if settings.session_redis_cluster:
         ctx.session_cluster = RedisCluster(
             startup_nodes=cluster_nodes(settings.session_redis_cluster)

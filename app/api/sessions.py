@@ -120,7 +120,9 @@ async def post_turn(
             },
             status_code=200,
         )
-    turn_id = body.turn_id or f"{sid}#{await store.next_turn_number(who.tenant_id, opened.user_id, sid)}"
+    turn_id = body.turn_id
+    if turn_id is None:
+        turn_id = f"{sid}#{await store.next_turn_number(who.tenant_id, opened.user_id, sid)}"
     # before Redis: secrets never rest (docs/gate.md#secrets-never-rest)
     content = redact(body.content)
     turn = {
