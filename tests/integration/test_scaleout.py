@@ -4,12 +4,14 @@ state in Redis, sessions on a Redis Cluster.
 Live sockets: two uvicorn processes on their own loopback ports and two `python -m workers`
 processes, against the test servers, under concurrent load through both: one fact per
 Idempotency-Key, one active value per single-value predicate, every observation job done
-exactly once, one rate limit for a key whatever process it reaches, and a SIGKILLed API
+exactly once, one rate limit for a key whatever process it reaches (the fleet runs with a
+limit the load tests' fresh keys stay under), and a SIGKILLed API
 process while writes are in flight (the other keeps answering; every write answered 2xx
 is in the database). The `make run` supervisor with MEMGATE_API_PROCESSES=2 and
 MEMGATE_WORKERS=2 is started and stopped by SIGINT (Ctrl-C): nothing is left running.
 
-ASGI transport (in-process): the rate limit's local fallback while Redis is away, and the
+ASGI transport (in-process): the rate limit's and the recall log's fallback to the
+process while Redis is away, and the
 session API on a real 3-master Redis Cluster (tests/redis_cluster.py).
 """
 
@@ -127,9 +129,16 @@ def fleet_of(stack: Stack, apis: int, workers: int, **env_extra: str) -> Iterato
         _stop(api_procs + worker_procs)
 
 
+# One limit for every key of the fleet. Each test's tenant has fresh keys (fresh
+# buckets) and the load tests send fewer than BURST requests per key; the rate-limit
+# test sends far more than BURST with one key.
+RATE, BURST = 5.0, 40
+
+
 @pytest.fixture(scope="module")
 def fleet(migrated: Stack) -> Iterator[Fleet]:
-    with fleet_of(migrated, apis=2, workers=2) as f:
+    limit = {"MEMGATE_RATE_LIMIT_RPS": str(RATE), "MEMGATE_RATE_LIMIT_BURST": str(BURST)}
+    with fleet_of(migrated, apis=2, workers=2, **limit) as f:
         yield f
 
 
@@ -243,7 +252,7 @@ async def test_every_observation_job_runs_once_across_two_workers(
     deadline = time.monotonic() + 90
     for i, job in enumerate(jobs):
         while True:
-            res = await both[i % 2].get(f"/v1/jobs/{job}", headers=tenant.h())
+            res = await both[i % 2].get(f"/v1/jobs/{job}", headers=tenant.h("ops"))
             assert res.status_code == 200, res.text
             if res.json()["state"] in ("done", "failed"):
                 bodies.append(res.json())
@@ -262,47 +271,65 @@ async def test_every_observation_job_runs_once_across_two_workers(
     assert all(r["observations"] == 1 for r in rows)  # no turn counted twice
 
 
+async def test_a_trace_is_complete_whichever_process_is_asked(
+    both: list[httpx.AsyncClient], tenant: Tenant
+) -> None:
+    """The recall log is buffered in Redis: the process asked for a trace writes what
+    the other one logged a moment ago."""
+    user = _uid("trace")
+    fact = await both[0].post(
+        f"/v1/users/{user}/facts",
+        json={
+            "type": "semantic",
+            "statement": "The user is allergic to peanuts",
+            "source": {"kind": "explicit_instruction"},
+        },
+        headers=tenant.h(),
+    )
+    assert fact.status_code == 201, fact.text
+    for n in range(4):
+        trace_id = f"{user}-t{n}"
+        r = await both[n % 2].post(
+            f"/v1/users/{user}/recall",
+            json={"query": "what am I allergic to?", "trace_id": trace_id},
+            headers=tenant.h(),
+        )
+        assert r.status_code == 200, r.text
+        got = await both[(n + 1) % 2].get(f"/v1/traces/{trace_id}", headers=tenant.h())
+        assert got.status_code == 200, got.text
+        assert got.json()["fact_ids"] == [fact.json()["fact"]["id"]]
+
+
 # -- one rate limit across processes --------------------------------------------------
 
 
-async def test_rate_limit_is_global_across_two_processes(migrated: Stack, tenant: Tenant) -> None:
-    rate, burst = 2.0, 6
-    with fleet_of(
-        migrated,
-        apis=2,
-        workers=0,
-        MEMGATE_RATE_LIMIT_RPS=str(rate),
-        MEMGATE_RATE_LIMIT_BURST=str(burst),
-    ) as f:
-        clients = f.clients()
-        try:
-            started = time.monotonic()
-            answers = await asyncio.gather(
-                *[
-                    clients[i % 2].get(f"/v1/users/{_uid('rl')}/facts", headers=tenant.h())
-                    for i in range(40)
-                ]
-            )
-            elapsed = time.monotonic() - started
-            codes = [a.status_code for a in answers]
-            assert set(codes) <= {200, 429}, codes
-            admitted = codes.count(200)
-            # per-process buckets would admit about 2 × (burst + rate·t)
-            assert burst <= admitted <= burst + rate * elapsed + 1, (admitted, elapsed)
-            limited = next(a for a in answers if a.status_code == 429)
-            err = limited.json()["error"]
-            assert err["code"] == "rate_limited" and err["details"]["retry_after_s"] > 0
-            assert int(limited.headers["retry-after"]) >= 1
-            # another key has its own bucket, in both processes
-            for c in clients:
-                res = await c.get("/v1/users/rl/facts", headers=tenant.h("ops"))
-                assert res.status_code == 200
-        finally:
-            for c in clients:
-                await c.aclose()
+async def test_rate_limit_is_global_across_two_processes(
+    both: list[httpx.AsyncClient], tenant: Tenant
+) -> None:
+    started = time.monotonic()
+    answers = await asyncio.gather(
+        *[
+            both[i % 2].get(f"/v1/users/{_uid('rl')}/facts", headers=tenant.h())
+            for i in range(3 * BURST)
+        ]
+    )
+    elapsed = time.monotonic() - started
+    codes = [a.status_code for a in answers]
+    assert set(codes) <= {200, 429}, codes
+    admitted = codes.count(200)
+    # per-process buckets would admit about 2 × (BURST + RATE·t)
+    assert BURST <= admitted <= BURST + RATE * elapsed + 1, (admitted, elapsed)
+    limited = next(a for a in answers if a.status_code == 429)
+    err = limited.json()["error"]
+    assert err["code"] == "rate_limited" and err["details"]["retry_after_s"] > 0
+    assert int(limited.headers["retry-after"]) >= 1
+    # another key has its own bucket, in both processes
+    for c in both:
+        res = await c.get("/v1/users/rl/facts", headers=tenant.h("ops"))
+        assert res.status_code == 200
 
 
-async def test_rate_limit_falls_back_to_a_local_bucket_while_redis_is_away(
+async def test_rate_limit_and_recall_log_fall_back_to_the_process_while_redis_is_away(
     migrated: Stack, tenant: Tenant
 ) -> None:
     from app.main import create_app
@@ -324,6 +351,17 @@ async def test_rate_limit_falls_back_to_a_local_bucket_while_redis_is_away(
                 assert codes == [200, 200, 429]
                 res = await c.get(path, headers=tenant.h())
                 assert res.json()["error"]["code"] == "rate_limited"
+                # the recall log waits in this process's memory, and is still written
+                r = await c.post(
+                    "/v1/users/rl-away/recall",
+                    json={"query": "anything?", "trace_id": "rl-away-1"},
+                    headers=tenant.h("ops"),
+                )
+                assert r.status_code == 200, r.text
+                assert application.state.ctx.recall_log.pending == 1
+                got = await c.get("/v1/traces/rl-away-1", headers=tenant.h("ops"))
+                assert got.status_code == 200, got.text
+                assert application.state.ctx.recall_log.pending == 0
                 redis.start()
                 # Redis back: its bucket (still empty for this key) decides again
                 assert (await c.get(path, headers=tenant.h())).status_code == 429
@@ -561,6 +599,7 @@ async def test_a_killed_api_process_loses_no_acknowledged_write(
         for i in range(10):
             statement = f"The user's parcel {n}-{i} goes to door {n * 10 + i}"
             c = both[(n + i) % 2]
+            key = ("agent", "portal")[n % 2]  # 30 writes per key: under BURST
             try:
                 res = await c.post(
                     f"/v1/users/{user}/facts",
@@ -569,7 +608,7 @@ async def test_a_killed_api_process_loses_no_acknowledged_write(
                         "statement": statement,
                         "source": {"kind": "explicit_instruction"},
                     },
-                    headers=tenant.h(),
+                    headers=tenant.h(key),
                 )
             except httpx.TransportError:
                 failed_on_dead += 1
@@ -586,7 +625,7 @@ async def test_a_killed_api_process_loses_no_acknowledged_write(
     await asyncio.gather(*tasks)
     # the survivor keeps answering
     for i in range(3):
-        res = await both[1].get(f"/v1/users/{user}/facts?limit=200", headers=tenant.h())
+        res = await both[1].get(f"/v1/users/{user}/facts?limit=200", headers=tenant.h("ops"))
         assert res.status_code == 200, i
     rows = await owner_db.fetch(
         """SELECT id, statement FROM facts
