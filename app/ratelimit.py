@@ -3,9 +3,12 @@ Redis, shared by every API process and replica, so N processes admit what one wo
 
 The bucket is one hash (`mg:rl:{key id}`: tokens, last refill) updated by a Lua script
 that reads Redis's own clock (TIME): atomic, and no skew between the replicas' clocks.
-Redis 6.2 compatible. While Redis does not answer, each process falls back to its own
-bucket with the same rate (fail-open to a local limit): a Redis outage must not take down
-the endpoints that do not need Redis, and a caller is still limited to rate × processes.
+Redis 6.2 compatible. While Redis does not answer (an error, or no answer in
+REDIS_TIMEOUT_S), each process falls back to its own bucket with the same rate (fail-open
+to a local limit): a Redis outage must not take down the endpoints that do not need
+Redis, and a caller is still limited to rate × processes. The local bucket counts only
+what it admitted itself and refills meanwhile, so answers from Redis between errors
+never hand it a fresh burst.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from redis.asyncio import Redis
 
 log = logging.getLogger("memgate.ratelimit")
 
-REDIS_TIMEOUT_S = 0.5  # past this the process decides alone (a hung Redis must not stall)
+# Only a hung Redis times out: a slow answer on a busy host must not switch a process to
+# its own bucket (the limit would then count twice).
+REDIS_TIMEOUT_S = 5.0
 _WARN_EVERY_S = 30.0
 
 # KEYS[1] the bucket; ARGV rate (tokens/s), burst. Returns {admitted 0|1, tokens left}.
@@ -92,7 +97,6 @@ class RateLimiter:
                 self._warned = time.monotonic()
                 log.warning("rate limit: Redis unavailable (%s); local buckets", type(exc).__name__)
             return take_local(buckets, key_id, rate, burst)
-        buckets.pop(key_id, None)  # a later outage starts from a full local bucket
         if int(admitted):
             return Verdict(True, 0.0, shared=True)
         return Verdict(False, _retry_after(float(tokens), rate), shared=True)

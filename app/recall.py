@@ -269,7 +269,7 @@ class RecallLog:
     FLUSH_INTERVAL_S = 0.2
     MAX_BATCH = 200
     MAX_PENDING = 20_000  # beyond this (database down), drop rather than grow without bound
-    REDIS_TIMEOUT_S = 0.5
+    REDIS_TIMEOUT_S = 5.0  # only a hung Redis (a push that timed out may still land)
     CLAIM_TTL_S = 30  # a batch whose writer died stops being waited for after this
     WAIT_OTHERS_S = 2.0  # how long flush() waits for other processes' batches
 

@@ -5,6 +5,7 @@ three times with `cluster-enabled yes` on loopback ports, joined by the bundled
 
 from __future__ import annotations
 
+import random
 import shutil
 import socket
 import subprocess
@@ -21,9 +22,19 @@ MASTERS = 3
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free port whose cluster bus port (+10000) is free too: redis refuses ports above
+    55535, which the kernel's ephemeral range (up to 60999) often hands out."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(20000, 45000)
+        try:
+            for p in (port, port + 10000):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no free port pair for the redis cluster")
 
 
 def _cli(*args: str) -> str:
@@ -55,7 +66,7 @@ def redis_cluster() -> Iterator[RedisClusterServers]:
             node_dir.mkdir()
             conf = node_dir / "redis.conf"
             conf.write_text(
-                f"port {port}\nbind 127.0.0.1\ndir {node_dir}\n"
+                f"port {port}\nbind 127.0.0.1\ndir {node_dir}\nlogfile {node_dir}/redis.log\n"
                 "cluster-enabled yes\ncluster-config-file nodes.conf\n"
                 'cluster-node-timeout 5000\nappendonly no\nsave ""\n'
             )
@@ -68,8 +79,8 @@ def redis_cluster() -> Iterator[RedisClusterServers]:
                 )
             )
             ports.append(port)
-        for port in ports:
-            _wait(lambda p=port: "PONG" in _cli("-p", str(p), "ping"), "node answers")
+        for port, proc in zip(ports, procs, strict=True):
+            _wait(lambda p=port: "PONG" in _cli("-p", str(p), "ping"), "node answers", proc)
         nodes = [f"127.0.0.1:{p}" for p in ports]
         out = _cli("--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes")
         assert "All 16384 slots covered" in out, out
@@ -91,9 +102,13 @@ def redis_cluster() -> Iterator[RedisClusterServers]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _wait(pred: object, what: str, within: float = 20.0) -> None:
+def _wait(
+    pred: object, what: str, proc: subprocess.Popen[bytes] | None = None, within: float = 30.0
+) -> None:
     deadline = time.monotonic() + within
     while not pred():  # type: ignore[operator]
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"redis cluster: a node exited with {proc.returncode}")
         if time.monotonic() > deadline:
             raise RuntimeError(f"redis cluster: {what} not within {within:.0f}s")
         time.sleep(0.1)

@@ -365,6 +365,10 @@ async def test_rate_limit_and_recall_log_fall_back_to_the_process_while_redis_is
                 redis.start()
                 # Redis back: its bucket (still empty for this key) decides again
                 assert (await c.get(path, headers=tenant.h())).status_code == 429
+                # away again: the local bucket is as it was left, not refilled to a burst
+                # by the answers Redis gave meanwhile
+                redis.stop()
+                assert (await c.get(path, headers=tenant.h())).status_code == 429
 
 
 # -- sessions on a Redis Cluster ------------------------------------------------------
