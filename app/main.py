@@ -63,7 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         configure_logging(settings.log_level)
         ctx = await build_context(settings)
         app.state.ctx = ctx
-        ctx.recall_log = RecallLog(ctx.pool)
+        ctx.recall_log = RecallLog(ctx.pool, ctx.redis)
         ctx.recall_log.start()
         log.info("memgate ready")
         try:

@@ -3,14 +3,28 @@
 The API's own metrics live in this process's registry. Workers run elsewhere (another
 process or container), so they count into a Redis hash that `/metrics` renders too:
 one scrape covers both without multiprocess files shared across machines.
+
+Several API processes behind one port (`MEMGATE_API_PROCESSES`, uvicorn `--workers`)
+share a scrape: there `make run` sets PROMETHEUS_MULTIPROC_DIR before they start, and
+`/metrics` renders every process's counters and histograms from those files, whichever
+process answers. Replicas on other machines are scraped one by one, as usual.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
 from redis.asyncio import Redis
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -86,11 +100,20 @@ async def count_gate_decision(decision: str, reason: str, origin: str) -> None:
         GATE_DECISIONS.labels(decision, reason, origin).inc()
 
 
+def _api_registry() -> CollectorRegistry:
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return REGISTRY  # this process's own
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    return registry
+
+
 async def render(
     redis: Redis, gauges: dict[str, tuple[str, list[tuple[dict[str, str], float]]]]
 ) -> bytes:
-    """This process's registry, the workers' counters and the given gauges, as text."""
-    parts = [generate_latest()]
+    """This process's registry (every API process's, in multiprocess mode), the workers'
+    counters and the given gauges, as text."""
+    parts = [generate_latest(_api_registry())]
     lines: list[str] = []
     try:
         raw: dict[Any, Any] = await redis.hgetall(WORKER_METRICS_KEY)  # type: ignore[misc]

@@ -3,20 +3,26 @@ pack.
 
 The decisions are the pure core's (app.memory.intent/tiers/scoring/packing); this module
 does the I/O around them: one embedding (cached, off the event loop), one SQL round trip,
-and a recall log written later in batches by `RecallLog`, never on the request path.
+and a recall log written later in batches by `RecallLog`, never on the request path
+(which only appends the entry to a Redis list that every API process flushes).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import secrets
 import uuid
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
+import orjson
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from app.auth import Principal
 from app.context import AppContext
@@ -196,7 +202,7 @@ async def recall(
         at=now,
     )
     if ctx.recall_log is not None:
-        ctx.recall_log.submit(entry)
+        await ctx.recall_log.submit(entry)
     else:  # a script without the app's lifespan: write it now
         await RecallLog.write(ctx.pool, [entry])
 
@@ -210,21 +216,68 @@ async def recall(
     }
 
 
+# The shared buffer: entries waiting in one Redis list, and the claims of batches being
+# written (sorted set: claim → expiry, Redis clock), so a flush for GET /traces can wait
+# for a batch another process took a moment earlier.
+LOG_KEY = "mg:recall-log"
+INFLIGHT_KEY = "mg:recall-log:inflight"
+_TAKE = """
+redis.replicate_commands()
+local items = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
+if #items == 0 then return items end
+redis.call('LTRIM', KEYS[1], #items, -1)
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[2], tonumber(t[1]) + tonumber(ARGV[3]), ARGV[2])
+return items
+"""
+_BUSY = """
+redis.replicate_commands()
+local t = redis.call('TIME')
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t[1])
+return redis.call('ZCARD', KEYS[1])
+"""
+
+
+def _encode(entry: recall_store.LogEntry) -> bytes:
+    d = asdict(entry)
+    # ids may be asyncpg's own UUID type, which orjson does not know
+    d["tenant_id"] = str(entry.tenant_id)
+    d["fact_ids"] = [str(i) for i in entry.fact_ids]
+    return orjson.dumps(d)
+
+
+def _decode(raw: bytes) -> recall_store.LogEntry:
+    d = orjson.loads(raw)
+    d["tenant_id"] = uuid.UUID(d["tenant_id"])
+    d["fact_ids"] = [uuid.UUID(i) for i in d["fact_ids"]]
+    d["at"] = datetime.fromisoformat(d["at"])
+    return recall_store.LogEntry(**d)
+
+
 class RecallLog:
     """Recall log rows and hit counts, batched off the request path.
 
-    `submit` only appends to a list; a background task flushes every FLUSH_INTERVAL_S
-    (sooner once MAX_BATCH entries wait) with one transaction per tenant (RLS) and two
-    statements each. Pending entries are flushed on shutdown. Hits are bookkeeping: a
-    failed flush is logged and dropped rather than retried forever.
+    `submit` appends the entry to a Redis list shared by every API process; a background
+    task in each process takes batches from it every FLUSH_INTERVAL_S (sooner once
+    MAX_BATCH entries wait here) and writes them with one transaction per tenant (RLS)
+    and two statements each. So `flush()` (GET /traces, forget-me, shutdown) writes what
+    *any* process logged, and waits for batches other processes are writing. While
+    Redis does not answer, entries wait in this process's memory instead, as before.
+    Hits are bookkeeping: a failed write is logged and dropped rather than retried forever.
     """
 
     FLUSH_INTERVAL_S = 0.2
     MAX_BATCH = 200
     MAX_PENDING = 20_000  # beyond this (database down), drop rather than grow without bound
+    REDIS_TIMEOUT_S = 5.0  # only a hung Redis (a push that timed out may still land)
+    CLAIM_TTL_S = 30  # a batch whose writer died stops being waited for after this
+    WAIT_OTHERS_S = 2.0  # how long flush() waits for other processes' batches
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, redis: Redis | None = None) -> None:
         self._pool = pool
+        self._redis = redis
+        self._take = redis.register_script(_TAKE) if redis is not None else None
+        self._busy = redis.register_script(_BUSY) if redis is not None else None
         self._pending: list[recall_store.LogEntry] = []
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
@@ -235,7 +288,25 @@ class RecallLog:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name="recall-log-flusher")
 
-    def submit(self, entry: recall_store.LogEntry) -> None:
+    async def submit(self, entry: recall_store.LogEntry) -> None:
+        payload = None
+        with contextlib.suppress(TypeError):  # not JSON as it stands: keep it here
+            payload = _encode(entry)
+        if self._redis is not None and payload is not None:
+            try:
+                size = await asyncio.wait_for(
+                    self._redis.rpush(LOG_KEY, payload),  # type: ignore[arg-type]
+                    self.REDIS_TIMEOUT_S,
+                )
+            except (OSError, RedisError, TimeoutError):  # Redis away: keep it here
+                pass
+            else:
+                if int(size) > self.MAX_PENDING:
+                    await self._redis.rpop(LOG_KEY)  # type: ignore[misc]
+                    self.dropped += 1
+                elif int(size) >= self.MAX_BATCH:
+                    self._wake.set()
+                return
         if len(self._pending) >= self.MAX_PENDING:
             self.dropped += 1
             return
@@ -245,6 +316,7 @@ class RecallLog:
 
     @property
     def pending(self) -> int:
+        """Entries waiting in this process (Redis was away when they came)."""
         return len(self._pending)
 
     async def _run(self) -> None:
@@ -255,17 +327,58 @@ class RecallLog:
                 pass
             self._wake.clear()
             try:
-                await self.flush()
+                await self._flush(wait_others=False)
             except Exception:  # never let the flusher die: the next tick tries again
                 log.exception("recall log flush failed")
 
     async def flush(self) -> None:
-        """Write everything pending now (also used by GET /traces and on shutdown)."""
+        """Write everything pending now, this process's and the shared list's, and wait
+        (briefly) for batches other processes are writing: used by GET /traces, forget-me
+        and on shutdown."""
+        await self._flush(wait_others=True)
+
+    async def _flush(self, *, wait_others: bool) -> None:
         async with self._lock:
             while self._pending:
                 batch = self._pending[: self.MAX_BATCH * 5]
                 del self._pending[: len(batch)]
                 await self.write(self._pool, batch)
+            if self._take is None:
+                return
+            try:
+                while await self._flush_shared():
+                    pass
+            except (OSError, RedisError, TimeoutError) as exc:
+                log.warning("recall log: Redis unavailable (%s)", type(exc).__name__)
+                return
+        if wait_others and self._busy is not None:
+            deadline = asyncio.get_running_loop().time() + self.WAIT_OTHERS_S
+            with contextlib.suppress(OSError, RedisError, TimeoutError):
+                while await self._busy(keys=[INFLIGHT_KEY]):
+                    if asyncio.get_running_loop().time() > deadline:
+                        break
+                    await asyncio.sleep(0.02)
+
+    async def _flush_shared(self) -> bool:
+        """Take one batch from the shared list and write it; False when it was empty."""
+        assert self._take is not None and self._redis is not None
+        claim = secrets.token_hex(8)
+        raw = await self._take(
+            keys=[LOG_KEY, INFLIGHT_KEY], args=[self.MAX_BATCH * 5, claim, self.CLAIM_TTL_S]
+        )
+        if not raw:
+            return False
+        try:
+            entries = []
+            for item in raw:
+                try:
+                    entries.append(_decode(item))
+                except (ValueError, TypeError, KeyError):  # not ours to keep
+                    self.dropped += 1
+            await self.write(self._pool, entries)
+        finally:
+            await self._redis.zrem(INFLIGHT_KEY, claim)
+        return True
 
     @staticmethod
     async def write(pool: asyncpg.Pool, entries: list[recall_store.LogEntry]) -> None:

@@ -2,9 +2,15 @@
 
 With DATABASE_URL/REDIS_URL unset it owns an embedded PostgreSQL+pgvector and Redis under
 DATA_DIR (as child processes), applies migrations, creates tenant `default` with a
-bootstrap admin key on first run, then starts the API (uvicorn) and one arq worker.
+bootstrap admin key on first run, then starts the API (uvicorn) and the arq workers.
+
+`MEMGATE_API_PROCESSES=N` runs uvicorn with `--workers N`: N processes accept on the one
+listening socket (uvicorn's own manager replaces one that dies), and their Prometheus
+metrics are aggregated in multiprocess mode under DATA_DIR/prometheus.
+`MEMGATE_WORKERS=N` runs N arq worker processes (docs/architecture.md#scaling-out).
+
 A child or server that dies is restarted with backoff: PostgreSQL and Redis first (their
-stale lock files removed), then the API and the worker. Ctrl-C or SIGTERM stops the
+stale lock files removed), then the API and the workers. Ctrl-C or SIGTERM stops the
 children in order, then the servers: no orphans.
 """
 
@@ -13,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,6 +68,15 @@ def child_env(database_url: str, redis_url: str, data_dir: Path) -> dict[str, st
         OPENBLAS_NUM_THREADS=env.get("OPENBLAS_NUM_THREADS", "1"),
     )
     return env
+
+
+def metrics_dir(data_dir: Path) -> Path:
+    """A fresh directory for prometheus-client's multiprocess files (counts restart at
+    zero with the stack, as they do for a single process)."""
+    path = data_dir / "prometheus"
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
 
 
 # Restarts back off 0.5 s, 1 s, 2 s ... up to MAX_BACKOFF_S. A process that stayed up for
@@ -153,25 +169,25 @@ class Servers:
         return True
 
 
-def start_children(env: dict[str, str], host: str, port: int) -> list[Child]:
-    api = Child(
-        "api",
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "app.main:create_app",
-            "--factory",
-            "--host",
-            host,
-            "--port",
-            str(port),
-            "--no-access-log",
-        ],
-        env,
-    )
-    worker = Child("worker", [sys.executable, "-m", "workers"], env)
-    return [api, worker]
+def api_argv(host: str, port: int, processes: int) -> list[str]:
+    argv = [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory"]
+    argv += ["--host", host, "--port", str(port), "--no-access-log"]
+    if processes > 1:
+        argv += ["--workers", str(processes)]
+    return argv
+
+
+def start_children(
+    env: dict[str, str], host: str, port: int, api_processes: int = 1, workers: int = 1
+) -> list[Child]:
+    api_env = dict(env)
+    if api_processes > 1:
+        api_env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir(Path(env["DATA_DIR"])))
+    children = [Child("api", api_argv(host, port, api_processes), api_env)]
+    for n in range(1, workers + 1):
+        name = "worker" if workers == 1 else f"worker-{n}"
+        children.append(Child(name, [sys.executable, "-m", "workers"], env))
+    return children
 
 
 def stop_children(children: list[Child], timeout: float = 15) -> None:
@@ -216,9 +232,15 @@ def main() -> int:
     try:
         admin_key = asyncio.run(bootstrap(database_url))
         env = child_env(database_url, redis_url, data_dir)
-        children = start_children(env, settings.host, settings.port)
+        children = start_children(
+            env, settings.host, settings.port, settings.api_processes, settings.workers
+        )
         url = f"http://{settings.host}:{settings.port}"
-        print(f"memgate is starting on {url}  (readiness: {url}/readyz)", flush=True)
+        print(
+            f"memgate is starting on {url}  (readiness: {url}/readyz; "
+            f"{settings.api_processes} API process(es), {settings.workers} worker(s))",
+            flush=True,
+        )
         if admin_key:
             print(
                 "First run: tenant 'default' created. Bootstrap admin key (shown once):",

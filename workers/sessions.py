@@ -30,7 +30,7 @@ BATCH = 200
 
 async def sweep_idle_sessions(app: AppContext, now: datetime) -> int:
     """Close every session idle at `now`; returns how many this call closed."""
-    store = SessionStore(app.redis)
+    store = SessionStore(app.sessions)
     closed = 0
     for tid in await tenant_ids(app.pool):
         async with tenant_tx(app.pool, tid) as conn:
@@ -64,7 +64,7 @@ async def sweep_idle_sessions(app: AppContext, now: datetime) -> int:
                     continue
                 if result is None or result.already_closed:
                     # data gone (forget-me raced us) or closed elsewhere: drop the entry
-                    await app.redis.zrem(store.open_key(tid), sid)
+                    await store.drop_open(tid, sid)
                 else:
                     closed += 1
     return closed

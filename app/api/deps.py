@@ -19,6 +19,7 @@ from app.auth import KEY_PREFIX, TOKEN_PREFIX, Principal, verify_user_token
 from app.context import AppContext
 from app.errors import Forbidden, NotFound, RateLimited, TokenExpired, Unauthorized
 from app.memory.model import ROLE_RANK, Role, Sensitivity
+from app.ratelimit import take_local
 from app.services import keys as keys_service
 
 KEY_CACHE_TTL_S = 5.0  # a key revoked from another process stops working within this
@@ -71,21 +72,21 @@ async def resolve_principal(ctx: AppContext, secret: str) -> Principal:
     return principal
 
 
-def check_rate(ctx: AppContext, key_id: uuid.UUID) -> None:
-    """Token bucket per key (MEMGATE_RATE_LIMIT_RPS, burst MEMGATE_RATE_LIMIT_BURST)."""
+async def check_rate(ctx: AppContext, key_id: uuid.UUID) -> None:
+    """Token bucket per key (MEMGATE_RATE_LIMIT_RPS, burst MEMGATE_RATE_LIMIT_BURST), shared
+    by every API process through Redis (app.ratelimit); this process's own bucket while
+    Redis does not answer."""
     rate = ctx.settings.rate_limit_rps
     if rate <= 0:
         return
     burst = float(ctx.settings.rate_limit_burst)
-    now = time.monotonic()
-    tokens, last = ctx.buckets.get(key_id, (burst, now))
-    tokens = min(burst, tokens + (now - last) * rate)
-    if tokens < 1:
-        ctx.buckets[key_id] = (tokens, now)
-        raise RateLimited(
-            "too many requests for this key", {"retry_after_s": round((1 - tokens) / rate, 3)}
-        )
-    ctx.buckets[key_id] = (tokens - 1, now)
+    if ctx.rate_limiter is not None:
+        verdict = await ctx.rate_limiter.take(ctx.buckets, key_id, rate, burst)
+    else:
+        verdict = take_local(ctx.buckets, key_id, rate, burst)
+    if not verdict.admitted:
+        details = {"retry_after_s": verdict.retry_after_s}
+        raise RateLimited("too many requests for this key", details)
 
 
 async def principal(request: Request) -> Principal:
@@ -94,7 +95,7 @@ async def principal(request: Request) -> Principal:
         return cached
     ctx = get_ctx(request)
     found = await resolve_principal(ctx, _bearer(request))
-    check_rate(ctx, found.key_id)
+    await check_rate(ctx, found.key_id)
     request.state.principal = found
     return found
 

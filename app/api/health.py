@@ -42,6 +42,8 @@ async def readyz(request: Request) -> JSONResponse:
 
     async def redis() -> str:
         await ctx.redis.ping()
+        if ctx.session_cluster is not None:  # sessions' cluster: part of "redis"
+            await ctx.session_cluster.ping()
         return "ok"
 
     async def probe(check: Callable[[], Awaitable[str]]) -> str:

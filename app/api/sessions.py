@@ -90,7 +90,7 @@ async def post_turn(
             f"content over {MAX_CONTENT_BYTES} bytes", {"max_bytes": MAX_CONTENT_BYTES}
         )
     ctx = get_ctx(request)
-    store = SessionStore(ctx.redis)
+    store = SessionStore(ctx.sessions)
     now = clock.now()
     scope = body.scope or "global"
     _check_scope(who, scope)
@@ -106,7 +106,9 @@ async def post_turn(
             {"session_id": sid, "scope": opened.scope},
         )
     _check_scope(who, opened.scope)
-    if body.turn_id is not None and await store.has_turn(who.tenant_id, sid, body.turn_id):
+    if body.turn_id is not None and await store.has_turn(
+        who.tenant_id, opened.user_id, sid, body.turn_id
+    ):
         # a retried turn: already appended and handed over once
         return JSONResponse(
             {
@@ -118,7 +120,9 @@ async def post_turn(
             },
             status_code=200,
         )
-    turn_id = body.turn_id or f"{sid}#{await store.next_turn_number(who.tenant_id, sid)}"
+    turn_id = body.turn_id
+    if turn_id is None:
+        turn_id = f"{sid}#{await store.next_turn_number(who.tenant_id, opened.user_id, sid)}"
     # before Redis: secrets never rest (docs/gate.md#secrets-never-rest)
     content = redact(body.content)
     turn = {

@@ -87,7 +87,7 @@ async def export(ctx: AppContext, who: Principal, user_id: str, now: datetime) -
             detail={"facts": len(facts), "candidates": len(candidates)},
             at=now,
         )
-    store = SessionStore(ctx.redis)
+    store = SessionStore(ctx.sessions)
     sessions = []
     for sid in await store.user_sessions(who.tenant_id, user_id):
         s = await store.get(who.tenant_id, sid)
@@ -188,7 +188,7 @@ async def forget(ctx: AppContext, who: Principal, user_id: str, now: datetime) -
             at=now,
         )
         await webhooks_store.emit(conn, who.tenant_id, [hooks.user_forgotten(user_id, counts)], now)
-    counts["sessions"] = await SessionStore(ctx.redis).forget_user(who.tenant_id, user_id)
+    counts["sessions"] = await SessionStore(ctx.sessions).forget_user(who.tenant_id, user_id)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         await users_store.forget_state(conn, who.tenant_id, user_id)
     _drop_cached_tokens(ctx, who.tenant_id, user_id)

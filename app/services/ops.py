@@ -128,7 +128,7 @@ async def stats(ctx: AppContext, who: Principal, now: datetime) -> dict[str, Any
     """The tenant's figures (aggregates only) and its open sessions."""
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         out = await ops_store.stats(conn, who.tenant_id, now)
-    out["sessions"] = {"open": await SessionStore(ctx.redis).count_open(who.tenant_id)}
+    out["sessions"] = {"open": await SessionStore(ctx.sessions).count_open(who.tenant_id)}
     return out
 
 

@@ -40,7 +40,7 @@ async def add_turn(
 ) -> tuple[int, uuid.UUID | None]:
     """Append a (redacted) turn to an opened session: (turns now, observe job id). A user
     turn comes with its observe job payload (`observe`) and counts as an interaction."""
-    store = SessionStore(ctx.redis)
+    store = SessionStore(ctx.sessions)
     try:
         async with tenant_tx(ctx.pool, who.tenant_id) as conn:
             await guard_user(conn, who.tenant_id, opened.user_id, now)
@@ -79,7 +79,7 @@ async def add_turn(
 
 async def visible_session(ctx: AppContext, who: Principal, sid: str) -> Session:
     """The session, if this key may use its scope; else 404 (like a fact of that scope)."""
-    s = await SessionStore(ctx.redis).get(who.tenant_id, sid)
+    s = await SessionStore(ctx.sessions).get(who.tenant_id, sid)
     if s is None or not who.rights.may_write_scope(s.scope):
         raise NotFound("session not found")
     return s
@@ -100,7 +100,9 @@ async def merge_slots(
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         await guard_user(conn, who.tenant_id, user_id, now)
         s = await visible_session(ctx, who, sid)  # still there, under the fence
-        merged = await SessionStore(ctx.redis).merge_slots(who.tenant_id, sid, patch, max_bytes)
+        merged = await SessionStore(ctx.sessions).merge_slots(
+            who.tenant_id, s.user_id, sid, patch, max_bytes
+        )
         await audit.record(
             conn,
             who.tenant_id,

@@ -91,7 +91,7 @@ async def close_session(
 ) -> CloseResult | None:
     """Close `sid` once. None when it does not exist in this tenant; `SessionBusy` when
     another closer holds it (after waiting up to CLAIM_WAIT_S if `wait`)."""
-    store = SessionStore(ctx.redis)
+    store = SessionStore(ctx.sessions)
     token = await store.claim(tenant_id, sid, CLAIM_TTL_S)
     waited = 0.0
     while token is None and wait and waited < CLAIM_WAIT_S:
@@ -109,6 +109,7 @@ async def close_session(
         result = await _summarize_and_store(ctx, tenant_id, s, rights, now, trigger, actor_role)
         await store.mark_closed(
             tenant_id,
+            s.user_id,
             sid,
             now,
             summary=s.summary,

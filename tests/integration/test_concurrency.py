@@ -243,7 +243,7 @@ async def test_forget_me_leaves_nothing_of_the_requests_in_flight(
 
     r = aioredis.from_url(stack.redis_url)
     try:
-        for key in [k async for k in r.scan_iter(f"mg:{t.id}:sess:*")]:
+        for key in [k async for k in r.scan_iter(f"mg:{{{t.id}:*}}:sess:*")]:
             data = await r.hgetall(key)
             owner = data.get(b"user_id", b"").decode()
             created = data.get(b"created_at", b"").decode()

@@ -374,7 +374,7 @@ async def test_forget_me_leaves_no_trace(
         > 0
     )
     # Redis: nothing of the user's session remains
-    async for key in ctx.redis.scan_iter(match=f"mg:{tenant.id}:*"):
+    async for key in ctx.redis.scan_iter(match=f"mg:{{{tenant.id}*"):
         assert sid not in key.decode() and user not in key.decode()
     # a later recall returns nothing; Bob is untouched
     r = await client.post(

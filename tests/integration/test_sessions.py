@@ -94,7 +94,7 @@ async def test_slots_merge_and_turns_are_redacted_and_capped(
     )
     assert r.json()["slots"] == {"city": "上海", "date": "周六"}
     redis = app.state.ctx.redis
-    async for key in redis.scan_iter(match=f"mg:{tenant.id}:*"):
+    async for key in redis.scan_iter(match=f"mg:{{{tenant.id}*"):
         kind = await redis.type(key)
         if kind == b"list":
             values = await redis.lrange(key, 0, -1)
@@ -184,7 +184,7 @@ async def test_close_writes_one_episodic_summary_and_hint(
     )
     assert state["last_session_id"] == sid and state["last_session_hint"] == body["resume_hint"]
     # closed: kept for retain_hours, then Redis may expire it
-    ttl = await app.state.ctx.redis.ttl(f"mg:{tenant.id}:sess:{sid}")
+    ttl = await app.state.ctx.redis.ttl(f"mg:{{{tenant.id}:{U}}}:sess:{sid}")
     assert 0 < ttl <= 24 * 3600
     actions = [
         r["action"]
@@ -196,7 +196,7 @@ async def test_close_writes_one_episodic_summary_and_hint(
         assert expected in actions
     # a later turn reopens it: open sessions carry no TTL
     await client.post(f"/v1/sessions/{sid}/turns", json=turn("还有回程"), headers=tenant.h())
-    assert await app.state.ctx.redis.ttl(f"mg:{tenant.id}:sess:{sid}") == -1
+    assert await app.state.ctx.redis.ttl(f"mg:{{{tenant.id}:{U}}}:sess:{sid}") == -1
     assert (await client.get(f"/v1/sessions/{sid}", headers=tenant.h())).json()["closed"] is False
 
 
