@@ -131,7 +131,7 @@ async def _session(request: Request) -> tuple[str, Principal] | None:
     who = await web_service.session_principal(get_ctx(request), sid, clock.now())
     if who is None:
         return None
-    check_rate(get_ctx(request), who.key_id)  # the token's bucket, as on /v1/me
+    await check_rate(get_ctx(request), who.key_id)  # the token's bucket, as on /v1/me
     return sid, who
 
 
