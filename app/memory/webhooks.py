@@ -43,9 +43,11 @@ class WebhookEvent:
     user_id: str | None
     data: dict[str, Any] = field(default_factory=dict)
 
-    def row(self, at: datetime) -> dict[str, Any]:
-        """As the outbox insert reads it: type, user and the body every endpoint gets."""
+    def row(self, at: datetime, seed: uuid.UUID) -> dict[str, Any]:
+        """As the outbox insert reads it: type, user, the body every endpoint gets, and a
+        random `seed` from which each endpoint's delivery id is derived."""
         return {
+            "seed": str(seed),
             "type": self.type,
             "user_id": self.user_id,
             "payload": {"type": self.type, "timestamp": at.isoformat(), "data": self.data},

@@ -177,7 +177,31 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
         if name in placement and placement[name][0] == "local":
             await conn.execute("SELECT create_reference_table($1::regclass)", name)
             changed.append(name)
-    for name in await tenant_tables(conn):
+    tables = await tenant_tables(conn)
+    # Citus refuses to distribute a table that a local table references, and a local table
+    # that references a distributed one (the coordinator already holds every table with a
+    # foreign key to a reference table as a Citus local table): a foreign key between two
+    # tenant tables not both distributed (webhook_deliveries → webhook_endpoints) is dropped,
+    # both are distributed, and it is added back, now between colocated shards (it leads
+    # with tenant_id).
+    links = await conn.fetch(
+        """SELECT c.conrelid::regclass::text AS child, c.conname AS name,
+                  pg_get_constraintdef(c.oid) AS definition
+           FROM pg_constraint c
+           LEFT JOIN citus_tables child ON child.table_name = c.conrelid
+           LEFT JOIN citus_tables parent ON parent.table_name = c.confrelid
+           WHERE c.contype = 'f' AND c.conrelid <> c.confrelid
+             AND c.conrelid::regclass::text = ANY($1::text[])
+             AND c.confrelid::regclass::text = ANY($1::text[])
+             AND NOT (coalesce(child.citus_table_type, '') = 'distributed'
+                      AND coalesce(parent.citus_table_type, '') = 'distributed')""",
+        tables,
+    )
+    for link in links:
+        await conn.execute(
+            f"ALTER TABLE {_ident(link['child'])} DROP CONSTRAINT {_ident(link['name'])}"
+        )
+    for name in tables:
         kind, column = placement[name]
         if kind == "local" and name not in LOCAL_TABLES:
             colocate = "default" if name == COLOCATE_WITH else COLOCATE_WITH
@@ -190,6 +214,11 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
             changed.append(name)
         elif kind != "local" and (kind, column) != ("distributed", DISTRIBUTION_COLUMN):
             raise MigrationError(f"{name} is a {kind} table on {column}, not by tenant_id")
+    for link in links:
+        await conn.execute(
+            f"ALTER TABLE {_ident(link['child'])} ADD CONSTRAINT {_ident(link['name'])} "
+            + link["definition"]
+        )
     placement = await table_placement(conn)
     stray = [n for n, (kind, _) in placement.items() if kind == "local" and n not in LOCAL_TABLES]
     if stray:
