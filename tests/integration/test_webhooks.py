@@ -474,3 +474,31 @@ async def test_endpoint_input_is_checked(client: httpx.AsyncClient, tenant: Tena
         f"/v1/admin/webhooks/{uuid.uuid4()}/rotate", json={"grace_seconds": -1}, headers=admin
     )
     assert res.status_code == 422
+
+
+async def test_a_retried_create_or_rotate_never_replays_or_stores_the_secret(
+    client: httpx.AsyncClient, tenant: Tenant, rx: Receiver, owner_db: asyncpg.Pool
+) -> None:
+    """The signing secret is a credential shown once: an Idempotency-Key retry of the
+    create or the rotation must not show it again, nor keep it in the idempotency record."""
+    admin = tenant.h("admin", **{"Idempotency-Key": f"wh-{uuid.uuid4()}"})
+    body = {"url": rx.url(path()), "events": ["fact.written"]}
+    first = await client.post("/v1/admin/webhooks", json=body, headers=admin)
+    assert first.status_code == 201, first.text
+    secret = first.json()["secret"]
+    again = await client.post("/v1/admin/webhooks", json=body, headers=admin)
+    assert again.status_code == 409 and secret not in again.text, again.text
+    assert again.json()["error"]["details"]["first"]["id"] == first.json()["id"]
+    url = f"/v1/admin/webhooks/{first.json()['id']}/rotate"
+    rot_h = tenant.h("admin", **{"Idempotency-Key": f"rot-{uuid.uuid4()}"})
+    rotated = await client.post(url, json={"grace_seconds": 0}, headers=rot_h)
+    assert rotated.status_code == 200, rotated.text
+    new = rotated.json()["secret"]
+    replay = await client.post(url, json={"grace_seconds": 0}, headers=rot_h)
+    assert replay.status_code == 409 and new not in replay.text, replay.text
+    dump = await owner_db.fetchval(
+        "SELECT coalesce(string_agg(t::text, ''), '') FROM idempotency t WHERE tenant_id = $1",
+        tenant.id,
+    )
+    for s in (secret, new):
+        assert s.removeprefix("whsec_") not in dump
