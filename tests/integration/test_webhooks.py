@@ -502,3 +502,32 @@ async def test_a_retried_create_or_rotate_never_replays_or_stores_the_secret(
     )
     for s in (secret, new):
         assert s.removeprefix("whsec_") not in dump
+
+
+async def test_a_scope_limited_admin_key_cannot_reach_every_scopes_events(
+    client: httpx.AsyncClient, tenant_factory: Any, rx: Receiver
+) -> None:
+    """Endpoints receive the events of every scope (ids, scope names, users): a key
+    limited to some scopes may not register, read or replay them (as /v1/ops/stats)."""
+    t = await tenant_factory(scoped={"role": "admin", "scopes": ["project:a"]})
+    ep = await register(client, t, rx.url(path()))
+    scoped = t.h("scoped")
+    for method, url in (
+        ("POST", "/v1/admin/webhooks"),
+        ("GET", "/v1/admin/webhooks"),
+        ("GET", f"/v1/admin/webhooks/{ep['id']}"),
+        ("GET", f"/v1/admin/webhooks/{ep['id']}/deliveries"),
+        ("POST", f"/v1/admin/webhooks/{ep['id']}/rotate"),
+        ("POST", f"/v1/admin/webhooks/{ep['id']}/deliveries/{uuid.uuid4()}/replay"),
+        ("DELETE", f"/v1/admin/webhooks/{ep['id']}"),
+    ):
+        kw: dict[str, Any] = {}
+        if url == "/v1/admin/webhooks" and method == "POST":
+            kw["json"] = {"url": rx.url(path()), "events": ["fact.written"]}
+        elif method == "POST":
+            kw["json"] = {}
+        res = await client.request(method, url, headers=scoped, **kw)
+        assert res.status_code == 403, (method, url, res.text)
+        assert res.json()["error"]["code"] == "forbidden"
+    still = await client.get(f"/v1/admin/webhooks/{ep['id']}", headers=t.h("admin"))
+    assert still.status_code == 200
