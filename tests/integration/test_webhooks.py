@@ -531,3 +531,76 @@ async def test_a_scope_limited_admin_key_cannot_reach_every_scopes_events(
         assert res.json()["error"]["code"] == "forbidden"
     still = await client.get(f"/v1/admin/webhooks/{ep['id']}", headers=t.h("admin"))
     assert still.status_code == 200
+
+
+class _Dribbler:
+    """A receiver that answers 200 with a huge body, one byte every 0.2 s (or, with
+    `headers_too`, dribbles its status line): a hostile endpoint holding the dispatcher."""
+
+    def __init__(self, headers_too: bool = False) -> None:
+        import socket
+        import threading
+
+        self.headers_too = headers_too
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
+
+    def _serve(self) -> None:
+        import threading
+
+        self.sock.settimeout(0.2)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: Any) -> None:
+        head = b"HTTP/1.1 200 OK\r\ncontent-length: 100000000\r\n\r\n"
+        try:
+            conn.recv(65536)
+            if not self.headers_too:
+                conn.sendall(head)
+            data = head if self.headers_too else b"x" * 100000
+            for b in data:
+                if self.stop.is_set():
+                    break
+                conn.sendall(bytes([b]))
+                time.sleep(0.2)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("headers_too", [False, True])
+async def test_a_dribbling_receiver_cannot_hold_the_dispatcher(
+    app: Any, client: httpx.AsyncClient, tenant: Tenant, headers_too: bool
+) -> None:
+    """The timeout bounds the whole attempt and the answer's body is never read: a
+    receiver sending a byte at a time stays under a per-read timeout forever."""
+    slow = _Dribbler(headers_too)
+    try:
+        ep = await register(client, tenant, slow.url(), ["fact.written"])
+        await write_fact(client, tenant, "u1", "The user collects vintage postcards")
+        started = time.monotonic()
+        await asyncio.wait_for(deliver(app, timeout_s=1.0), 15)
+        assert time.monotonic() - started < 5
+    finally:
+        slow.close()
+    page = await client.get(f"/v1/admin/webhooks/{ep['id']}/deliveries", headers=tenant.h("admin"))
+    [row] = page.json()["items"]
+    if headers_too:
+        assert row["state"] == "pending" and row["last_error"] == "timeout"
+    else:
+        assert row["state"] == "delivered" and row["last_status"] == 200
