@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from app import cli, clock
 from app.auth import Principal
@@ -130,9 +131,18 @@ class Out:
         for col in columns:
             table.add_column(col, overflow="fold")
         for row in rows:
-            table.add_row(*("" if v is None else str(v) for v in row))
+            table.add_row(*(Text(_printable(v)) for v in row))
         self.console.print(title, markup=False, highlight=False)  # never wrapped to the table
         self.console.print(table)
+
+
+def _printable(value: Any) -> str:
+    """A cell as plain text: stored text (a statement) is never rich markup, and a control
+    character is shown escaped rather than sent to the terminal."""
+    text = "" if value is None else str(value)
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode() for c in text
+    )
 
 
 def _day(value: str | datetime | None) -> str:

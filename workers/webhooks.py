@@ -142,8 +142,14 @@ class Dispatcher:
                 "webhook-timestamp": str(timestamp),
                 "webhook-signature": signature_header(secrets, msg_id, timestamp, body),
             }
-            res = await self._http().post(row["url"], content=body, headers=headers)
-            return res.status_code, None
+            # the timeout bounds the whole attempt (httpx's bounds each read, which a
+            # receiver sending a byte at a time never trips), and the answer's body is
+            # never read: only its status counts
+            async with asyncio.timeout(self.timeout_s):
+                async with self._http().stream(
+                    "POST", row["url"], content=body, headers=headers
+                ) as res:
+                    return res.status_code, None
         except Exception as exc:  # the receiver's problem or the network's: retried
             return None, exc
 

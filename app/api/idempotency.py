@@ -48,8 +48,15 @@ MAX_KEY_LENGTH = 255
 WAIT_FOR_FIRST_S = 15.0
 RENEW_EVERY_S = 2.0
 # Routes whose answer is a credential shown once (route templates, as matched).
-SECRET_ROUTES = frozenset({("POST", "/v1/admin/keys"), ("POST", "/v1/users/{user_id}/tokens")})
-SECRET_FIELDS = ("key", "token", "login_url")
+SECRET_ROUTES = frozenset(
+    {
+        ("POST", "/v1/admin/keys"),
+        ("POST", "/v1/users/{user_id}/tokens"),
+        ("POST", "/v1/admin/webhooks"),
+        ("POST", "/v1/admin/webhooks/{endpoint_id}/rotate"),
+    }
+)
+SECRET_FIELDS = ("key", "token", "login_url", "secret")
 # Reads that answer POST: a retry simply runs again (a recall's answer quotes facts that
 # may be deleted meanwhile, and replaying it would bring their text back).
 UNSTORED_ROUTES = frozenset({("POST", "/v1/users/{user_id}/recall")})

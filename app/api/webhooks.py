@@ -7,9 +7,9 @@ import uuid
 from typing import Annotated, Any
 
 import asyncpg
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 
-from app.api.deps import admin, get_ctx
+from app.api.deps import get_ctx, require
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_uuid_cursor, page
 from app.api.schemas.common import KEYED, NAMED, WRITE, Deleted
 from app.api.schemas.webhooks import (
@@ -23,10 +23,27 @@ from app.api.schemas.webhooks import (
     SecretRotate,
 )
 from app.auth import Principal
+from app.errors import Forbidden
+from app.memory.model import Role
 from app.memory.webhooks import message_id
 from app.services import webhooks as service
 
 router = APIRouter(prefix="/v1/admin/webhooks", tags=["webhooks"], responses=KEYED)
+_admin = require(Role.ADMIN)
+
+
+async def _tenant_wide_admin(request: Request) -> Principal:
+    """Endpoints receive the events of every scope: only an admin key not limited to
+    scopes manages them or reads their deliveries (as /v1/ops/stats)."""
+    who = await _admin(request)
+    if who.scopes is not None:
+        raise Forbidden(
+            "webhooks carry every scope's events: this needs a key not limited to scopes"
+        )
+    return who
+
+
+admin = Depends(_tenant_wide_admin)
 
 
 def _iso(value: Any) -> str | None:

@@ -12,6 +12,8 @@ import uvicorn
 from app.logs import configure_logging
 from app.mcp.server import Settings, build_server
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # where the SDK's DNS-rebinding check applies
+
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="memgate-mcp", description=__doc__)
@@ -21,7 +23,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     # JSON lines on stderr, secrets redacted (stdout is the stdio transport's channel)
     configure_logging(os.environ.get("MEMGATE_LOG_LEVEL", "WARNING"))
-    server = build_server(Settings.from_env())
+    settings = Settings.from_env()
+    if args.transport == "http" and settings.api_key and args.host not in LOOPBACK:
+        # any peer (and, without the SDK's DNS-rebinding check, any web page) could then
+        # call the tools with no bearer of its own and act with the configured key
+        parser.error(
+            f"--host {args.host} is not loopback: unset MEMGATE_API_KEY, so that every "
+            "request brings its own bearer key (docs/mcp.md#configuration)"
+        )
+    server = build_server(settings)
     if args.transport == "stdio":
         anyio.run(server.run_stdio_async)
         return

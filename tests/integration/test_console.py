@@ -157,3 +157,20 @@ async def test_purge_then_jobs_wait_shows_done_of_total(
     assert job["result"] == {"total": 3, "done": 3}
     code, table, _ = await memgate(migrated, "jobs", "show", job_id, "--tenant", tenant.name)
     assert code == 0 and "purge" in table and "done" in table and "3/3" in table
+
+
+async def test_stored_text_is_printed_as_text_never_as_markup_or_escapes(
+    client: httpx.AsyncClient, tenant: Tenant, migrated: Stack
+) -> None:
+    """A fact's statement is whatever an agent or user sent: in a table it must neither
+    drive the terminal (escape sequences), render as rich markup (a hidden link), nor
+    crash the view (an unbalanced closing tag)."""
+    u = f"u-{uuid.uuid4().hex[:8]}"
+    await write(client, tenant, u, "The user likes [link=https://evil.example]blue[/link] kites")
+    await write(client, tenant, u, "The user writes the closing tag [/b] in notes")
+    await write(client, tenant, u, "The user's terminal shows \x1b]0;pwned\x07\x1b[2J colours")
+    code, out, err = await memgate(migrated, "facts", "list", "--tenant", tenant.name, "--user", u)
+    assert code == 0, err
+    assert "[link=https://evil.example]blue[/link]" in out
+    assert "[/b]" in out
+    assert "\x1b" not in out and "\x07" not in out

@@ -403,3 +403,22 @@ async def _two_tenants(a: Client, b: Client, basic: Client) -> None:
     assert recalled["fact_ids"] == [fact_id]
     # a credential that is not a bearer is refused, never served with the server's key
     assert error(await basic.call_tool("list_facts", {"user": user}))["code"] == "unauthorized"
+
+
+def test_http_off_loopback_refuses_to_start_with_a_configured_key(live: Any, tenant: Any) -> None:
+    """Off loopback the SDK's DNS-rebinding protection is off and any peer reaches the
+    server: a request without a bearer would act with MEMGATE_API_KEY. The server then
+    refuses to start, before it listens."""
+    script = str(Path(sys.executable).parent / "memgate-mcp")
+    args = [script, "--transport", "http", "--host", "0.0.0.0", "--port", str(_free_port())]
+    try:
+        done = subprocess.run(
+            args,
+            env=_env(live, MEMGATE_API_KEY=tenant.keys["agent"]),
+            capture_output=True,
+            timeout=30,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the MCP server served 0.0.0.0 with the configured key")
+    assert done.returncode != 0
+    assert b"MEMGATE_API_KEY" in done.stderr and tenant.keys["agent"].encode() not in done.stderr

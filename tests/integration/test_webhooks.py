@@ -474,3 +474,133 @@ async def test_endpoint_input_is_checked(client: httpx.AsyncClient, tenant: Tena
         f"/v1/admin/webhooks/{uuid.uuid4()}/rotate", json={"grace_seconds": -1}, headers=admin
     )
     assert res.status_code == 422
+
+
+async def test_a_retried_create_or_rotate_never_replays_or_stores_the_secret(
+    client: httpx.AsyncClient, tenant: Tenant, rx: Receiver, owner_db: asyncpg.Pool
+) -> None:
+    """The signing secret is a credential shown once: an Idempotency-Key retry of the
+    create or the rotation must not show it again, nor keep it in the idempotency record."""
+    admin = tenant.h("admin", **{"Idempotency-Key": f"wh-{uuid.uuid4()}"})
+    body = {"url": rx.url(path()), "events": ["fact.written"]}
+    first = await client.post("/v1/admin/webhooks", json=body, headers=admin)
+    assert first.status_code == 201, first.text
+    secret = first.json()["secret"]
+    again = await client.post("/v1/admin/webhooks", json=body, headers=admin)
+    assert again.status_code == 409 and secret not in again.text, again.text
+    assert again.json()["error"]["details"]["first"]["id"] == first.json()["id"]
+    url = f"/v1/admin/webhooks/{first.json()['id']}/rotate"
+    rot_h = tenant.h("admin", **{"Idempotency-Key": f"rot-{uuid.uuid4()}"})
+    rotated = await client.post(url, json={"grace_seconds": 0}, headers=rot_h)
+    assert rotated.status_code == 200, rotated.text
+    new = rotated.json()["secret"]
+    replay = await client.post(url, json={"grace_seconds": 0}, headers=rot_h)
+    assert replay.status_code == 409 and new not in replay.text, replay.text
+    dump = await owner_db.fetchval(
+        "SELECT coalesce(string_agg(t::text, ''), '') FROM idempotency t WHERE tenant_id = $1",
+        tenant.id,
+    )
+    for s in (secret, new):
+        assert s.removeprefix("whsec_") not in dump
+
+
+async def test_a_scope_limited_admin_key_cannot_reach_every_scopes_events(
+    client: httpx.AsyncClient, tenant_factory: Any, rx: Receiver
+) -> None:
+    """Endpoints receive the events of every scope (ids, scope names, users): a key
+    limited to some scopes may not register, read or replay them (as /v1/ops/stats)."""
+    t = await tenant_factory(scoped={"role": "admin", "scopes": ["project:a"]})
+    ep = await register(client, t, rx.url(path()))
+    scoped = t.h("scoped")
+    for method, url in (
+        ("POST", "/v1/admin/webhooks"),
+        ("GET", "/v1/admin/webhooks"),
+        ("GET", f"/v1/admin/webhooks/{ep['id']}"),
+        ("GET", f"/v1/admin/webhooks/{ep['id']}/deliveries"),
+        ("POST", f"/v1/admin/webhooks/{ep['id']}/rotate"),
+        ("POST", f"/v1/admin/webhooks/{ep['id']}/deliveries/{uuid.uuid4()}/replay"),
+        ("DELETE", f"/v1/admin/webhooks/{ep['id']}"),
+    ):
+        kw: dict[str, Any] = {}
+        if url == "/v1/admin/webhooks" and method == "POST":
+            kw["json"] = {"url": rx.url(path()), "events": ["fact.written"]}
+        elif method == "POST":
+            kw["json"] = {}
+        res = await client.request(method, url, headers=scoped, **kw)
+        assert res.status_code == 403, (method, url, res.text)
+        assert res.json()["error"]["code"] == "forbidden"
+    still = await client.get(f"/v1/admin/webhooks/{ep['id']}", headers=t.h("admin"))
+    assert still.status_code == 200
+
+
+class _Dribbler:
+    """A receiver that answers 200 with a huge body, one byte every 0.2 s (or, with
+    `headers_too`, dribbles its status line): a hostile endpoint holding the dispatcher."""
+
+    def __init__(self, headers_too: bool = False) -> None:
+        import socket
+        import threading
+
+        self.headers_too = headers_too
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
+
+    def _serve(self) -> None:
+        import threading
+
+        self.sock.settimeout(0.2)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: Any) -> None:
+        head = b"HTTP/1.1 200 OK\r\ncontent-length: 100000000\r\n\r\n"
+        try:
+            conn.recv(65536)
+            if not self.headers_too:
+                conn.sendall(head)
+            data = head if self.headers_too else b"x" * 100000
+            for b in data:
+                if self.stop.is_set():
+                    break
+                conn.sendall(bytes([b]))
+                time.sleep(0.2)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("headers_too", [False, True])
+async def test_a_dribbling_receiver_cannot_hold_the_dispatcher(
+    app: Any, client: httpx.AsyncClient, tenant: Tenant, headers_too: bool
+) -> None:
+    """The timeout bounds the whole attempt and the answer's body is never read: a
+    receiver sending a byte at a time stays under a per-read timeout forever."""
+    slow = _Dribbler(headers_too)
+    try:
+        ep = await register(client, tenant, slow.url(), ["fact.written"])
+        await write_fact(client, tenant, "u1", "The user collects vintage postcards")
+        started = time.monotonic()
+        await asyncio.wait_for(deliver(app, timeout_s=1.0), 15)
+        assert time.monotonic() - started < 5
+    finally:
+        slow.close()
+    page = await client.get(f"/v1/admin/webhooks/{ep['id']}/deliveries", headers=tenant.h("admin"))
+    [row] = page.json()["items"]
+    if headers_too:
+        assert row["state"] == "pending" and row["last_error"] == "timeout"
+    else:
+        assert row["state"] == "delivered" and row["last_status"] == 200

@@ -76,6 +76,14 @@ def test_url_rules(url: str, https: bool, problem: str | None) -> None:
         ("224.0.0.1", True),
         ("93.184.216.34", False),
         ("2606:2800:220:1:248:1893:25c8:1946", False),
+        # IPv6 forms that carry an IPv4 address a gateway or the kernel may reach
+        ("64:ff9b::7f00:1", True),  # NAT64 of 127.0.0.1
+        ("64:ff9b::a9fe:a9fe", True),  # NAT64 of 169.254.169.254
+        ("2002:7f00:1::", True),  # 6to4 of 127.0.0.1
+        ("2002:a00:1::1", True),  # 6to4 of 10.0.0.1
+        ("::7f00:1", True),  # IPv4-compatible 127.0.0.1
+        ("::ffff:0:7f00:1", True),  # SIIT of 127.0.0.1
+        ("64:ff9b::5db8:d822", False),  # NAT64 of a public address
     ],
 )
 def test_private_addresses_are_refused(address: str, refused: bool) -> None:
