@@ -45,6 +45,13 @@ _REMOVE = [
 @pytest.fixture
 async def progress_log(owner_db: asyncpg.Pool) -> AsyncIterator[Any]:
     """A function: job id → the (done, total) its row showed, in order."""
+    from app.embedded import citus_workers_from_env
+
+    if citus_workers_from_env():
+        # Only this observer is single-node: Citus refuses triggers on distributed tables.
+        # The progress statements are the same on both; test_console.py's purge job checks
+        # done == total on the cluster too.
+        pytest.skip("the progress observer is a trigger, which Citus refuses on jobs")
     async with owner_db.acquire() as conn:
         for stmt in _REMOVE + _INSTALL:
             await conn.execute(stmt)
