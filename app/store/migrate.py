@@ -177,9 +177,27 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
         if name in placement and placement[name][0] == "local":
             await conn.execute("SELECT create_reference_table($1::regclass)", name)
             changed.append(name)
+    # Once `tenants` is a reference table, Citus turns every local table with a foreign
+    # key to it into a "citus local" table, and refuses to distribute a table such a one
+    # references (webhook_deliveries -> webhook_endpoints): those keys are dropped while
+    # their tables are placed and added back once both ends are distributed.
+    pending_keys: list[tuple[str, str, str, str]] = []  # child, parent, name, definition
     for name in await tenant_tables(conn):
         kind, column = placement[name]
         if kind == "local" and name not in LOCAL_TABLES:
+            for key in await conn.fetch(
+                """SELECT c.conrelid::regclass::text AS child, c.conname AS name,
+                          pg_get_constraintdef(c.oid) AS definition
+                   FROM pg_constraint c LEFT JOIN citus_tables t ON t.table_name = c.conrelid
+                   WHERE c.contype = 'f' AND c.confrelid = $1::regclass
+                     AND c.conrelid <> c.confrelid
+                     AND coalesce(t.citus_table_type, 'local') = 'local'""",
+                name,
+            ):
+                await conn.execute(
+                    f"ALTER TABLE {_ident(key['child'])} DROP CONSTRAINT {_ident(key['name'])}"
+                )
+                pending_keys.append((key["child"], name, key["name"], key["definition"]))
             colocate = "default" if name == COLOCATE_WITH else COLOCATE_WITH
             await conn.execute(
                 "SELECT create_distributed_table($1::regclass, $2, colocate_with => $3)",
@@ -188,6 +206,11 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
                 colocate,
             )
             changed.append(name)
+            for child, parent, key_name, definition in [k for k in pending_keys if k[0] == name]:
+                await conn.execute(
+                    f"ALTER TABLE {_ident(child)} ADD CONSTRAINT {_ident(key_name)} {definition}"
+                )
+                pending_keys.remove((child, parent, key_name, definition))
         elif kind != "local" and (kind, column) != ("distributed", DISTRIBUTION_COLUMN):
             raise MigrationError(f"{name} is a {kind} table on {column}, not by tenant_id")
     placement = await table_placement(conn)
