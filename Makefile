@@ -102,8 +102,10 @@ openapi: install
 sdk: install
 	$(BIN)/python clients/python/generate.py
 
-bench: install
-	$(BIN)/python -m bench
+## CITUS_WORKERS=N: against an embedded Citus coordinator + N workers (builds Citus first);
+## BENCH_ARGS for the rest (e.g. BENCH_ARGS="--sizes 10k,100k --duration 5").
+bench: install $(if $(CITUS_WORKERS),citus)
+	$(BIN)/python -m bench $(if $(CITUS_WORKERS),--citus-workers $(CITUS_WORKERS)) $(BENCH_ARGS)
 
 ## The zh/en scenarios, then the Chinese long-conversation set through the live API.
 eval: install

@@ -45,8 +45,8 @@ from app.cli import create_key, create_tenant
 from app.config import ROOT
 from app.embedded import EmbeddedStack
 from app.store.migrate import migrate
+from bench import capacity, seed
 from bench import report as rep
-from bench import seed
 
 PROBE_MAX_ITEMS = 25000  # policy override: retention.max_items_per_subject during the bench
 
@@ -90,9 +90,10 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
-def _proc_table() -> dict[int, tuple[int, str, int]]:
-    """pid -> (ppid, comm, utime+stime ticks) for every process we can read."""
-    out: dict[int, tuple[int, str, int]] = {}
+def _proc_table() -> dict[int, tuple[int, str, int, int]]:
+    """pid -> (ppid, comm, utime+stime ticks, cutime+cstime ticks: its reaped children's)
+    for every process we can read."""
+    out: dict[int, tuple[int, str, int, int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -103,17 +104,22 @@ def _proc_table() -> dict[int, tuple[int, str, int]]:
             continue
         comm = raw[raw.find("(") + 1 : raw.rfind(")")]
         fields = raw[raw.rfind(")") + 2 :].split()
-        out[int(entry)] = (int(fields[1]), comm, int(fields[11]) + int(fields[12]))
+        out[int(entry)] = (
+            int(fields[1]),
+            comm,
+            int(fields[11]) + int(fields[12]),
+            int(fields[13]) + int(fields[14]),
+        )
     return out
 
 
-def _tree(root: int | None, table: dict[int, tuple[int, str, int]]) -> set[int]:
+def _tree(root: int | None, table: dict[int, tuple[int, str, int, int]]) -> set[int]:
     """A process and its descendants (uvicorn --workers, the encoder processes)."""
     tree = {root} if root else set()
     grew = True
     while grew:
         grew = False
-        for pid, (ppid, _, _) in table.items():
+        for pid, (ppid, *_) in table.items():
             if ppid in tree and pid not in tree:
                 tree.add(pid)
                 grew = True
@@ -126,15 +132,24 @@ def tree_rss(pid: int) -> int | None:
     return sum(s for s in sizes if s is not None) or None
 
 
-def cpu_seconds(api_pid: int | None) -> dict[str, float]:
-    """CPU seconds used so far by the API (its process tree) and by PostgreSQL."""
+def cpu_seconds(api_pid: int | None, nodes: dict[str, int] | None = None) -> dict[str, float]:
+    """CPU seconds used so far by the API (its process tree) and by each PostgreSQL node
+    of our stack (`nodes`: name -> postmaster pid): the postmaster and every backend,
+    plus the CPU of the children it has reaped (connections that ended in the window).
+    `postgres` is the sum over the nodes. Only our own processes: a test suite running
+    beside the bench has postgres processes too."""
     table = _proc_table()
-    tree = _tree(api_pid, table)
     tick = os.sysconf("SC_CLK_TCK")
-    return {
-        "api": sum(table[p][2] for p in tree if p in table) / tick,
-        "postgres": sum(t for _, comm, t in table.values() if comm == "postgres") / tick,
-    }
+
+    def tree_ticks(root: int) -> int:
+        own = sum(table[p][2] for p in _tree(root, table) if p in table)
+        return own + (table[root][3] if root in table else 0)
+
+    out = {"api": tree_ticks(api_pid) / tick if api_pid else 0.0}
+    for name, pid in (nodes or {}).items():
+        out[name] = tree_ticks(pid) / tick
+    out["postgres"] = sum(v for k, v in out.items() if k != "api")
+    return out
 
 
 def cpu_model() -> str:
@@ -236,6 +251,18 @@ class Bench:
 
     # ------------------------------------------------------------------ helpers
 
+    def node_pids(self) -> dict[str, int]:
+        """PostgreSQL node name -> postmaster pid: `postgres` on a single node, else
+        `coordinator`, `worker-1`, ..."""
+        if self.stack is None:
+            return {}
+        out = {}
+        for node in self.stack.nodes:
+            if node.proc is not None and node.alive:
+                name = "coordinator" if self.stack.citus and node.name == "postgres" else node.name
+                out[name] = node.proc.pid
+        return out
+
     async def owner(self) -> asyncpg.Connection:
         assert self.stack is not None
         return await asyncpg.connect(self.stack.database_url)
@@ -316,7 +343,7 @@ class Bench:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
             json.dump(cfg, fh)
             path = fh.name
-        cpu0 = cpu_seconds(self.api.pid if self.api else None)
+        cpu0 = cpu_seconds(self.api.pid if self.api else None, self.node_pids())
         try:
             proc = subprocess.run(
                 [sys.executable, "-m", "bench.loadgen", path],
@@ -331,16 +358,16 @@ class Bench:
         if proc.returncode != 0:
             raise RuntimeError(f"load generator failed: {proc.stderr.decode()[-2000:]}")
         result: dict[str, Any] = json.loads(proc.stdout)
-        cpu1 = cpu_seconds(self.api.pid if self.api else None)
+        cpu1 = cpu_seconds(self.api.pid if self.api else None, self.node_pids())
         sent = sum(
             r.get("requests", 0) + r.get("errors", 0)
             for r in [result.get("warmup") or {}, *result.get("runs", [])]
         )
         if sent:  # server-side CPU per request, warm-up included (it ran in the window too)
+            per = capacity.cpu_ms_per_request(cpu0, cpu1, sent)
+            result["cpu_ms_per_request"] = per
             for name in ("api", "postgres"):
-                result[f"{name}_cpu_ms_per_request"] = round(
-                    (cpu1[name] - cpu0[name]) * 1000 / sent, 3
-                )
+                result[f"{name}_cpu_ms_per_request"] = per.get(name)
         for r in result.get("runs", []):
             if r.get("error_samples"):
                 log(f"{mode} c={concurrency}: errors {r['statuses']} e.g. {r['error_samples'][0]}")
@@ -364,7 +391,9 @@ class Bench:
 
     async def setup(self, root: Path) -> None:
         t0 = time.perf_counter()
-        self.stack = EmbeddedStack(root / "stack", fast=False)
+        self.stack = EmbeddedStack(
+            root / "stack", fast=False, citus_workers=self.args.citus_workers
+        )
         self.stack.start()
         await migrate(self.stack.database_url)
         conn = await self.owner()
@@ -380,12 +409,17 @@ class Bench:
             vec_version = await conn.fetchval(
                 "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
             )
+            citus_version = await conn.fetchval(
+                "SELECT extversion FROM pg_extension WHERE extname = 'citus'"
+            )
         finally:
             await conn.close()
         self.report["setup"] = {
             "stack_start_s": round(time.perf_counter() - t0, 2),
             "postgres": pg_version,
             "pgvector": vec_version,
+            "citus": citus_version,
+            "citus_workers": self.args.citus_workers,
         }
 
     async def embed(self) -> tuple[list[seed.Base], str]:
@@ -439,18 +473,62 @@ class Bench:
         conn = await self.owner()
         try:
             rows = await conn.fetchval("SELECT count(*) FROM facts")
-            rel = await conn.fetchrow(
-                """SELECT pg_total_relation_size('facts') AS total,
-                          pg_relation_size('facts') AS heap,
-                          pg_total_relation_size(reltoastrelid) AS toast,
-                          pg_indexes_size('facts') AS indexes
-                   FROM pg_class WHERE relname = 'facts'"""
-            )
-            idx = await conn.fetch(
-                """SELECT indexrelid::regclass::text AS name, pg_relation_size(indexrelid) AS bytes
-                   FROM pg_index WHERE indrelid = 'facts'::regclass ORDER BY 2 DESC"""
-            )
-            db = await conn.fetchval("SELECT pg_database_size(current_database())")
+            tenant_tables = [
+                r["relname"]
+                for r in await conn.fetch(
+                    """SELECT c.relname FROM pg_class c
+                       JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+                       JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id'
+                       WHERE c.relkind = 'r' AND c.relname <> 'api_keys'"""
+                )
+            ]
+            by_node: dict[str, int] = {}
+            if self.stack is not None and self.stack.citus:
+                # the coordinator's tables are empty shells: the rows are in the shards
+                rel = await conn.fetchrow(
+                    """SELECT citus_total_relation_size('facts') AS total,
+                              citus_relation_size('facts') AS heap,
+                              citus_table_size('facts') - citus_relation_size('facts') AS toast,
+                              citus_total_relation_size('facts') - citus_table_size('facts')
+                                AS indexes"""
+                )
+                shards = await conn.fetch(
+                    """SELECT table_name::text AS t, nodeport, sum(shard_size)::bigint AS b
+                       FROM citus_shards WHERE citus_table_type = 'distributed'
+                       GROUP BY 1, 2"""
+                )
+                names = {n.port: n.name for n in self.stack.nodes}
+                tenant_bytes = 0
+                for r in shards:
+                    tenant_bytes += r["b"]
+                    node = names.get(r["nodeport"], str(r["nodeport"]))
+                    by_node[node] = by_node.get(node, 0) + r["b"]
+                idx = []
+                db = await conn.fetchval(
+                    "SELECT sum(result::bigint) FROM run_command_on_all_nodes("
+                    "'SELECT pg_database_size(current_database())')"
+                )
+            else:
+                rel = await conn.fetchrow(
+                    """SELECT pg_total_relation_size('facts') AS total,
+                              pg_relation_size('facts') AS heap,
+                              pg_total_relation_size(reltoastrelid) AS toast,
+                              pg_indexes_size('facts') AS indexes
+                       FROM pg_class WHERE relname = 'facts'"""
+                )
+                tenant_bytes = int(
+                    await conn.fetchval(
+                        "SELECT coalesce(sum(pg_total_relation_size(t::regclass)), 0)"
+                        " FROM unnest($1::text[]) t",
+                        tenant_tables,
+                    )
+                )
+                idx = await conn.fetch(
+                    """SELECT indexrelid::regclass::text AS name,
+                              pg_relation_size(indexrelid) AS bytes
+                       FROM pg_index WHERE indrelid = 'facts'::regclass ORDER BY 2 DESC"""
+                )
+                db = await conn.fetchval("SELECT pg_database_size(current_database())")
         finally:
             await conn.close()
         per_1k = (lambda b: b / (rows / 1000)) if rows else (lambda b: None)
@@ -464,6 +542,10 @@ class Bench:
             "database_bytes": db,
             "bytes_per_1k_facts": per_1k(rel["total"]),
             "indexes": {r["name"]: r["bytes"] for r in idx},
+            "tenant_rows": rows,
+            "tenant_tables_bytes": tenant_bytes,
+            "facts_per_gib": capacity.facts_per_gib(rows, tenant_bytes),
+            "tenant_bytes_by_node": by_node,
             "api_rss_bytes": api_rss,
         }
 
@@ -851,7 +933,10 @@ class Bench:
                     "duration_s": self.duration,
                     "runs": self.runs,
                     "api_workers": self.args.workers,
+                    "citus_workers": self.args.citus_workers,
+                    "recall_only": self.args.recall_only,
                 },
+                "load_average_before": list(os.getloadavg()),
                 "users": seed.N_USERS,
             }
         )
@@ -940,12 +1025,18 @@ class Bench:
                 entry["explain"] = {"error": f"{type(exc).__name__}: {exc}"}
             per_size.append(entry)
 
-        log("=== writes, observations, extraction ===")
-        self.report["writes"] = self.writes()
-        self.report["bulk_import"] = await self.bulk_import()
-        obs, job_ids, turns = self.observations()
-        self.report["observations"] = obs
-        self.report["extraction"] = await self.extraction(root, job_ids, turns)
+        if self.args.recall_only:
+            skipped = {"available": False, "reason": "n/a (--recall-only)"}
+            for key in ("writes", "bulk_import", "observations", "extraction"):
+                self.report[key] = dict(skipped)
+        else:
+            log("=== writes, observations, extraction ===")
+            self.report["writes"] = self.writes()
+            self.report["bulk_import"] = await self.bulk_import()
+            obs, job_ids, turns = self.observations()
+            self.report["observations"] = obs
+            self.report["extraction"] = await self.extraction(root, job_ids, turns)
+        self.report["load_average_after"] = list(os.getloadavg())
         self.report["finished_at"] = datetime.now(UTC).isoformat()
         self.report["elapsed_s"] = round((datetime.now(UTC) - started).total_seconds(), 1)
 
@@ -967,7 +1058,19 @@ class Bench:
                 if r.get("options", {}).get("api_workers", 1) > 1
                 else ""
             )
+            + (
+                f"; Citus {setup.get('citus')}: coordinator + {setup['citus_workers']} workers"
+                if setup.get("citus_workers")
+                else "; single PostgreSQL node"
+            )
         )
+        la0, la1 = r.get("load_average_before"), r.get("load_average_after")
+        if la0:
+            out.append(
+                "load average (1/5/15 min) before: "
+                + " / ".join(f"{x:.2f}" for x in la0)
+                + (("; after: " + " / ".join(f"{x:.2f}" for x in la1)) if la1 else "")
+            )
         out.append(
             f"runs: {opts.get('runs')} × {opts.get('duration_s')} s per "
             "point after a warm-up; figures are medians over runs (p95 worst = the worst run's "
@@ -1056,6 +1159,8 @@ class Bench:
                 "process tree, pg = every postgres process: warm-up included)",
             )
         )
+        out.append("")
+        out.append(self.cpu_table(sizes))
         rows = []
         for s in sizes:
             for c, a in ((c, v["summary"]) for c, v in s.get("cohort", {}).items()):
@@ -1247,6 +1352,8 @@ class Bench:
                     rep.mib(st["toast_bytes"]),
                     rep.mib(st["indexes_bytes"]),
                     (st["bytes_per_1k_facts"] or 0) / 1024,
+                    rep.mib(st.get("tenant_tables_bytes")),
+                    st.get("facts_per_gib"),
                     rep.mib(st["api_rss_bytes"]),
                 ]
             )
@@ -1262,9 +1369,27 @@ class Bench:
                     "toast MiB",
                     "indexes MiB",
                     "KiB / 1k facts",
+                    "tenant tables MiB",
+                    "facts / GiB",
                     "API RSS MiB",
                 ],
                 rows,
+                note="tenant tables: every table with a tenant_id (facts, user_state, "
+                "recall_log, ...), indexes and TOAST included; on Citus the sum of the shards "
+                + (
+                    "(by node: "
+                    + "; ".join(
+                        f"{s['label']} "
+                        + ", ".join(
+                            f"{k} {v / 2**20:,.0f} MiB"
+                            for k, v in sorted(s["storage"]["tenant_bytes_by_node"].items())
+                        )
+                        for s in sizes
+                    )
+                    + ")"
+                    if any(s["storage"].get("tenant_bytes_by_node") for s in sizes)
+                    else ""
+                ),
             )
         )
         rows = []
@@ -1296,6 +1421,53 @@ class Bench:
         out.append("")
         out.append(self.targets())
         return "\n".join(out)
+
+    def cpu_table(self, sizes: list[dict[str, Any]]) -> str:
+        """CPU ms per recall by process: the load generator, the API tree, each node."""
+        nodes: list[str] = []
+        for s in sizes:
+            for c in ("1", "8", "32"):
+                for k in s["recall"][c]["raw"].get("cpu_ms_per_request", {}):
+                    if k not in ("api", "postgres") and k not in nodes:
+                        nodes.append(k)
+        rows = []
+        for s in sizes:
+            for c in ("1", "8", "32"):
+                raw = s["recall"][c]["raw"]
+                cpu = raw.get("cpu_ms_per_request", {})
+                summ = s["recall"][c]["summary"]
+                total = (cpu.get("api") or 0) + (cpu.get("postgres") or 0)
+                rows.append(
+                    [
+                        s["label"],
+                        c,
+                        summ.get("throughput_rps"),
+                        summ.get("client_cpu_ms_per_request"),
+                        cpu.get("api"),
+                        *[cpu.get(n) for n in nodes],
+                        cpu.get("postgres"),
+                        total or None,
+                        capacity.recalls_per_core(total) if total else None,
+                    ]
+                )
+        return rep.table(
+            "CPU per recall by process (ms of CPU per recall served; server side incl. warm-up)",
+            [
+                "size",
+                "conc",
+                "recalls/s",
+                "loadgen",
+                "api",
+                *nodes,
+                "pg total",
+                "server total",
+                "recalls/s per core",
+            ],
+            rows,
+            note="sampled from /proc/<pid>/stat (utime+stime) of the API's process tree and of "
+            "each node's postmaster, its backends and its reaped children, before and after "
+            "each point; recalls/s per core = 1000 / server total",
+        )
 
     def targets(self) -> str:
         sizes = self.report.get("sizes", [])
@@ -1354,6 +1526,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--workers", type=int, default=1, help="uvicorn worker processes (default 1)"
+    )
+    parser.add_argument(
+        "--citus-workers",
+        type=int,
+        default=0,
+        help="start an embedded Citus coordinator + N workers instead of one PostgreSQL "
+        "(needs `make citus`; default 0: single node)",
+    )
+    parser.add_argument(
+        "--recall-only",
+        action="store_true",
+        help="skip writes, bulk import, observation ingest and extraction",
     )
     parser.add_argument(
         "--data-dir", default=None, help="empty directory to use (default: a temp dir)"

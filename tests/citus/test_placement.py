@@ -50,6 +50,19 @@ async def test_every_table_is_distributed_by_tenant_a_reference_or_local_for_a_r
     assert set(REFERENCE_TABLES) | set(LOCAL_TABLES) <= set(placement)
 
 
+async def test_foreign_keys_between_tenant_tables_survive_distribution(
+    owner_db: asyncpg.Pool,
+) -> None:
+    """`distribute` drops a key a citus-local table holds on a table it distributes
+    (webhook_deliveries -> webhook_endpoints) and adds it back once both are placed."""
+    async with owner_db.acquire() as conn:
+        keys = await conn.fetch(
+            "SELECT conrelid::regclass::text AS child, confrelid::regclass::text AS parent"
+            " FROM pg_constraint WHERE contype = 'f' AND conrelid = 'webhook_deliveries'::regclass"
+        )
+    assert {"webhook_endpoints", "tenants"} <= {k["parent"] for k in keys}
+
+
 async def test_the_app_role_logs_in_on_every_worker(owner_db: asyncpg.Pool) -> None:
     async with owner_db.acquire() as conn:
         rows = await conn.fetch(
