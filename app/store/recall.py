@@ -178,9 +178,17 @@ RECALL_ARGS = (
     "uuid, text, text[], timestamptz, text[], text[], text[], text[], vector, text, int, int, "
     "timestamptz, timestamptz"
 )
+_RECALL_PROLOGUE = """
+  -- local to this statement's transaction, exactly as tenant_tx sets it: a SET LOCAL
+  -- (not set_config) so that Citus carries it to the shards when the call is not
+  -- delegated to the tenant's worker (docs/scaling.md)
+  EXECUTE format('SET LOCAL app.tenant_id = %L', $1::text);
+"""
 RECALL_FUNCTION = (
     "memgate_recall_"
-    + hashlib.sha256((RECALL_SQL + _RECALL_COLUMNS + RECALL_ARGS).encode()).hexdigest()[:12]
+    + hashlib.sha256(
+        (_RECALL_PROLOGUE + RECALL_SQL + _RECALL_COLUMNS + RECALL_ARGS).encode()
+    ).hexdigest()[:12]
 )
 RECALL_FUNCTION_DDL = f"""
 CREATE OR REPLACE FUNCTION {RECALL_FUNCTION}({RECALL_ARGS})
@@ -188,9 +196,7 @@ RETURNS TABLE ({_RECALL_COLUMNS})
 LANGUAGE plpgsql AS $recall$
 #variable_conflict use_column
 BEGIN
-  -- local to this statement's transaction, exactly as tenant_tx sets it
-  PERFORM set_config('app.tenant_id', $1::text, true);
-  RETURN QUERY {RECALL_SQL};
+{_RECALL_PROLOGUE}  RETURN QUERY {RECALL_SQL};
 END
 $recall$;
 REVOKE ALL ON FUNCTION {RECALL_FUNCTION}({RECALL_ARGS}) FROM PUBLIC;

@@ -910,6 +910,27 @@ async def test_recall_function_pins_the_tenant_for_its_statement_only(
         assert await conn.fetchval("SELECT count(*) FROM facts") == 0
 
 
+async def test_recall_function_pins_the_tenant_wherever_it_executes(
+    client: httpx.AsyncClient, tenant: Tenant, app: Any
+) -> None:
+    """On Citus the call runs on the tenant's worker only when Citus delegates it; inside
+    an explicit transaction block it never does, and a cached plan may stop doing it. The
+    function then runs on the coordinator and its statement reaches the shards over Citus's
+    own connections: the tenant must travel with it (SET LOCAL, which Citus propagates),
+    or RLS on the workers answers nothing. On one node this is the plain path."""
+    u = user()
+    mine = await write(client, tenant, u, "The team wiki lives under ops/one")
+    async with app.state.ctx.pool.acquire() as conn:
+        async with conn.transaction():  # no tenant pinned by the caller
+            await conn.fetchval("SELECT 1")
+            found = await recall_store.fetch_pool(conn, _pool_query(tenant.id, u))
+        assert [str(r.id) for r in found.rows] == [mine["id"]]
+        for _ in range(12):  # past PostgreSQL's five custom plans of a prepared statement
+            found = await recall_store.fetch_pool(conn, _pool_query(tenant.id, u))
+            assert [str(r.id) for r in found.rows] == [mine["id"]]
+        assert not await conn.fetchval("SELECT current_setting('app.tenant_id', true)")
+
+
 async def test_recall_without_the_function_falls_back_and_migrate_reinstalls_it(
     client: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, migrated: Any
 ) -> None:
