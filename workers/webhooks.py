@@ -28,8 +28,14 @@ import orjson
 
 from app import clock
 from app.context import AppContext
-from app.memory.webhooks import error_code, message_id, retry_delay_s, signature_header
-from app.services.webhooks import refused_host, unseal
+from app.memory.webhooks import (
+    error_code,
+    message_id,
+    pinned_target,
+    retry_delay_s,
+    signature_header,
+)
+from app.services.webhooks import Resolver, checked_address, system_resolve, unseal
 from app.store import webhooks as store
 from app.store.db import system_conn, tenant_tx
 
@@ -50,8 +56,10 @@ class Dispatcher:
         max_attempts: int | None = None,
         retry_base_s: float | None = None,
         timeout_s: float | None = None,
+        resolve: Resolver = system_resolve,
     ) -> None:
         settings = app.settings
+        self.resolve = resolve
         self.app = app
         self.interval_s = interval_s if interval_s is not None else settings.webhook_interval_s
         self.max_attempts = max_attempts or settings.webhook_max_attempts
@@ -127,15 +135,19 @@ class Dispatcher:
         endpoint_id = row["endpoint_id"]
         try:
             parts = urlsplit(row["url"])
-            refused = await refused_host(self.app.settings, parts.hostname or "", parts.port)
-            if refused is not None:  # the host resolves elsewhere since it was registered
+            address, refused = await checked_address(
+                self.app.settings, parts.hostname or "", parts.port, self.resolve
+            )
+            if address is None:  # the host resolves elsewhere since it was registered
                 return None, ConnectionRefusedError(refused)
+            url, pin_headers, extensions = pinned_target(row["url"], address)
             sealed = [row["secret_enc"], row["previous_secret_enc"]]
             secrets = [unseal(self.app.secret, tid, endpoint_id, s) for s in sealed if s]
             body = orjson.dumps(row["payload"])
             msg_id = message_id(row["id"])
             timestamp = int(clock.now().timestamp())
             headers = {
+                **pin_headers,
                 "content-type": "application/json",
                 "user-agent": "memgate-webhooks/1",
                 "webhook-id": msg_id,
@@ -147,7 +159,7 @@ class Dispatcher:
             # never read: only its status counts
             async with asyncio.timeout(self.timeout_s):
                 async with self._http().stream(
-                    "POST", row["url"], content=body, headers=headers
+                    "POST", url, content=body, headers=headers, extensions=extensions
                 ) as res:
                     return res.status_code, None
         except Exception as exc:  # the receiver's problem or the network's: retried

@@ -237,6 +237,23 @@ def url_problem(url: str, *, require_https: bool) -> str | None:
     return None
 
 
+def pinned_target(url: str, address: str) -> tuple[str, dict[str, str], dict[str, str]]:
+    """The request that reaches `url`'s host at `address` and nowhere else: (URL with the
+    address in place of the host, headers, httpx extensions). The address is the one the
+    SSRF check resolved and approved, so no second DNS lookup happens between the check
+    and the connection (a rebinding answer cannot slip in). `Host` keeps the name, and on
+    https the TLS handshake sends it as SNI and verifies the certificate against it."""
+    parts = urlsplit(url)
+    name = parts.hostname or ""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    literal = f"[{ip}]" if isinstance(ip, ipaddress.IPv6Address) else str(ip)
+    netloc = literal if parts.port is None else f"{literal}:{parts.port}"
+    host = name if ":" not in name else f"[{name}]"
+    headers = {"host": host if parts.port is None else f"{host}:{parts.port}"}
+    extensions = {"sni_hostname": name} if parts.scheme == "https" else {}
+    return parts._replace(netloc=netloc).geturl(), headers, extensions
+
+
 def address_refused(address: str) -> bool:
     """A loopback, private, link-local, multicast, reserved or unspecified address: an
     endpoint there would let a tenant reach the service's own network (SSRF)."""

@@ -4,7 +4,8 @@ rotate the secret, read the deliveries and replay a dead one.
 A secret is shown once (at creation and at rotation) and rests encrypted: AES-GCM under a
 key derived from MEMGATE_SECRET, bound to its tenant and endpoint. URLs are checked against
 SSRF: https outside test/development, and no loopback/private/link-local address (as
-written or as the host resolves) unless MEMGATE_WEBHOOK_ALLOW_PRIVATE allows it.
+written or as the host resolves) unless MEMGATE_WEBHOOK_ALLOW_PRIVATE allows it; the
+dispatcher connects to the very address it checked (no second lookup to rebind).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import secrets
 import socket
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -71,27 +73,38 @@ def _bad_url(msg: str) -> InvalidRequest:
     return InvalidRequest("invalid webhook URL", {"fields": [{"loc": ["body", "url"], "msg": msg}]})
 
 
-async def refused_host(settings: Settings, host: str, port: int | None) -> str | None:
-    """Why deliveries to this host are refused now (None: allowed): an address that is not
-    public, as written or as it resolves, unless private hosts are allowed."""
-    if settings.webhook_allow_private:
-        return None
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+
+async def system_resolve(host: str, port: int) -> list[str]:
+    """Every address the host resolves to (the system resolver, off the event loop)."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+async def checked_address(
+    settings: Settings, host: str, port: int | None, resolve: Resolver = system_resolve
+) -> tuple[str | None, str | None]:
+    """(the address to connect to, None), or (None, why deliveries there are refused now):
+    every address the host resolves to must be public, unless private hosts are allowed.
+    The dispatcher connects to the address returned here (`pinned_target`), never to the
+    name, so the answer checked is the answer used."""
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(
-            host, port or 443, type=socket.SOCK_STREAM
-        )
+        addresses = await resolve(host, port or 443)
     except (OSError, UnicodeError):
-        return "host does not resolve"
-    if not infos or any(address_refused(str(info[4][0])) for info in infos):
-        return "host is not a public address"
-    return None
+        return None, "host does not resolve"
+    if not addresses:
+        return None, "host does not resolve"
+    if not settings.webhook_allow_private and any(address_refused(a) for a in addresses):
+        return None, "host is not a public address"
+    return addresses[0], None
 
 
 async def check_url(settings: Settings, url: str) -> None:
     problem = url_problem(url, require_https=settings.env == "production")
     if problem is None:
         parts = urlsplit(url)
-        problem = await refused_host(settings, parts.hostname or "", parts.port)
+        _, problem = await checked_address(settings, parts.hostname or "", parts.port)
     if problem is not None:
         raise _bad_url(problem)
 

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import asyncpg
 import httpx
@@ -604,3 +605,34 @@ async def test_a_dribbling_receiver_cannot_hold_the_dispatcher(
         assert row["state"] == "pending" and row["last_error"] == "timeout"
     else:
         assert row["state"] == "delivered" and row["last_status"] == 200
+
+
+async def test_the_dispatcher_connects_to_the_address_it_checked(
+    app: Any, client: httpx.AsyncClient, tenant: Tenant, rx: Receiver, owner_db: asyncpg.Pool
+) -> None:
+    """DNS rebinding: the name is resolved once per attempt, by the check, and the
+    connection goes to that answer. The endpoint's name resolves nowhere but in the
+    dispatcher's resolver, so a second lookup (httpx's own) could not have reached the
+    receiver; the receiver still sees the name in Host."""
+    p = path()
+    ep = await register(client, tenant, rx.url(p), ["fact.written"])
+    port = urlsplit(rx.url(p)).port
+    named = f"http://hooks.memgate.invalid:{port}{p}"
+    await owner_db.execute(
+        "UPDATE webhook_endpoints SET url = $1 WHERE tenant_id = $2 AND id = $3",
+        named,
+        tenant.id,
+        uuid.UUID(ep["id"]),
+    )
+    asked: list[str] = []
+
+    async def resolve(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return ["127.0.0.1"] if host == "hooks.memgate.invalid" else []
+
+    await write_fact(client, tenant, "u1", "The user restores old bicycles")
+    await deliver(app, resolve=resolve)
+    [got] = rx.at(p)
+    assert got.headers["host"] == f"hooks.memgate.invalid:{port}"
+    assert verified(ep["secret"], got)["type"] == "fact.written"
+    assert asked == ["hooks.memgate.invalid"]

@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from app.config import Settings
 from app.memory import webhooks as hooks
-from app.services.webhooks import new_secret, seal, unseal
+from app.services.webhooks import Resolver, checked_address, new_secret, seal, unseal
 
 
 def test_our_signature_is_the_reference_libraries() -> None:
@@ -88,6 +89,77 @@ def test_url_rules(url: str, https: bool, problem: str | None) -> None:
 )
 def test_private_addresses_are_refused(address: str, refused: bool) -> None:
     assert hooks.address_refused(address) is refused
+
+
+@pytest.mark.parametrize(
+    ("url", "address", "target", "host", "sni"),
+    [
+        (
+            "https://hooks.example.com/in?x=1",
+            "93.184.216.34",
+            "https://93.184.216.34/in?x=1",
+            "hooks.example.com",
+            "hooks.example.com",
+        ),
+        (
+            "https://hooks.example.com:8443/in",
+            "2606:2800:220:1::1",
+            "https://[2606:2800:220:1::1]:8443/in",
+            "hooks.example.com:8443",
+            "hooks.example.com",
+        ),
+        (
+            "http://hooks.example.com:8080/p",
+            "127.0.0.1",
+            "http://127.0.0.1:8080/p",
+            "hooks.example.com:8080",
+            None,
+        ),
+    ],
+)
+def test_a_delivery_goes_to_the_checked_address_under_its_name(
+    url: str, address: str, target: str, host: str, sni: str | None
+) -> None:
+    """No second lookup between the SSRF check and the connection: the URL carries the
+    address checked, Host and (on https) SNI and certificate checks keep the name."""
+    got, headers, extensions = hooks.pinned_target(url, address)
+    assert got == target
+    assert headers == {"host": host}
+    assert extensions == ({"sni_hostname": sni} if sni else {})
+
+
+async def test_every_resolved_address_must_be_public() -> None:
+    strict = Settings(webhook_allow_private=False)
+
+    def answering(*addresses: str) -> Resolver:
+        async def resolve(host: str, port: int) -> list[str]:
+            return list(addresses)
+
+        return resolve
+
+    async def failing(host: str, port: int) -> list[str]:
+        raise OSError("no such host")
+
+    public = answering("93.184.216.34")
+    assert await checked_address(strict, "h.example", None, public) == ("93.184.216.34", None)
+    rebound = answering("93.184.216.34", "127.0.0.1")  # one private answer is enough
+    assert await checked_address(strict, "h.example", None, rebound) == (
+        None,
+        "host is not a public address",
+    )
+    assert await checked_address(strict, "h.example", None, failing) == (
+        None,
+        "host does not resolve",
+    )
+    assert await checked_address(strict, "h.example", None, answering()) == (
+        None,
+        "host does not resolve",
+    )
+    lenient = Settings(webhook_allow_private=True)
+    assert await checked_address(lenient, "h.example", 80, answering("127.0.0.1")) == (
+        "127.0.0.1",
+        None,
+    )
 
 
 def test_payloads_carry_no_predicate_of_a_sensitive_fact() -> None:
