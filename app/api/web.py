@@ -1,8 +1,9 @@
 """The "facts about me" web page, GET /me: server-rendered HTML from the same app, no
 script, no build step (docs/isolation.md#the-me-page).
 
-Sign-in is a one-time link (`POST /v1/users/{u}/tokens {"link": true}` → `login_url`) that
-sets an HttpOnly, SameSite=Strict session cookie on Path=/me; the session is exactly the
+Sign-in is a one-time link (`POST /v1/users/{u}/tokens {"link": true}` → `login_url`)
+whose page posts the code back (opening the link spends nothing), and the post sets an
+HttpOnly, SameSite=Strict session cookie on Path=/me; the session is exactly the
 user token's principal (app/services/web.py). Every form carries the session's CSRF token
 and every POST is also refused from another origin. Actions go through the same services
 and helpers as the JSON /v1/me routes (app/api/me.py): the gate decides a correction, and
@@ -306,11 +307,23 @@ async def my_page(request: Request) -> Response:
     )
 
 
-@router.get("/login")
-async def login(request: Request, code: str = "") -> Response:
-    """Trade the one-time code for a session cookie, then leave the code's URL."""
+@router.get("/login", response_class=HTMLResponse)
+async def login_page(request: Request, code: str = "") -> Response:
+    """The link's landing page: a button that posts the code. Opening the link spends
+    nothing, so a mail scanner or a link preview that fetches it cannot burn the one-time
+    code before its user clicks; only the POST below trades it for a session."""
+    await web_service.check_code(get_ctx(request), code)
+    return render(request, "sign_in.html", code=code)
+
+
+@router.post("/login")
+async def login(request: Request) -> Response:
+    """Trade the one-time code for a session cookie. Only a post of the landing page itself
+    (same origin): another site cannot sign a browser in to its own user (login CSRF)."""
+    _check_origin(request)
+    form = await _form(request)
     ctx = get_ctx(request)
-    sid, max_age = await web_service.sign_in(ctx, code, clock.now())
+    sid, max_age = await web_service.sign_in(ctx, form.get("code", ""), clock.now())
     old = request.cookies.get(SESSION_COOKIE)
     if old:
         await web_service.sign_out(ctx, old)

@@ -56,6 +56,12 @@ async def _principal(ctx: AppContext, ref: TokenRef, now: datetime) -> tuple[Pri
     return who, left
 
 
+async def check_code(ctx: AppContext, code: str) -> None:
+    """Raises unless the login code is well formed and still unspent; spends nothing."""
+    if not 16 <= len(code) <= 128 or not await WebSessionStore(ctx.redis).has_code(code):
+        raise LoginLinkInvalid("this sign-in link is unknown, used or expired: ask for a new one")
+
+
 async def sign_in(ctx: AppContext, code: str, now: datetime) -> tuple[str, int]:
     """Trade a login code for a session: (session id, seconds it lasts). The code is
     spent whatever happens next."""

@@ -30,10 +30,44 @@ async def link(client: httpx.AsyncClient, t: Tenant, key: str = "portal", **body
     return str(r.json()["login_url"])
 
 
+FORM = {"content-type": "application/x-www-form-urlencoded"}
+
+
 async def sign_in(client: httpx.AsyncClient, url: str) -> httpx.Response:
-    r = await client.get(url)
+    """Open the link (its page holds a form with the code), then post the form."""
+    page = await client.get(url)
+    assert page.status_code == 200, page.text
+    code = url.split("code=")[1]
+    assert f'name="code" value="{code}"' in page.text
+    r = await client.post("/me/login", content=f"code={code}", headers=FORM)
     assert r.status_code == 303 and r.headers["location"] == "/me", r.text
     return r
+
+
+async def test_opening_the_link_spends_nothing_and_only_a_same_origin_post_signs_in(
+    app: Any, client: httpx.AsyncClient, tenant: Tenant
+) -> None:
+    """A mail scanner or a link preview that fetches the link leaves it usable; another
+    site cannot post a code to sign the browser in as its own user (login CSRF)."""
+    url = await link(client, tenant)
+    code = url.split("code=")[1]
+    for _ in range(3):  # scanners, previews, a double click
+        assert (await client.get(url)).status_code == 200
+    foreign = await client.post(
+        "/me/login", content=f"code={code}", headers={**FORM, "origin": "https://evil.example"}
+    )
+    assert foreign.status_code == 403 and "memgate_me" not in foreign.headers.get("set-cookie", "")
+    cross = await client.post(
+        "/me/login", content=f"code={code}", headers={**FORM, "sec-fetch-site": "cross-site"}
+    )
+    assert cross.status_code == 403
+    r = await sign_in(client, url)  # still unspent
+    assert "memgate_me=" in r.headers["set-cookie"]
+    spent = await client.get(url)
+    assert spent.status_code == 400 and "login_link_invalid" in spent.text
+    again = await client.post("/me/login", content=f"code={code}", headers=FORM)
+    assert again.status_code == 400 and "memgate_me" not in again.headers.get("set-cookie", "")
+    assert (await client.get("/me/login?code=short")).status_code == 400
 
 
 async def test_codes_and_sessions_rest_only_as_hashes(
