@@ -283,6 +283,7 @@ class Service:
         self.stack: Any = None
         self.base_url = ""
         self.key = ""
+        self.tenant = ""
 
     async def start(self) -> None:
         import asyncpg
@@ -298,6 +299,7 @@ class Service:
         conn = await asyncpg.connect(self.stack.database_url)
         try:
             tenant = str(await create_tenant(conn, f"locomo-{secrets.token_hex(4)}"))
+            self.tenant = tenant
             # the user's own agent: it sees what is personal to the user
             self.key = await create_key(conn, tenant, "agent", max_sensitivity="personal")
         finally:
@@ -421,17 +423,28 @@ def _observation_bodies(conv: Conversation) -> list[tuple[tuple[str, ...], dict[
     return out
 
 
-async def run_mode(
-    client: Any, convs: Sequence[Conversation], mode: str, split_of: dict[str, list[str]]
-) -> ModeResult:
+@dataclass
+class Written:
+    """What one mode's writes left: per conversation its user and, per fact id, the
+    turns it was written from; the gate's decisions and reasons."""
+
+    users: dict[str, str]
+    fact_turns: dict[str, dict[str, set[str]]]
+    decisions: dict[str, int]
+    reasons: dict[str, int]
+
+
+async def write_mode(client: Any, convs: Sequence[Conversation], mode: str) -> Written:
+    """Every conversation of `convs` written through the API as `mode` (WRITERS at once)."""
     decisions: dict[str, int] = defaultdict(int)
     reasons: dict[str, int] = defaultdict(int)
     fact_turns: dict[str, dict[str, set[str]]] = {c.sample_id: defaultdict(set) for c in convs}
     sem = asyncio.Semaphore(WRITERS)
     run_tag = secrets.token_hex(3)
+    users = {c.sample_id: f"{c.sample_id}-{mode}-{run_tag}" for c in convs}
 
     async def write_conversation(conv: Conversation) -> None:
-        user = f"{conv.sample_id}-{mode}-{run_tag}"
+        user = users[conv.sample_id]
         bodies = _turn_bodies(conv) if mode == "turns" else _observation_bodies(conv)
         async with sem:
             for dia_ids, body in bodies:
@@ -455,12 +468,19 @@ async def run_mode(
                     fact_turns[conv.sample_id][fact_id].update(dia_ids)
 
     await asyncio.gather(*(write_conversation(c) for c in convs))
+    return Written(users, fact_turns, decisions, reasons)
 
+
+async def run_mode(
+    client: Any, convs: Sequence[Conversation], mode: str, split_of: dict[str, list[str]]
+) -> ModeResult:
+    written = await write_mode(client, convs, mode)
+    fact_turns, decisions, reasons = written.fact_turns, written.decisions, written.reasons
     tables = {name: Table() for name in split_of}
     latencies: list[float] = []
     returned: list[int] = []
     for conv in convs:
-        user = f"{conv.sample_id}-{mode}-{run_tag}"
+        user = written.users[conv.sample_id]
         turns_of = fact_turns[conv.sample_id]
         for q in conv.questions:
             t0 = time.perf_counter()
