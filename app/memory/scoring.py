@@ -67,14 +67,6 @@ DENSE_CAP = 0.95
 # the lead keeps them from outvoting a keyword match. 0 = off. Through the API, 3 against
 # 1: LoCoMo's tuning split 0.693 against 0.672, the Chinese set's tuning half unchanged.
 DENSE_LEAD = 3.0
-# When the query's words find little (the keyword channel's coverage, below, is low:
-# "Would Caroline enjoy …?", "What might her political leaning be?"), the answer shares
-# few words with the question and the dense channel is the one that can find it: its
-# lead exponent falls linearly from DENSE_LEAD at full keyword coverage to
-# DENSE_LEAD_NO_KEYWORD at none, and its evidence is multiplied by up to
-# (1 + DENSE_BOOST_NO_KEYWORD). DENSE_LEAD_NO_KEYWORD = DENSE_LEAD and a boost of 0 = off.
-DENSE_LEAD_NO_KEYWORD = 3.0
-DENSE_BOOST_NO_KEYWORD = 0.0
 # BM25 (app.store.recall: IDF and length normalisation over the user's own pool) →
 #     KEYWORD_CAP × lead × coverage
 #   lead     = bm25 / best: how close the fact is to this query's best keyword match;
@@ -219,32 +211,17 @@ def dense_evidence(
     cosine: float | None,
     dense_range: tuple[float, float] = DENSE_RANGE,
     best: float | None = None,
-    keyword_coverage: float = 1.0,
 ) -> float:
     """Calibrated cosine evidence, tempered by the fact's lead: how close its cosine is
-    to the best of this query's pool, (cos - floor) / (best - floor), to a power that
-    is DENSE_LEAD when the query's words are well matched (`keyword_coverage` 1) and
-    falls towards DENSE_LEAD_NO_KEYWORD when they find nothing, where dense is the only
-    channel that can find the answer (see DENSE_LEAD_NO_KEYWORD)."""
+    to the best of this query's pool, (cos - floor) / (best - floor), to DENSE_LEAD."""
     if cosine is None:
         return 0.0
     floor, full = dense_range
     x = (cosine - floor) / (full - floor)
-    weak = 1.0 - min(1.0, max(0.0, keyword_coverage))
-    evidence = min(DENSE_CAP, DENSE_CAP * min(1.0, max(0.0, x)) * (1 + DENSE_BOOST_NO_KEYWORD * weak))
+    evidence = DENSE_CAP * min(1.0, max(0.0, x))
     if best is not None and best > floor and evidence > 0:
-        power = DENSE_LEAD + (DENSE_LEAD_NO_KEYWORD - DENSE_LEAD) * weak
-        evidence *= min(1.0, (cosine - floor) / (best - floor)) ** power
+        evidence *= min(1.0, (cosine - floor) / (best - floor)) ** DENSE_LEAD
     return evidence
-
-
-def keyword_coverage(best: float, ideal: float) -> float:
-    """How much of the query's information its best keyword match holds, 0..1:
-    best / (ideal × KEYWORD_COVERAGE), `ideal` being Σ idf of every query term. A query
-    with no term at all (ideal 0) has nothing for the keyword channel to miss: 1."""
-    if ideal <= 0:
-        return 1.0
-    return min(1.0, max(0.0, best) / (ideal * KEYWORD_COVERAGE))
 
 
 def keyword_evidence(bm25: float | None, best: float, ideal: float) -> float:
@@ -308,11 +285,10 @@ def score_facts(
     now = _aware(now)
 
     best_cos = max((r.cosine for r in rows if r.cosine is not None), default=None)
-    best = max((r.bm25 for r in rows if r.bm25), default=0.0)
-    coverage = keyword_coverage(best, keyword_ideal)
-    dense = [dense_evidence(r.cosine, dense_range, best_cos, coverage) for r in rows]
+    dense = [dense_evidence(r.cosine, dense_range, best_cos) for r in rows]
     dense_rank = _ranks((r.cosine if dense[i] > 0 else None, r.id, i) for i, r in enumerate(rows))
     keyword_rank = _ranks((r.bm25, r.id, i) for i, r in enumerate(rows))
+    best = max((r.bm25 for r in rows if r.bm25), default=0.0)
     start, end = (_aware(window[0]), _aware(window[1])) if window else (None, None)
     no_prior = 1.0 - min(1.0, max(0.0, prior))
 
@@ -399,8 +375,10 @@ def with_episode_context(kept: list[_Kept], rows: Sequence[RecallRow]) -> list[_
     another kept episode that occurred within EPISODE_SPAN_S of it (capped at 1).
 
     Only facts that already passed the cut take part, on either side, so the gain never
-    admits a fact. O(n log n): the episodes sorted by time, each window found by bisection
-    and, within it, the best and second-best score read once per window."""
+    admits a fact. The episodes are sorted by time and each one's window found by
+    bisection; the two best scores of a window are computed once per distinct window
+    (the turns of one conversation share a few timestamps), so the cost stays near
+    linear in the candidates."""
     episodes = sorted(
         (_aware(occurred).timestamp(), j)
         for j, item in enumerate(kept)
@@ -410,15 +388,19 @@ def with_episode_context(kept: list[_Kept], rows: Sequence[RecallRow]) -> list[_
     if len(episodes) < 2:
         return kept
     times = [t for t, _ in episodes]
+    tops: dict[tuple[int, int], list[tuple[float, int]]] = {}
     out = list(kept)
     for t, j in episodes:
-        lo = bisect_left(times, t - EPISODE_SPAN_S)
-        hi = bisect_right(times, t + EPISODE_SPAN_S)
-        best = max((-kept[o][0] for _, o in episodes[lo:hi] if o != j), default=0.0)
-        if best <= 0:
-            continue
-        neg, *rest = kept[j]
-        out[j] = (-round(min(1.0, -neg + EPISODE_CONTEXT * best), 6), *rest)  # type: ignore[assignment]
+        window = (bisect_left(times, t - EPISODE_SPAN_S), bisect_right(times, t + EPISODE_SPAN_S))
+        top = tops.get(window)
+        if top is None:
+            scores = ((-kept[o][0], o) for _, o in episodes[window[0] : window[1]])
+            top = tops[window] = sorted(scores, reverse=True)[:2]
+        best = next((score for score, o in top if o != j), 0.0)
+        if best > 0:
+            neg, *rest = kept[j]
+            lifted = -round(min(1.0, -neg + EPISODE_CONTEXT * best), 6)
+            out[j] = (lifted, *rest)  # type: ignore[assignment]
     return out
 
 
