@@ -59,3 +59,28 @@ def test_the_chinese_set_loads_with_bodies_and_a_baseline() -> None:
     ranked = locomo.bm25_rankings(c)
     assert set(ranked) == {q.text for q in c.questions}
     assert all(len(r) == locomo.K for r in ranked.values())
+
+
+def test_split_option_keeps_only_the_tuning_or_the_report_conversations() -> None:
+    """`--split tune` must never ingest, ask or print a report conversation."""
+
+    def conv(i: str) -> locomo.Conversation:
+        return locomo.Conversation(i, [], [], [])
+
+    dev = [conv(i) for i in ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "zh-02")]
+    assert [c.sample_id for c in locomo.select_split(dev, "tune")] == [
+        "conv-26",
+        "conv-30",
+        "conv-42",
+    ]
+    assert [c.sample_id for c in locomo.select_split(dev, "report")] == [
+        "conv-41",
+        "conv-43",
+        "zh-02",
+    ]
+    assert locomo.select_split(dev, None) == dev
+    # the tuning run's own split table then holds tuning conversations only
+    assert set(locomo.splits(locomo.select_split(dev, "tune"))) == {"tune", "all"}
+    assert locomo.select_split([conv("conv-1")], "tune") == []
+    with pytest.raises(ValueError):
+        locomo.select_split(dev, "test")
