@@ -28,9 +28,9 @@ from typing import Any
 from evals.locomo import (
     BUDGET,
     CATEGORIES,
-    K,
     TUNE,
     Conversation,
+    K,
     Question,
     Service,
     Table,
@@ -85,8 +85,17 @@ async def collect(paths: Sequence[Path], modes: Sequence[str]) -> list[Case]:
                     for mode, w in written.items():
                         for conv in convs:
                             cases += await _cases(
-                                conn, embedder, service.tenant, path.stem, mode, conv, w,
-                                timeref, predicates_for_query, search_terms, Sensitivity,
+                                conn,
+                                embedder,
+                                service.tenant,
+                                path.stem,
+                                mode,
+                                conv,
+                                w,
+                                timeref,
+                                predicates_for_query,
+                                search_terms,
+                                Sensitivity,
                                 recall_store,
                             )
                 finally:
@@ -96,7 +105,7 @@ async def collect(paths: Sequence[Path], modes: Sequence[str]) -> list[Case]:
     return cases
 
 
-async def _cases(  # noqa: PLR0913
+async def _cases(
     conn: Any,
     embedder: Any,
     tenant: str,
@@ -151,13 +160,26 @@ def candidates(case: Case, limit: int) -> list[Any]:
     returns for them (cosine only from the dense channel, bm25 only from the keyword
     channel, structured only from the structured channel)."""
     rows = case.rows
-    dense = {r.id for r in sorted((r for r in rows if r.cosine is not None),
-                                  key=lambda r: (-r.cosine, r.id))[:limit]}
-    keyword = {r.id for r in sorted((r for r in rows if r.bm25 is not None),
-                                    key=lambda r: (-r.bm25, r.id))[:limit]}
-    structured = {r.id for r in sorted((r for r in rows if r.structured),
-                                       key=lambda r: (r.last_observed_at, r.id),
-                                       reverse=True)[:limit]}
+    dense = {
+        r.id
+        for r in sorted((r for r in rows if r.cosine is not None), key=lambda r: (-r.cosine, r.id))[
+            :limit
+        ]
+    }
+    keyword = {
+        r.id
+        for r in sorted((r for r in rows if r.bm25 is not None), key=lambda r: (-r.bm25, r.id))[
+            :limit
+        ]
+    }
+    structured = {
+        r.id
+        for r in sorted(
+            (r for r in rows if r.structured),
+            key=lambda r: (r.last_observed_at, r.id),
+            reverse=True,
+        )[:limit]
+    }
     temporal: set[Any] = set()
     if case.window:
         a, b = case.window
@@ -166,15 +188,22 @@ def candidates(case: Case, limit: int) -> list[Any]:
         temporal = {r.id for r in inside[:limit]}
     out = []
     for r in rows:
-        keep = (r.id in dense or r.id in keyword or r.id in structured or r.id in temporal
-                or r.recency_rank is not None)
+        keep = (
+            r.id in dense
+            or r.id in keyword
+            or r.id in structured
+            or r.id in temporal
+            or r.recency_rank is not None
+        )
         if keep:
-            out.append(replace(
-                r,
-                cosine=r.cosine if r.id in dense else None,
-                bm25=r.bm25 if r.id in keyword else None,
-                structured=r.id in structured,
-            ))
+            out.append(
+                replace(
+                    r,
+                    cosine=r.cosine if r.id in dense else None,
+                    bm25=r.bm25 if r.id in keyword else None,
+                    structured=r.id in structured,
+                )
+            )
     return out
 
 
@@ -190,8 +219,14 @@ def rank(cases: Sequence[Case], limit: int | None = None) -> dict[tuple[str, str
     tables: dict[tuple[str, str], Table] = {}
     for c in cases:
         scored = scoring.score_facts(
-            candidates(c, limit), c.now, policy, k=K, min_score=0.0,
-            keyword_ideal=c.bm25_ideal, window=c.window, diverse_top=True,
+            candidates(c, limit),
+            c.now,
+            policy,
+            k=K,
+            min_score=0.0,
+            keyword_ideal=c.bm25_ideal,
+            window=c.window,
+            diverse_top=True,
         )
         packed = pack(scored, BUDGET, "en", "continue", None, c.now)
         ranked = [sorted(c.turns_of.get(str(f.id), ())) for f in packed.facts]
@@ -216,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.collect:
         cases = asyncio.run(collect(args.data, ("turns", "observations")))
         args.cache.write_bytes(pickle.dumps(cases))
-    cases = pickle.loads(args.cache.read_bytes())  # noqa: S301 - our own file
+    cases = pickle.loads(args.cache.read_bytes())
     print(show(rank(cases), "current"))
     return 0
 

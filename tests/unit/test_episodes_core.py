@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from app.memory import scoring
 from app.memory.detectors import find_transient, is_filler
 from app.memory.model import FactType, SourceKind
 from app.memory.packing import pack
 from app.memory.policy import Policy
-from app.memory import scoring
 from app.memory.scoring import RecallRow, keyword_evidence, score_facts
 from app.memory.timeref import window
 
@@ -234,17 +234,24 @@ def test_episode_context_needs_the_same_episode_and_an_episode() -> None:
     """Hours apart, or a semantic fact (no episode), gains nothing."""
     far = [
         row(1, "Caroline: What got you into running?", bm25=4.0, occurred_at=NOW),
-        row(2, "Melanie: I started to clear my head.", cosine=0.35,
-            occurred_at=NOW - timedelta(hours=5)),
+        row(
+            2,
+            "Melanie: I started to clear my head.",
+            cosine=0.35,
+            occurred_at=NOW - timedelta(hours=5),
+        ),
     ]
     alone = score_facts(far[1:], NOW, POLICY, k=1, min_score=0.0)[0].score
-    both = {f.id: f.score for f in score_facts(far, NOW, POLICY, k=2, min_score=0.0,
-                                                keyword_ideal=4.0)}
+    both = {
+        f.id: f.score for f in score_facts(far, NOW, POLICY, k=2, min_score=0.0, keyword_ideal=4.0)
+    }
     assert both[far[1].id] == alone
     from dataclasses import replace
 
     semantic = [far[0], replace(far[1], occurred_at=NOW, type=FactType.SEMANTIC)]
     alone = score_facts(semantic[1:], NOW, POLICY, k=1, min_score=0.0)[0].score
-    both = {f.id: f.score for f in score_facts(semantic, NOW, POLICY, k=2, min_score=0.0,
-                                                keyword_ideal=4.0)}
+    both = {
+        f.id: f.score
+        for f in score_facts(semantic, NOW, POLICY, k=2, min_score=0.0, keyword_ideal=4.0)
+    }
     assert both[semantic[1].id] == alone
