@@ -114,8 +114,10 @@ eval: install
 
 ## LoCoMo through the live API beside BM25: LOCOMO=path/to/locomo.json (default: the
 ## development half when present next to the repository, then the Chinese set).
+## SPLIT=tune: only the tuning conversations (evals/locomo.py TUNE); SPLIT=report: the rest.
 eval-locomo: install
-	$(BIN)/python -m evals.locomo $(if $(LOCOMO),--data $(LOCOMO) --data tests/data/eval/zh-longconv.json)
+	$(BIN)/python -m evals.locomo $(if $(LOCOMO),--data $(LOCOMO) --data tests/data/eval/zh-longconv.json) \
+		$(if $(SPLIT),--split $(SPLIT))
 
 ## Kill the worker, Redis, PostgreSQL and the API in turn under load (not part of `test`):
 ## one line per scenario, lost=0 duplicated=0 stuck_jobs=0 and recovered_s <= 30 to pass.

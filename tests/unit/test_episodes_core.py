@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from app.memory import scoring
 from app.memory.detectors import find_transient, is_filler
 from app.memory.model import FactType, SourceKind
 from app.memory.packing import pack
@@ -189,3 +190,68 @@ def test_block_says_when_an_episode_happened() -> None:
     assert "Caroline went to a support group. (happened 2023-05-07; user message" in en
     assert "Caroline likes tea. (user message" in en
     assert "发生于 2023-05-07" in zh
+
+
+def test_episode_context_lifts_what_happened_with_a_strong_match() -> None:
+    """The reply to a matching turn shares few words with the question; having happened
+    in the same episode as the strong match, it is lifted above an equally weak match
+    from another day (scoring.EPISODE_CONTEXT)."""
+    session = NOW - timedelta(days=30)
+    other_day = NOW - timedelta(days=60)
+    rows = [
+        row(1, "Caroline: What got you into running?", bm25=4.0, occurred_at=session),
+        row(2, "Melanie: I started to clear my head.", cosine=0.35, occurred_at=session),
+        row(3, "Melanie: I like rainy days.", cosine=0.35, occurred_at=other_day),
+    ]
+    ranked = score_facts(rows, NOW, POLICY, k=3, min_score=0.0, keyword_ideal=4.0)
+    assert [f.id for f in ranked] == [rows[0].id, rows[1].id, rows[2].id]
+    by_id = {f.id: f for f in ranked}
+    assert by_id[rows[1].id].score > by_id[rows[2].id].score
+    # without the strong match the two weak ones score on their own: the gain is
+    # EPISODE_CONTEXT × the strong match's score, for the same episode only
+    alone = {f.id: f.score for f in score_facts(rows[1:], NOW, POLICY, k=2, min_score=0.0)}
+    assert by_id[rows[2].id].score == alone[rows[2].id]
+    strong = score_facts(rows[:1], NOW, POLICY, k=1, min_score=0.0, keyword_ideal=4.0)[0]
+    lift = scoring.EPISODE_CONTEXT * strong.score  # its own score, before its own gain
+    assert by_id[rows[1].id].score == pytest.approx(alone[rows[1].id] + lift, abs=1e-5)
+    assert by_id[rows[1].id].score > alone[rows[1].id] + 0.1  # the lever is on
+
+
+def test_episode_context_never_admits_a_fact_below_the_cut() -> None:
+    """The gain orders what passed `min_score`; it does not let a weak neighbour in."""
+    session = NOW - timedelta(days=3)
+    rows = [
+        row(1, "We hiked the Dolomites.", bm25=4.0, occurred_at=session),
+        row(2, "Nice weather today.", cosine=0.25, occurred_at=session),
+    ]
+    weak = score_facts(rows[1:], NOW, POLICY, k=5, min_score=0.0)[0].score
+    cut = weak + 0.01
+    out = score_facts(rows, NOW, POLICY, k=5, min_score=cut, keyword_ideal=4.0)
+    assert [f.id for f in out] == [rows[0].id]
+
+
+def test_episode_context_needs_the_same_episode_and_an_episode() -> None:
+    """Hours apart, or a semantic fact (no episode), gains nothing."""
+    far = [
+        row(1, "Caroline: What got you into running?", bm25=4.0, occurred_at=NOW),
+        row(
+            2,
+            "Melanie: I started to clear my head.",
+            cosine=0.35,
+            occurred_at=NOW - timedelta(hours=5),
+        ),
+    ]
+    alone = score_facts(far[1:], NOW, POLICY, k=1, min_score=0.0)[0].score
+    both = {
+        f.id: f.score for f in score_facts(far, NOW, POLICY, k=2, min_score=0.0, keyword_ideal=4.0)
+    }
+    assert both[far[1].id] == alone
+    from dataclasses import replace
+
+    semantic = [far[0], replace(far[1], occurred_at=NOW, type=FactType.SEMANTIC)]
+    alone = score_facts(semantic[1:], NOW, POLICY, k=1, min_score=0.0)[0].score
+    both = {
+        f.id: f.score
+        for f in score_facts(semantic, NOW, POLICY, k=2, min_score=0.0, keyword_ideal=4.0)
+    }
+    assert both[semantic[1].id] == alone

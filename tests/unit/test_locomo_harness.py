@@ -59,3 +59,68 @@ def test_the_chinese_set_loads_with_bodies_and_a_baseline() -> None:
     ranked = locomo.bm25_rankings(c)
     assert set(ranked) == {q.text for q in c.questions}
     assert all(len(r) == locomo.K for r in ranked.values())
+
+
+def test_split_option_keeps_only_the_tuning_or_the_report_conversations() -> None:
+    """`--split tune` must never ingest, ask or print a report conversation."""
+
+    def conv(i: str) -> locomo.Conversation:
+        return locomo.Conversation(i, [], [], [])
+
+    dev = [conv(i) for i in ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "zh-02")]
+    assert [c.sample_id for c in locomo.select_split(dev, "tune")] == [
+        "conv-26",
+        "conv-30",
+        "conv-42",
+    ]
+    assert [c.sample_id for c in locomo.select_split(dev, "report")] == [
+        "conv-41",
+        "conv-43",
+        "zh-02",
+    ]
+    assert locomo.select_split(dev, None) == dev
+    # the tuning run's own split table then holds tuning conversations only
+    assert set(locomo.splits(locomo.select_split(dev, "tune"))) == {"tune", "all"}
+    assert locomo.select_split([conv("conv-1")], "tune") == []
+    with pytest.raises(ValueError):
+        locomo.select_split(dev, "test")
+
+
+def test_rescore_applies_the_statements_channel_limits() -> None:
+    """evals.rescore re-ranks from whole pools: at `limit` per channel it must return what
+    the recall statement returns (cosine only for the dense top, bm25 only for the keyword
+    top, recency as stored), or offline figures would not be the live ones."""
+    import uuid
+
+    from app.memory.model import FactType, SourceKind
+    from app.memory.scoring import RecallRow
+    from evals.rescore import Case, candidates
+
+    t = datetime(2023, 5, 8, tzinfo=UTC)
+
+    def row(n: int, cosine: float, bm25: float | None, rank: int | None = None) -> RecallRow:
+        return RecallRow(
+            id=uuid.UUID(int=n),
+            statement=f"fact {n}",
+            predicate=None,
+            value=None,
+            type=FactType.EPISODIC,
+            scope="global",
+            source_kind=SourceKind.DOCUMENT,
+            confidence=0.9,
+            valid_from=t,
+            last_observed_at=t,
+            created_at=t,
+            cosine=cosine,
+            bm25=bm25,
+            recency_rank=rank,
+            occurred_at=t,
+        )
+
+    rows = [row(1, 0.9, None), row(2, 0.8, 1.0), row(3, 0.1, 5.0), row(4, 0.0, None, 1)]
+    q = locomo.Question("q", 4, ("D1:1",))
+    case = Case("d", "turns", "c", q, rows, 5.0, None, {}, t)
+    got = {r.id.int: (r.cosine, r.bm25) for r in candidates(case, 1)}
+    assert got == {1: (0.9, None), 3: (None, 5.0), 4: (None, None)}
+    got = {r.id.int: (r.cosine, r.bm25) for r in candidates(case, 2)}
+    assert got == {1: (0.9, None), 2: (0.8, 1.0), 3: (None, 5.0), 4: (None, None)}
