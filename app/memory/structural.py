@@ -1,0 +1,224 @@
+"""Structural detectors: secrets, identifiers and account numbers recognised by what
+makes them what they are, not by a vendor's prefix (docs/gate.md#detectors).
+
+- a `key: value` / `key=value` / JSON pair whose key names a credential (`DB_PASS`,
+  `X-API-Key`, `AccountKey`, `appsecret`, `sessionid`): the key says what the value is;
+- a token that looks generated (upper, lower and digits mixed at random, high Shannon
+  entropy) standing alone: words, identifiers, hashes and ids do not look like that;
+- an unnamed BIP-39 seed phrase: twelve to twenty-four words of the BIP-39 list whose
+  checksum holds (`mnemonic`), which prose practically never does;
+- an IBAN (country, mod-97 check, the country's length: `stdnum.iban`);
+- checksummed national numbers in their written shape: Brazilian CPF `000.000.000-00`,
+  Spanish DNI / NIE `00000000X`, Indian Aadhaar `0000 0000 0000` (Verhoeff).
+
+Pure; every function takes the NFKC-folded text and returns (start, end, detail) spans.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter
+
+from mnemonic import Mnemonic
+from stdnum import iban
+from stdnum.br import cpf
+from stdnum.es import dni, nie
+from stdnum.in_ import aadhaar
+
+Span = tuple[int, int, str]
+
+# ---------------------------------------------------------------------------------------
+# key: value pairs whose key names a credential
+# ---------------------------------------------------------------------------------------
+
+_PAIR = re.compile(
+    r"(?<![A-Za-z0-9_.\-])[\"']?(?P<k>[A-Za-z][A-Za-z0-9_.\-]{1,48})[\"']?\s*[:=]\s*"
+    r"[\"'`]?(?P<v>[^\s\"'`,;&，。；]{4,200})"
+)
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# whole key parts that name a credential
+_SECRET_PARTS = frozenset(
+    "pass passwd password passwords pwd pw passphrase passkey passcode secret secrets "
+    "token tokens apikey credential credentials creds cred sessionid privkey".split()
+)
+# "…key" names a credential after one of these ("x-api-key", "AccountKey", "signing_key")
+_KEY_QUALIFIERS = frozenset(
+    "api access account secret private signing master encryption auth app client "
+    "shared storage subscription license licence session consumer webhook".split()
+)
+# the key names something about the credential, not the credential ("token_limit: 128000")
+_NOT_THE_SECRET = frozenset(
+    "limit limits count counts max min ttl expiry expires expiration length len size type "
+    "url uri endpoint file path policy rotation name budget usage window rate format header "
+    "lifetime timeout hint strength id ids used reset manager vault store env var".split()
+)
+_PLACEHOLDER_VALUE = re.compile(
+    r"^(?:\*+|x{3,}|\.{3,}|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|"
+    r"\{\{[^}]*\}\}|true|false|null|none|yes|no|on|off|required|optional|redacted|"
+    r"\[redacted:[a-z]+\])$",
+    re.I,
+)
+
+
+def _key_parts(key: str) -> list[str]:
+    """`DB_PASS` → [db, pass], `X-API-Key` → [x, api, key], `AccountKey` → [account, key]."""
+    return [p.lower() for chunk in re.split(r"[_.\-]+", key) for p in _CAMEL.findall(chunk)]
+
+
+def names_secret(key: str) -> bool:
+    """The key names a credential: a credential word, or "key" after a qualifier."""
+    parts = _key_parts(key)
+    if not parts or any(p in _NOT_THE_SECRET for p in parts[1:]):
+        return False
+    joined = "".join(parts)
+    if any(p in _SECRET_PARTS for p in parts):
+        return True
+    if parts[-1] == "key" and len(parts) > 1 and parts[-2] in _KEY_QUALIFIERS:
+        return True
+    # run together: "appsecret", "dbpassword", "apitoken", "accountkey"
+    return any(w in joined for w in ("password", "passwd", "secret", "token", "apikey")) or (
+        joined.endswith("key") and any(joined.startswith(q) for q in _KEY_QUALIFIERS)
+    )
+
+
+def _secret_value(value: str) -> bool:
+    """A value, not a placeholder or a word about it; long enough to be a credential."""
+    bare = value.strip().rstrip(".!?)]}>")
+    if len(bare) < 4 or _PLACEHOLDER_VALUE.match(bare):
+        return False
+    if bare.isdigit():
+        return 4 <= len(bare) <= 12  # a PIN, not a count ("max_tokens: 4096" is excluded above)
+    return True
+
+
+def pair_spans(folded: str) -> list[Span]:
+    """`DB_PASS=Xk7#mq2Lp9`, `"pass": "…"`, `X-API-Key: …`, `AccountKey=…;`, `appsecret=…`."""
+    if ":" not in folded and "=" not in folded:
+        return []
+    return [
+        (*m.span("v"), "secret_pair")
+        for m in _PAIR.finditer(folded)
+        if names_secret(m.group("k")) and _secret_value(m.group("v"))
+    ]
+
+
+# ---------------------------------------------------------------------------------------
+# generated-looking tokens
+# ---------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=.:\-])[A-Za-z0-9+/_\-]{20,}={0,2}(?![A-Za-z0-9+/_=\-])")
+_HEX = re.compile(r"[0-9a-fA-F\-]+")
+_MIN_ENTROPY = 3.6  # bits per character; random base62 of 20+ chars carries ~4.1
+_MIN_SWITCH = 0.33  # share of neighbours of another class (upper/lower/digit): random ≈ 0.6, CamelCase ≈ 0.25
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def _char_class(ch: str) -> int:
+    return 0 if ch.isupper() else 1 if ch.islower() else 2 if ch.isdigit() else 3
+
+
+def generated_token(token: str) -> bool:
+    """Upper, lower and digits mixed the way a random generator mixes them: words,
+    CamelCase identifiers, hex digests, UUIDs and version strings do not."""
+    core = token.rstrip("=")
+    alnum = [c for c in core if c.isalnum()]
+    if len(alnum) < 20 or _HEX.fullmatch(core):
+        return False
+    upper = sum(c.isupper() for c in alnum)
+    lower = sum(c.islower() for c in alnum)
+    digits = sum(c.isdigit() for c in alnum)
+    if min(upper, lower) < 3 or digits < 2:
+        return False
+    classes = [_char_class(c) for c in alnum]
+    switches = sum(a != b for a, b in zip(classes, classes[1:], strict=False))
+    return switches / (len(alnum) - 1) >= _MIN_SWITCH and _entropy("".join(alnum)) >= _MIN_ENTROPY
+
+
+def token_spans(folded: str) -> list[Span]:
+    """A generated-looking token anywhere, named or not ("… needs c11SB5BpQN… appended")."""
+    return [(*m.span(), "high_entropy") for m in _TOKEN.finditer(folded) if generated_token(m.group())]
+
+
+# ---------------------------------------------------------------------------------------
+# unnamed BIP-39 seed phrases
+# ---------------------------------------------------------------------------------------
+
+_WORD_RUN = re.compile(r"(?<![A-Za-z])[a-z]{3,8}(?:[ ,]+[a-z]{3,8}){11,}(?![A-Za-z])")
+_PHRASE_LENGTHS = (24, 21, 18, 15, 12)
+
+
+@functools.cache
+def _bip39() -> tuple[Mnemonic, frozenset[str]]:
+    m = Mnemonic("english")
+    return m, frozenset(m.wordlist)
+
+
+def seed_phrase_spans(folded: str) -> list[Span]:
+    """Twelve or more BIP-39 words in a row whose checksum holds (1 in 16 for 12 random
+    list words, and prose is rarely twelve list words in a row)."""
+    spans: list[Span] = []
+    for run in _WORD_RUN.finditer(folded):
+        m, words = _bip39()
+        tokens = [(t.start(), t.end(), t.group()) for t in re.finditer(r"[a-z]+", run.group())]
+        i = 0
+        while i + 12 <= len(tokens):
+            found = False
+            for n in _PHRASE_LENGTHS:
+                window = tokens[i : i + n]
+                if len(window) < n or any(w[2] not in words for w in window):
+                    continue
+                if m.check(" ".join(w[2] for w in window)):
+                    spans.append((run.start() + window[0][0], run.start() + window[-1][1], "seed_phrase"))
+                    i += n
+                    found = True
+                    break
+            if not found:
+                i += 1
+    return spans
+
+
+# ---------------------------------------------------------------------------------------
+# IBANs and checksummed national numbers in their written shape
+# ---------------------------------------------------------------------------------------
+
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ \-]?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])")
+
+
+def iban_spans(folded: str) -> list[Span]:
+    """Country code, two check digits, the account: valid when mod 97 and the country's
+    length and shape hold. Trailing groups are dropped until it validates."""
+    spans: list[Span] = []
+    for m in _IBAN.finditer(folded.upper()):
+        groups = list(re.finditer(r"[A-Z0-9]+", m.group()))
+        for j in range(len(groups), 0, -1):
+            text = m.group()[: groups[j - 1].end()]
+            if iban.is_valid(re.sub(r"[ \-]", "", text)):
+                spans.append((m.start(), m.start() + len(text), "iban"))
+                break
+    return spans
+
+
+_CPF = re.compile(r"(?<![0-9])[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}(?![0-9])")
+_DNI = re.compile(r"(?<![A-Za-z0-9])[XYZxyz]?[0-9]{7,8}-?[A-Za-z](?![A-Za-z0-9])")
+_AADHAAR = re.compile(r"(?<![0-9])[2-9][0-9]{3}([ \-])[0-9]{4}\1[0-9]{4}(?![0-9])")
+
+
+def national_id_spans(folded: str) -> list[Span]:
+    """CPF `000.000.000-00`, DNI / NIE `00000000X`, Aadhaar `0000 0000 0000`: the shape
+    and the check digits together (each alone passes one number in ten to a hundred)."""
+    spans: list[Span] = []
+    spans += [(*m.span(), "br_cpf") for m in _CPF.finditer(folded) if cpf.is_valid(m.group())]
+    for m in _DNI.finditer(folded):
+        number = m.group().upper()
+        if dni.is_valid(number) or nie.is_valid(number):
+            spans.append((*m.span(), "es_dni"))
+    spans += [
+        (*m.span(), "in_aadhaar") for m in _AADHAAR.finditer(folded) if aadhaar.is_valid(m.group())
+    ]
+    return spans
