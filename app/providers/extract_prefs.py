@@ -703,6 +703,17 @@ _TIME_HABIT_ZH = re.compile(
     r"工作日|周末|平日|晚上|早上|中午|下午|上午|半夜|凌晨|饭后|睡前)[\u4e00-\u9fff\d]{0,6}?)"
     r"(?:都|一般|通常|也)?(?P<neg>不|从不|很少|只|绝不)(?P<o>[\u4e00-\u9fff].{0,30})$"
 )
+# a daily routine at a clock time ("我早上六点起床", "我一般晚上十一点睡觉") and how the user
+# takes a food or drink ("我喝咖啡不加糖", "我吃面要多放醋"): said without a date, a habit
+_ROUTINE_ZH = re.compile(
+    r"^我(?:一般|通常|平时|平常|每天|工作日|周末)?(?:都)?(?:早上|早晨|上午|中午|下午|晚上|夜里|凌晨|半夜)"
+    r"[零〇一二三四五六七八九十两\d]{1,3}(?:点|:)(?:半|[零〇一二三四五六七八九十\d]{1,3}分?)?(?:左右|前|后)?"
+    r"(?:就|才|准时)?(?P<o>起床|起|睡觉|睡|上床|吃早饭|吃早餐|吃午饭|吃晚饭|下班|上班|锻炼|跑步|健身|遛狗)$"
+)
+_HOW_ZH = re.compile(
+    r"^我(?:一般|通常|平时|都)?(?:吃|喝|点)(?P<o>[\u4e00-\u9fff]{1,6}?)(?:都)?"
+    r"(?:不加|不放|不要|只加|只放|只要|要加|要多加|多加|少放|多放|少加)[\u4e00-\u9fff]{1,6}$"
+)
 _PURSUIT_ZH = re.compile(
     r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?P<v>学|学习|练|练习|备考|准备考)(?P<o>[\u4e00-\u9fffA-Za-z].{0,20})$"
 )
@@ -744,6 +755,10 @@ def _pref_zh_main(s: str) -> Pref | None:
         if _NOT_HABIT_ZH.match(obj) or not _about_user(obj, zh=True) or _PLAN_ZH.search(s):
             return None
         return _free(s, third_person_zh(s))
+    for routine in (_ROUTINE_ZH, _HOW_ZH):
+        m = routine.match(s)
+        if m and not _PLAN_ZH.search(s):
+            return _free(s, third_person_zh(s), CONF_FREE)
     m = _PURSUIT_ZH.match(s)
     if m:
         if not _about_user(m.group("o"), zh=True) or _PLAN_ZH.search(s):
