@@ -70,7 +70,7 @@ def _key_parts(key: str) -> list[str]:
 def names_secret(key: str) -> bool:
     """The key names a credential: a credential word, or "key" after a qualifier."""
     parts = _key_parts(key)
-    if not parts or any(p in _NOT_THE_SECRET for p in parts[1:]):
+    if not parts or any(p in _NOT_THE_SECRET for p in parts):
         return False
     joined = "".join(parts)
     if any(p in _SECRET_PARTS for p in parts):
@@ -97,11 +97,15 @@ def pair_spans(folded: str) -> list[Span]:
     """`DB_PASS=Xk7#mq2Lp9`, `"pass": "…"`, `X-API-Key: …`, `AccountKey=…;`, `appsecret=…`."""
     if ":" not in folded and "=" not in folded:
         return []
-    return [
-        (*m.span("v"), "secret_pair")
-        for m in _PAIR.finditer(folded)
-        if names_secret(m.group("k")) and _secret_value(m.group("v"))
-    ]
+    spans: list[Span] = []
+    pos = 0
+    while (m := _PAIR.search(folded, pos)) is not None:
+        if names_secret(m.group("k")) and _secret_value(m.group("v")):
+            spans.append((*m.span("v"), "secret_pair"))
+            pos = m.end()
+        else:  # the value may hold the pair: "Cookie: sessionid=…"
+            pos = m.start("v")
+    return spans
 
 
 # ---------------------------------------------------------------------------------------
