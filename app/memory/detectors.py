@@ -197,6 +197,25 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         lambda m, _: _is_value(m.group("v")),
         _PASSWORD_EN,
     ),
+    # the answer to a security question is a password: "security answer: Rosewood"
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z])(?:security\s+(?:question\s+)?answer|secret\s+answer|"
+            r"(?:memorable|security)\s+word)s?" + _EN_VERB + _VALUE,
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")),
+        ("answer", "word"),
+    ),
+    _Secret(
+        "password",
+        _rx(r"(?:密保(?:问题)?(?:的)?答案|安全问题(?:的)?答案|密保)" + _ZH_VERB + _ZH_VALUE),
+        1,
+        lambda m, _: _is_value(m.group("v")),
+        ("密保", "安全问题"),
+    ),
     # "I changed my gmail password to x"
     _Secret(
         "password",

@@ -9,7 +9,9 @@ makes them what they are, not by a vendor's prefix (docs/gate.md#detectors).
   checksum holds (`mnemonic`), which prose practically never does;
 - an IBAN (country, mod-97 check, the country's length: `stdnum.iban`);
 - checksummed national numbers in their written shape: Brazilian CPF `000.000.000-00`,
-  Spanish DNI / NIE `00000000X`, Indian Aadhaar `0000 0000 0000` (Verhoeff).
+  Spanish DNI / NIE `00000000X`, Indian Aadhaar `0000 0000 0000` (Verhoeff), Korean RRN
+  `000000-0000000`, Italian codice fiscale, Mexican CURP, a US SSN spaced
+  `000 00 0000` (python-stdnum validates each).
 
 Pure; every function takes the NFKC-folded text and returns (start, end, detail) spans.
 """
@@ -26,6 +28,10 @@ from stdnum import iban
 from stdnum.br import cpf
 from stdnum.es import dni, nie
 from stdnum.in_ import aadhaar
+from stdnum.it import codicefiscale
+from stdnum.kr import rrn
+from stdnum.mx import curp
+from stdnum.us import ssn
 
 Span = tuple[int, int, str]
 
@@ -41,7 +47,7 @@ _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # whole key parts that name a credential
 _SECRET_PARTS = frozenset(
     "pass passwd password passwords pwd pw passphrase passkey passcode secret secrets "
-    "token tokens apikey credential credentials creds cred sessionid privkey".split()
+    "token tokens apikey credential credentials creds cred sessionid privkey sig".split()
 )
 # "…key" names a credential after one of these ("x-api-key", "AccountKey", "signing_key")
 _KEY_QUALIFIERS = frozenset(
@@ -211,6 +217,14 @@ def iban_spans(folded: str) -> list[Span]:
 _CPF = re.compile(r"(?<![0-9])[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}(?![0-9])")
 _DNI = re.compile(r"(?<![A-Za-z0-9])[XYZxyz]?[0-9]{7,8}-?[A-Za-z](?![A-Za-z0-9])")
 _AADHAAR = re.compile(r"(?<![0-9])[2-9][0-9]{3}([ \-])[0-9]{4}\1[0-9]{4}(?![0-9])")
+_RRN = re.compile(r"(?<![0-9])[0-9]{6}-[0-9]{7}(?![0-9])")
+_CODICE_FISCALE = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z]{6}[0-9]{2}[A-Za-z][0-9]{2}[A-Za-z][0-9]{3}[A-Za-z](?![A-Za-z0-9])"
+)
+_CURP = re.compile(r"(?<![A-Za-z0-9])[A-Z]{4}[0-9]{6}[HMX][A-Z]{5}[A-Z0-9][0-9](?![A-Za-z0-9])")
+# 3-2-4 split by spaces: a phone is 3-3-4, a date 2-2-4 / 4-2-2; a month and a year
+# at its end ("204 11 2024") read as a date
+_SSN_SPACED = re.compile(r"(?<![0-9.])[0-9]{3} [0-9]{2} (?![12][09][0-9]{2}(?![0-9]))[0-9]{4}(?![0-9.])")
 
 
 def national_id_spans(folded: str) -> list[Span]:
@@ -224,5 +238,17 @@ def national_id_spans(folded: str) -> list[Span]:
             spans.append((*m.span(), "es_dni"))
     spans += [
         (*m.span(), "in_aadhaar") for m in _AADHAAR.finditer(folded) if aadhaar.is_valid(m.group())
+    ]
+    spans += [(*m.span(), "kr_rrn") for m in _RRN.finditer(folded) if rrn.is_valid(m.group())]
+    spans += [
+        (*m.span(), "it_codice_fiscale")
+        for m in _CODICE_FISCALE.finditer(folded)
+        if codicefiscale.is_valid(m.group().upper())
+    ]
+    spans += [(*m.span(), "mx_curp") for m in _CURP.finditer(folded) if curp.is_valid(m.group())]
+    spans += [
+        (*m.span(), "us_ssn")
+        for m in _SSN_SPACED.finditer(folded)
+        if ssn.is_valid(m.group().replace(" ", ""))
     ]
     return spans

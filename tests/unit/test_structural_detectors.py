@@ -147,3 +147,25 @@ def test_redaction_removes_the_new_formats() -> None:
     out = detectors.redact(text)
     for raw in ("Xk7#mq2Lp9", "4087,2200,7154,6073", "DE35 3704 0044 0532 0130 99"):
         assert raw not in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "주민등록번호 971013-9019902",
+        "codice fiscale RCCMNL83S18D969H for the lease",
+        "the user's CURP BOXW310820HNERXN09",
+        "social: 531 62 8870",
+        "my security answer is Rosewood1987",
+        "密保答案是 小白兔",
+    ],
+)
+def test_more_national_numbers_and_security_answers(text: str) -> None:
+    assert _reasons(text) & {"government_id", "secret"}, text
+
+
+@pytest.mark.parametrize(
+    "text", ["call me at 415 555 0132", "born 12 03 1990", "meeting room 204.11.2024", "invoice 204 11 2024", "答案是 42"]
+)
+def test_phone_and_date_shapes_are_not_ids(text: str) -> None:
+    assert _reasons(text) == set(), text
