@@ -414,7 +414,9 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"(?:(?!金额|价格|额度|限额|费用|账单|时间|日期|次数|年份)[^。！？!?\n\d]){0,16}?"
             r"(?:是|为|设成了?|设为|设置成了?|改成了?|换成了?|[:：])\s*"
             r"(?P<v>[0-9]{4,8})(?![0-9.,]|\s*(?:年|月|日|号|元|块|次|个|人|天|分|小时|%|笔|g|m))"
-            r"|\b(?:unlock|door|gate|alarm|safe|locker|padlock|lock)\s+(?:code|combination|combo)"
+            r"|\b(?:(?:unlock|door|gate|alarm|safe|locker|padlock|lock)\s+(?:code|combination|combo)|"
+            r"(?:code|combination|combo|pin)\s+(?:to|for|of)\s+(?:my|the|our)\s+(?:[a-z]+\s+)?"
+            r"(?:phone|door|garage|safe|locker|alarm|gate|lock|building|house|apartment|flat))"
             r"[^.!?\n\d]{0,16}?(?:is|was|:|=)\s*(?P<w>[0-9][0-9 -]{2,10}[0-9])(?![0-9])",
             _I,
         ),
@@ -814,6 +816,7 @@ def _card_spans(folded: str) -> list[Span]:
         if luhn.is_valid(digits) and (has_context or _card_issuer_like(digits)):
             spans.append((start, end, "luhn"))
     spans.extend(structural.iban_spans(folded))
+    spans.extend(structural.bank_account_spans(folded))
     spans.extend(_placeholders(folded, "card"))
     return spans
 

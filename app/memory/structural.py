@@ -7,7 +7,8 @@ makes them what they are, not by a vendor's prefix (docs/gate.md#detectors).
   entropy) standing alone: words, identifiers, hashes and ids do not look like that;
 - an unnamed BIP-39 seed phrase: twelve to twenty-four words of the BIP-39 list whose
   checksum holds (`mnemonic`), which prose practically never does;
-- an IBAN (country, mod-97 check, the country's length: `stdnum.iban`);
+- an IBAN (country, mod-97 check, the country's length: `stdnum.iban`), and a bank
+  account or routing number named as such;
 - checksummed national numbers in their written shape: Brazilian CPF `000.000.000-00`,
   Spanish DNI / NIE `00000000X`, Indian Aadhaar `0000 0000 0000` (Verhoeff), Korean RRN
   `000000-0000000`, Italian codice fiscale, Mexican CURP, a US SSN spaced
@@ -212,6 +213,22 @@ def iban_spans(folded: str) -> list[Span]:
                 spans.append((m.start(), m.start() + len(text), "iban"))
                 break
     return spans
+
+
+# a bank account or routing number named as such (it pays like a card): eight or more
+# digits after the name, in the same clause
+_BANK_ACCOUNT = re.compile(
+    r"(?:(?<![A-Za-z])(?:bank|checking|savings|chequing)\s+account(?:\s+(?:number|no\.?|#))?"
+    r"|(?<![A-Za-z])(?:routing|aba)\s+(?:number|no\.?|#)|银行账号|银行帐号|银行账户|收款账号|"
+    r"收款账户|收款帐号|对公账号|开户账号)"
+    r"[^\n。；;!?！？\d]{0,16}?(?P<v>[0-9](?:[ \-]?[0-9]){7,33})(?![0-9])",
+    re.I,
+)
+
+
+def bank_account_spans(folded: str) -> list[Span]:
+    """"checking account 0012 3456 789", "收款账号：6217 0000 1234 5678 901"."""
+    return [(*m.span("v"), "bank_account") for m in _BANK_ACCOUNT.finditer(folded)]
 
 
 _CPF = re.compile(r"(?<![0-9])[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}(?![0-9])")

@@ -436,17 +436,25 @@ _Step = Callable[[str], list[Edit]]
 # "三三零一零六 二零零一零一一五 …") or English words ("four eight three three …", "five
 # three one, six two, …"): a run of six or more digits read out, never an ordinary word,
 # reads as the bare digits, so the checksums see the number whatever its spelling.
-_ZH_NUMERAL = "零〇一二三四五六七八九幺两"
+_ZH_NUMERAL = "零〇一二三四五六七八九幺两壹贰叁肆伍陆柒捌玖"  # 壹贰…: the banking forms
 _NUMERALS = re.compile(f"[{_ZH_NUMERAL}](?:[ ,，、\\-]{{0,2}}[{_ZH_NUMERAL}]){{5,}}")
-_NUMERAL_DIGITS = str.maketrans(_ZH_NUMERAL, "0012345678912")
+_NUMERAL_DIGITS = str.maketrans(_ZH_NUMERAL, "0012345678912123456789")
 _EN_DIGITS = {
     "zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4",
     "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
 }  # fmt: skip
-_EN_DIGIT = "(?:" + "|".join(_EN_DIGITS) + ")"
+# "four double one …": British read-outs double or triple a digit
+_EN_DIGIT = "(?:(?:double|triple)[ -])?(?:" + "|".join(_EN_DIGITS) + ")"
+_EN_REPEAT = {"double": 2, "triple": 3}
 _EN_RUN = re.compile(
     rf"(?<![A-Za-z]){_EN_DIGIT}(?:(?:[ ,\-]{{1,3}}|, and ){_EN_DIGIT}){{5,}}(?![A-Za-z])", re.I
 )
+
+
+def _spelled(word: str) -> str:
+    """"seven" → "7", "double one" → "11"."""
+    parts = re.split(r"[ -]", word.lower())
+    return _EN_DIGITS[parts[-1]] * (_EN_REPEAT[parts[0]] if len(parts) > 1 else 1)
 
 
 def _numeral_edits(text: str) -> list[Edit]:
@@ -455,7 +463,7 @@ def _numeral_edits(text: str) -> list[Edit]:
         for m in _NUMERALS.finditer(text)
     ]
     edits += [
-        (m.start(), m.end(), "".join(_EN_DIGITS[w.lower()] for w in re.findall(_EN_DIGIT, m.group(), re.I)))
+        (m.start(), m.end(), "".join(_spelled(w) for w in re.findall(_EN_DIGIT, m.group(), re.I)))
         for m in _EN_RUN.finditer(text)
     ]
     return sorted(edits)

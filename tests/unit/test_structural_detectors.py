@@ -169,3 +169,42 @@ def test_more_national_numbers_and_security_answers(text: str) -> None:
 )
 def test_phone_and_date_shapes_are_not_ids(text: str) -> None:
     assert _reasons(text) == set(), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "card four double one one one one one one one one one one one one one one",
+        "卡号 肆壹壹壹 壹壹壹壹 壹壹壹壹 壹壹壹壹",
+        "my checking account number is 0012 3456 789",
+        "收款账号：6217 0000 1234 5678 901",
+        "routing number 021000021",
+    ],
+)
+def test_spelled_banking_numerals_and_bank_accounts(text: str) -> None:
+    assert "payment_card" in _reasons(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the code to my phone is 4821",
+        "the code for the front door is 7391",
+    ],
+)
+def test_lock_codes(text: str) -> None:
+    assert "secret" in _reasons(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I have one two three apples",
+        "my savings account earns 2% a year",
+        "the user opened a checking account in 2019",
+        "会员卡号 20231185",
+        "the code for the project is in the repo",
+    ],
+)
+def test_bank_and_code_look_alikes(text: str) -> None:
+    assert _reasons(text) == set(), text
