@@ -20,6 +20,7 @@ Pure; every function takes the NFKC-folded text and returns (start, end, detail)
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -122,7 +123,9 @@ def pair_spans(folded: str) -> list[Span]:
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=.:\-])[A-Za-z0-9+/_\-]{20,}={0,2}(?![A-Za-z0-9+/_=\-])")
 _HEX = re.compile(r"[0-9a-fA-F\-]+")
 _MIN_ENTROPY = 3.6  # bits per character; random base62 of 20+ chars carries ~4.1
-_MIN_SWITCH = 0.33  # share of neighbours of another class (upper/lower/digit): random ≈ 0.6, CamelCase ≈ 0.25
+_MIN_SWITCH = (
+    0.33  # share of neighbours of another class (upper/lower/digit): random ≈ 0.6, CamelCase ≈ 0.25
+)
 
 
 def _entropy(text: str) -> float:
@@ -147,13 +150,15 @@ def generated_token(token: str) -> bool:
     if min(upper, lower) < 3 or digits < 2:
         return False
     classes = [_char_class(c) for c in alnum]
-    switches = sum(a != b for a, b in zip(classes, classes[1:], strict=False))
+    switches = sum(a != b for a, b in itertools.pairwise(classes))
     return switches / (len(alnum) - 1) >= _MIN_SWITCH and _entropy("".join(alnum)) >= _MIN_ENTROPY
 
 
 def token_spans(folded: str) -> list[Span]:
     """A generated-looking token anywhere, named or not ("… needs c11SB5BpQN… appended")."""
-    return [(*m.span(), "high_entropy") for m in _TOKEN.finditer(folded) if generated_token(m.group())]
+    return [
+        (*m.span(), "high_entropy") for m in _TOKEN.finditer(folded) if generated_token(m.group())
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -185,7 +190,9 @@ def seed_phrase_spans(folded: str) -> list[Span]:
                 if len(window) < n or any(w[2] not in words for w in window):
                     continue
                 if m.check(" ".join(w[2] for w in window)):
-                    spans.append((run.start() + window[0][0], run.start() + window[-1][1], "seed_phrase"))
+                    spans.append(
+                        (run.start() + window[0][0], run.start() + window[-1][1], "seed_phrase")
+                    )
                     i += n
                     found = True
                     break
@@ -227,7 +234,7 @@ _BANK_ACCOUNT = re.compile(
 
 
 def bank_account_spans(folded: str) -> list[Span]:
-    """"checking account 0012 3456 789", "收款账号：6217 0000 1234 5678 901"."""
+    """ "checking account 0012 3456 789", "收款账号：6217 0000 1234 5678 901"."""
     return [(*m.span("v"), "bank_account") for m in _BANK_ACCOUNT.finditer(folded)]
 
 
@@ -241,7 +248,9 @@ _CODICE_FISCALE = re.compile(
 _CURP = re.compile(r"(?<![A-Za-z0-9])[A-Z]{4}[0-9]{6}[HMX][A-Z]{5}[A-Z0-9][0-9](?![A-Za-z0-9])")
 # 3-2-4 split by spaces: a phone is 3-3-4, a date 2-2-4 / 4-2-2; a month and a year
 # at its end ("204 11 2024") read as a date
-_SSN_SPACED = re.compile(r"(?<![0-9.])[0-9]{3} [0-9]{2} (?![12][09][0-9]{2}(?![0-9]))[0-9]{4}(?![0-9.])")
+_SSN_SPACED = re.compile(
+    r"(?<![0-9.])[0-9]{3} [0-9]{2} (?![12][09][0-9]{2}(?![0-9]))[0-9]{4}(?![0-9.])"
+)
 
 
 def national_id_spans(folded: str) -> list[Span]:

@@ -452,7 +452,7 @@ _EN_RUN = re.compile(
 
 
 def _spelled(word: str) -> str:
-    """"seven" → "7", "double one" → "11"."""
+    """ "seven" → "7", "double one" → "11"."""
     parts = re.split(r"[ -]", word.lower())
     return _EN_DIGITS[parts[-1]] * (_EN_REPEAT[parts[0]] if len(parts) > 1 else 1)
 

@@ -25,9 +25,8 @@ from urllib.parse import quote
 import httpx
 import pytest
 from fastapi import FastAPI, Request
-from redis.asyncio import Redis
-
 from mnemonic import Mnemonic
+from redis.asyncio import Redis
 from stdnum import iban
 from stdnum.br import cpf
 

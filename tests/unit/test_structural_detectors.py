@@ -17,7 +17,11 @@ from app.memory.gate import value_text
 
 
 def _reasons(text: str) -> set[str]:
-    return {f.kind for f in detectors.screen(text) if f.kind in ("secret", "government_id", "payment_card")}
+    return {
+        f.kind
+        for f in detectors.screen(text)
+        if f.kind in ("secret", "government_id", "payment_card")
+    }
 
 
 CARDS = [
@@ -165,7 +169,14 @@ def test_more_national_numbers_and_security_answers(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["call me at 415 555 0132", "born 12 03 1990", "meeting room 204.11.2024", "invoice 204 11 2024", "答案是 42"]
+    "text",
+    [
+        "call me at 415 555 0132",
+        "born 12 03 1990",
+        "meeting room 204.11.2024",
+        "invoice 204 11 2024",
+        "答案是 42",
+    ],
 )
 def test_phone_and_date_shapes_are_not_ids(text: str) -> None:
     assert _reasons(text) == set(), text
