@@ -91,13 +91,23 @@ def names_secret(key: str) -> bool:
     )
 
 
-def _secret_value(value: str) -> bool:
-    """A value, not a placeholder or a word about it; long enough to be a credential."""
+# keys whose value may be digits alone (a PIN); "tokens: 5000" is a count
+_NUMERIC_KEYS = frozenset("pass passwd password pwd pw passcode passkey pin code".split())
+# words that describe the value instead of being it ("password: hidden")
+_ABOUT_WORDS = frozenset(
+    "hidden set unset changed reset expired invalid missing empty same different stored saved "
+    "encrypted hashed rotated generated provided shared sent unknown secret private masked "
+    "none null required optional enabled disabled default".split()
+)
+
+
+def _secret_value(key: str, value: str) -> bool:
+    """A value, not a placeholder or a word about it; digits alone only for a PIN's key."""
     bare = value.strip().rstrip(".!?)]}>")
-    if len(bare) < 4 or _PLACEHOLDER_VALUE.match(bare):
+    if len(bare) < 4 or _PLACEHOLDER_VALUE.match(bare) or bare.lower() in _ABOUT_WORDS:
         return False
     if bare.isdigit():
-        return 4 <= len(bare) <= 12  # a PIN, not a count ("max_tokens: 4096" is excluded above)
+        return len(bare) <= 12 and any(p in _NUMERIC_KEYS for p in _key_parts(key))
     return True
 
 
@@ -108,7 +118,7 @@ def pair_spans(folded: str) -> list[Span]:
     spans: list[Span] = []
     pos = 0
     while (m := _PAIR.search(folded, pos)) is not None:
-        if names_secret(m.group("k")) and _secret_value(m.group("v")):
+        if names_secret(m.group("k")) and _secret_value(m.group("k"), m.group("v")):
             spans.append((*m.span("v"), "secret_pair"))
             pos = m.end()
         else:  # the value may hold the pair: "Cookie: sessionid=…"

@@ -75,6 +75,8 @@ BENIGN = [
     "numpy==1.26.4, pandas==2.2.3, python 3.11.9",
     "The user rotates API keys every 90 days and keeps them in 1Password",
     "token_limit: 128000, max_tokens: 4096",
+    "usage: {tokens: 5000, secret_santa_budget: 30}",
+    "password: hidden",
     "password_policy: strict; auth: OAuth2; api_key_rotation: 90d",
     "The population was 1,234,567,890,123 by one estimate",
     "用户的快递单号 SF1409283746512 已签收",
