@@ -185,29 +185,40 @@ def _bip39() -> tuple[Mnemonic, frozenset[str]]:
     return m, frozenset(m.wordlist)
 
 
+_MAX_RUN = 30  # a longer run of list words is a word list, not a phrase
+
+
 def seed_phrase_spans(folded: str) -> list[Span]:
-    """Twelve or more BIP-39 words in a row whose checksum holds (1 in 16 for 12 random
-    list words, and prose is rarely twelve list words in a row)."""
+    """Twelve to twenty-four BIP-39 words in a row whose checksum holds (1 in 16 for 12
+    random list words, and prose is rarely twelve list words in a row). Only maximal runs
+    of 12–30 list words are tried, so the work per text is bounded."""
     spans: list[Span] = []
     for run in _WORD_RUN.finditer(folded):
         m, words = _bip39()
         tokens = [(t.start(), t.end(), t.group()) for t in re.finditer(r"[a-z]+", run.group())]
-        i = 0
-        while i + 12 <= len(tokens):
-            found = False
-            for n in _PHRASE_LENGTHS:
-                window = tokens[i : i + n]
-                if len(window) < n or any(w[2] not in words for w in window):
-                    continue
-                if m.check(" ".join(w[2] for w in window)):
+        listed: list[list[tuple[int, int, str]]] = [[]]
+        for token in tokens:
+            if token[2] in words:
+                listed[-1].append(token)
+            elif listed[-1]:
+                listed.append([])
+        for seq in listed:
+            if not 12 <= len(seq) <= _MAX_RUN:
+                continue
+            i = 0
+            while i + 12 <= len(seq):
+                n = next(
+                    (n for n in _PHRASE_LENGTHS
+                     if i + n <= len(seq) and m.check(" ".join(w[2] for w in seq[i : i + n]))),
+                    0,
+                )  # fmt: skip
+                if n:
                     spans.append(
-                        (run.start() + window[0][0], run.start() + window[-1][1], "seed_phrase")
+                        (run.start() + seq[i][0], run.start() + seq[i + n - 1][1], "seed_phrase")
                     )
                     i += n
-                    found = True
-                    break
-            if not found:
-                i += 1
+                else:
+                    i += 1
     return spans
 
 

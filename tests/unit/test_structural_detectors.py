@@ -138,6 +138,8 @@ def test_random_tokens_are_generated_and_words_are_not() -> None:
 def test_unnamed_seed_phrases_need_the_checksum() -> None:
     phrase = Mnemonic("english").generate(128)
     assert structural.seed_phrase_spans(f"keep these: {phrase}")
+    # a long run of list words is a word list: bounded work, no phrase
+    assert not structural.seed_phrase_spans(" ".join(["one"] * 2000))
     # twelve list words of ordinary prose fail the checksum almost always: the first
     # eleven words of a valid phrase and a twelfth that breaks it
     words = phrase.split()
