@@ -139,8 +139,8 @@ _TECH_EN = (
         r"(?:builds?|ships?|tests?|provisions?|deploys?|manages?) (?:with|on|in|using|via)|"
         r"works? (?:with|in)|"
         r"develops? (?:with|in)|codes? in|writes?|relies on|rely on|are on|'re on|'m on|am on|"
-        r"is on|standardi[sz]ed on|(?:'ve|have)\s+been\s+using|(?:'ve\s+|have\s+)?(?:switched|moved|"
-        r"migrated)\s+to))\s+(?P<x>" + _TECH_EN_LIST + r")"
+        r"is on|standardi[sz]ed on|(?:'ve|have)\s+been\s+using|"
+        r"(?:'ve\s+|have\s+)?(?:switched|moved|migrated)\s+to))\s+(?P<x>" + _TECH_EN_LIST + r")"
     ),
     re.compile(
         r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:tech\s+)?(?:main\s+|primary\s+|daily\s+)?(?:stack|backend|"
