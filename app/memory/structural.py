@@ -19,6 +19,8 @@ Pure; every function takes the NFKC-folded text and returns (start, end, detail)
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import itertools
 import math
@@ -147,6 +149,20 @@ def _char_class(ch: str) -> int:
     return 0 if ch.isupper() else 1 if ch.islower() else 2 if ch.isdigit() else 3
 
 
+def _encodes_text(token: str) -> bool:
+    """Base64 of readable text: an encoding the unmasked view decodes and the other
+    detectors judge (a base64'd injection is an injection), not a random secret."""
+    core = token.rstrip("=")
+    for decode in (base64.b64decode, base64.urlsafe_b64decode):
+        try:
+            text = decode(core + "=" * (-len(core) % 4)).decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if text and sum(c.isprintable() or c.isspace() for c in text) >= 0.95 * len(text):
+            return True
+    return False
+
+
 def generated_token(token: str) -> bool:
     """Upper, lower and digits mixed the way a random generator mixes them: words,
     CamelCase identifiers, hex digests, UUIDs and version strings do not."""
@@ -161,7 +177,11 @@ def generated_token(token: str) -> bool:
         return False
     classes = [_char_class(c) for c in alnum]
     switches = sum(a != b for a, b in itertools.pairwise(classes))
-    return switches / (len(alnum) - 1) >= _MIN_SWITCH and _entropy("".join(alnum)) >= _MIN_ENTROPY
+    return (
+        switches / (len(alnum) - 1) >= _MIN_SWITCH
+        and _entropy("".join(alnum)) >= _MIN_ENTROPY
+        and not _encodes_text(core)
+    )
 
 
 def token_spans(folded: str) -> list[Span]:
