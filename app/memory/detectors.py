@@ -28,7 +28,7 @@ from stdnum.cn import ric
 from stdnum.exceptions import ValidationError as StdnumError
 from stdnum.us import ssn
 
-from app.memory import unmask
+from app.memory import structural, unmask
 from app.memory.model import Reason
 from app.memory.text import nfkc, split_sentences
 
@@ -125,7 +125,7 @@ class _Secret:
     triggers: tuple[str, ...] = ()
 
 
-_PASSWORD_EN = ("password", "passwd", "passcode", "passphrase", "pwd")
+_PASSWORD_EN = ("password", "passwd", "passcode", "passphrase", "passkey", "pwd")
 _CREDENTIAL_WORDS = ("key", "secret", "token", "bearer", "pin")
 _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
@@ -189,7 +189,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
         "password",
         _rx(
-            r"(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|pwd)"
+            r"(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|passkey|pwd)"
             r"(?![A-Za-z0-9])" + _EN_VERB + _VALUE,
             _I,
         ),
@@ -197,13 +197,32 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         lambda m, _: _is_value(m.group("v")),
         _PASSWORD_EN,
     ),
+    # the answer to a security question is a password: "security answer: Rosewood"
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z])(?:security\s+(?:question\s+)?answer|secret\s+answer|"
+            r"(?:memorable|security)\s+word)s?" + _EN_VERB + _VALUE,
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")),
+        ("answer", "word"),
+    ),
+    _Secret(
+        "password",
+        _rx(r"(?:密保(?:问题)?(?:的)?答案|安全问题(?:的)?答案|密保)" + _ZH_VERB + _ZH_VALUE),
+        1,
+        lambda m, _: _is_value(m.group("v")),
+        ("密保", "安全问题"),
+    ),
     # "I changed my gmail password to x"
     _Secret(
         "password",
         _rx(
             r"\b(?:changed|set|reset|updated|switched)\s+"
             r"(?:(?:my|the|our|his|her|their)\s+)?(?:[\w-]+\s+)?"
-            r"(?:password|passwd|passcode|passphrase|pwd)\s+to\s*:?\s*" + _VALUE,
+            r"(?:password|passwd|passcode|passphrase|passkey|pwd)\s+to\s*:?\s*" + _VALUE,
             _I,
         ),
         1,
@@ -378,9 +397,45 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     # 我的密码是 hunter2 / 密码：hunter2 / 支付密码为 123456 / 密码改成了 abc12345
     _Secret(
         "password",
-        _rx(r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|pin码|PIN码)" + _ZH_VERB + _ZH_VALUE),
+        _rx(
+            r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|凭据|凭证|授权码|安全码|pin码|PIN码)"
+            + _ZH_VERB
+            + _ZH_VALUE
+        ),
         1,
         lambda m, _: _is_value(m.group("v")),
+    ),
+    # the digits that open a payment, a phone, a door or a safe, however they are named:
+    # "微信支付的六位数字我设成了 739104", "门禁是 4821", "unlock code for the safe: 0412"
+    _Secret(
+        "numeric_code",
+        _rx(
+            r"(?:支付|付款|取款|解锁|开机|锁屏|门禁|门锁|密码锁|保险箱|保险柜)"
+            r"(?:(?!金额|价格|额度|限额|费用|账单|时间|日期|次数|年份)[^。！？!?\n\d]){0,16}?"
+            r"(?:是|为|设成了?|设为|设置成了?|改成了?|换成了?|[:：])\s*"
+            r"(?P<v>[0-9]{4,8})(?![0-9.,]|\s*(?:年|月|日|号|元|块|次|个|人|天|分|小时|%|笔|g|m))"
+            r"|\b(?:(?:unlock|door|gate|alarm|safe|locker|padlock|lock)\s+(?:code|combination|combo)|"
+            r"(?:code|combination|combo|pin)\s+(?:to|for|of)\s+(?:my|the|our)\s+(?:[a-z]+\s+)?"
+            r"(?:phone|door|garage|safe|locker|alarm|gate|lock|building|house|apartment|flat))"
+            r"[^.!?\n\d]{0,16}?(?:is|was|:|=)\s*(?P<w>[0-9][0-9 -]{2,10}[0-9])(?![0-9])",
+            _I,
+        ),
+        0,
+        triggers=(
+            "支付",
+            "付款",
+            "取款",
+            "解锁",
+            "开机",
+            "锁屏",
+            "门禁",
+            "门锁",
+            "密码锁",
+            "保险",
+            "code",
+            "combination",
+            "combo",
+        ),
     ),
     # 密码 hunter2 (no verb): token-like values with a digit only
     _Secret(
@@ -544,6 +599,9 @@ def _secret_spans(folded: str) -> list[Span]:
             start, end = m.span(p.group)
             spans.append((start, end, p.detail))
     spans.extend(_detect_secrets_spans(folded))
+    spans.extend(structural.pair_spans(folded))
+    spans.extend(structural.token_spans(folded))
+    spans.extend(structural.seed_phrase_spans(folded))
     spans.extend(_placeholders(folded, "secret"))
     return spans
 
@@ -625,10 +683,11 @@ def _ric_checksum_valid(number: str) -> bool:
 # 110101 19900307 7714, 4111 - 1111 - 1111 - 1111): folded here, where the checksum
 # decides. Dates, versions, phone and order numbers stay short of a card or an ID.
 _DIGIT_GROUPS = _rx(
-    r"(?<![0-9A-Za-z])[0-9]{1,19}(?:[ .\-_/·•|]{1,3}[0-9]{1,19})+"
+    r"(?<![0-9A-Za-z])[0-9]{1,19}(?:[ .\-_/·•|,、~]{1,3}[0-9]{1,19})+"
     r"(?:[Xx](?![0-9A-Za-z]))?(?![0-9])"
 )
 _GROUP = _rx(r"[0-9]+[Xx]?")
+_THOUSANDS = _rx(r"[0-9]{1,3}(?:,[0-9]{3})+")
 _MAX_CARD = 19
 _MAX_WINDOW_GROUPS = 24
 
@@ -639,6 +698,8 @@ def _grouped_numbers(folded: str) -> list[tuple[int, int, str]]:
     be one."""
     out: list[tuple[int, int, str]] = []
     for m in _DIGIT_GROUPS.finditer(folded):
+        if _THOUSANDS.fullmatch(m.group()):
+            continue  # 1,234,567: one number
         groups = [
             (m.start() + g.start(), m.start() + g.end(), g.group())
             for g in _GROUP.finditer(m.group())
@@ -669,9 +730,12 @@ _ID_DOCUMENT = _rx(
     r"national\s+id(?:entity)?(?:\s+card)?|id(?:entity)?\s+(?:card|number|no\.?|document)|"
     r"identity\s+(?:card|number|document)|identification\s+(?:card|number)|"
     r"driv(?:er'?s|ing)\s+licen[cs]e|residen(?:ce|t)\s+(?:permit|card)|green\s+card|"
-    r"citizen(?:ship)?\s+(?:card|number)|military\s+id|personalausweis|(?-i:SIN|NINO))"
+    r"citizen(?:ship)?\s+(?:card|number)|military\s+id|personalausweis|(?-i:SIN|NINO)|"
+    r"ssn|aadhaar|aadhar|cpf|curp|dni|nie|bsn|nric|hkid|mykad|pesel|personnummer|"
+    r"codice\s+fiscale|tax\s+file\s+number|taxpayer\s+id(?:entification)?(?:\s+number)?|"
+    r"itin|nhs\s+number|medicare\s+number|social\s+security)"
     r"(?![A-Za-z])|身份证|护照|通行证|军官证|士兵证|居住证|居留证|驾驶证|驾照|社保卡|社会保障号|"
-    r"台胞证|回乡证|证件号",
+    r"台胞证|回乡证|证件号|身份号码|社会保险号|社保号|纳税人识别号|社安号|医保卡号",
     _I,
 )
 # whose number it is not: an employee, student or member "ID number"
@@ -736,6 +800,7 @@ def _id_spans(folded: str) -> list[Span]:
     for m in _PASSPORT.finditer(folded):
         spans.append((*m.span("v"), "passport"))
     spans.extend(_named_document_numbers(folded))
+    spans.extend(structural.national_id_spans(folded))
     spans.extend(_placeholders(folded, "id"))
     return spans
 
@@ -761,6 +826,8 @@ def _card_spans(folded: str) -> list[Span]:
             continue  # an 18-digit resident ID may pass Luhn too: it is an ID, not a card
         if luhn.is_valid(digits) and (has_context or _card_issuer_like(digits)):
             spans.append((start, end, "luhn"))
+    spans.extend(structural.iban_spans(folded))
+    spans.extend(structural.bank_account_spans(folded))
     spans.extend(_placeholders(folded, "card"))
     return spans
 

@@ -8,6 +8,7 @@ caller passes `now`, the existing facts and the tombstone hashes, and applies th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -86,6 +87,9 @@ _CONTENT_CHECKS: tuple[tuple[Reason, Callable[[str], list[detectors.Finding]]], 
 # ---------------------------------------------------------------------------------------
 
 
+_DIGIT_GROUP = re.compile(r"[0-9]{1,8}")
+
+
 def value_text(value: Any, label: str | None = None) -> str:
     """The value as text for the detectors, one line per string, number and object key at
     any depth; a scalar with the key (or `label`, e.g. the predicate) it sits under, so
@@ -101,6 +105,10 @@ def value_text(value: Any, label: str | None = None) -> str:
         elif isinstance(item, list):
             if key and not item:
                 lines.append(key)
+            if len(item) > 1 and all(_DIGIT_GROUP.fullmatch(str(v)) for v in item):
+                # a number typed into several boxes (["4087", "2200", …]) is one number
+                joined = " ".join(str(v) for v in item)
+                lines.append(f"{key}: {joined}" if key else joined)
             stack.extend((v, key) for v in reversed(item))
         elif item is None or isinstance(item, bool):
             if key:

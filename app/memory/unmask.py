@@ -432,16 +432,41 @@ def _spaced_edits(text: str) -> list[Edit]:
 # ---------------------------------------------------------------------------------------
 
 _Step = Callable[[str], list[Edit]]
-# Chinese numerals written out for digits: "三二零一零二…" reads "320102…" (six or more in a
-# row: a number spelled digit by digit, never an ordinary word).
-_NUMERALS = re.compile("[零〇一二三四五六七八九]{6,}")
-_NUMERAL_DIGITS = str.maketrans("零〇一二三四五六七八九", "00123456789")
+# Numbers spelled digit by digit, in Chinese numerals (幺 and 两 as spoken: "五七二九八幺七…",
+# "三三零一零六 二零零一零一一五 …") or English words ("four eight three three …", "five
+# three one, six two, …"): a run of six or more digits read out, never an ordinary word,
+# reads as the bare digits, so the checksums see the number whatever its spelling.
+_ZH_NUMERAL = "零〇一二三四五六七八九幺两壹贰叁肆伍陆柒捌玖"  # 壹贰…: the banking forms
+_NUMERALS = re.compile(f"[{_ZH_NUMERAL}](?:[ ,，、\\-]{{0,2}}[{_ZH_NUMERAL}]){{5,}}")
+_NUMERAL_DIGITS = str.maketrans(_ZH_NUMERAL, "0012345678912123456789")
+_EN_DIGITS = {
+    "zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+    "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
+}  # fmt: skip
+# "four double one …": British read-outs double or triple a digit
+_EN_DIGIT = "(?:(?:double|triple)[ -])?(?:" + "|".join(_EN_DIGITS) + ")"
+_EN_REPEAT = {"double": 2, "triple": 3}
+_EN_RUN = re.compile(
+    rf"(?<![A-Za-z]){_EN_DIGIT}(?:(?:[ ,\-]{{1,3}}|, and ){_EN_DIGIT}){{5,}}(?![A-Za-z])", re.I
+)
+
+
+def _spelled(word: str) -> str:
+    """ "seven" → "7", "double one" → "11"."""
+    parts = re.split(r"[ -]", word.lower())
+    return _EN_DIGITS[parts[-1]] * (_EN_REPEAT[parts[0]] if len(parts) > 1 else 1)
 
 
 def _numeral_edits(text: str) -> list[Edit]:
-    return [
-        (m.start(), m.end(), m.group().translate(_NUMERAL_DIGITS)) for m in _NUMERALS.finditer(text)
+    edits: list[Edit] = [
+        (m.start(), m.end(), re.sub(r"[^0-9]", "", m.group().translate(_NUMERAL_DIGITS)))
+        for m in _NUMERALS.finditer(text)
     ]
+    edits += [
+        (m.start(), m.end(), "".join(_spelled(w) for w in re.findall(_EN_DIGIT, m.group(), re.I)))
+        for m in _EN_RUN.finditer(text)
+    ]
+    return sorted(edits)
 
 
 _STEPS: tuple[_Step, ...] = (

@@ -574,6 +574,21 @@ _PURSUIT_EN = re.compile(
     r"(?i)^i(?:'m| am)\s+(?:(?:currently|now|still|also|slowly)\s+)?(?P<v>learning|studying|"
     r"training for|taking (?:classes|lessons|a course) in|practicing|practising)\s+(?P<o>.{2,50})$"
 )
+# "I go climbing on weekends", "I can only meet after 6pm", "I'm 34": a frequency, a
+# standing limit, an age
+_STEADY_EN = (
+    re.compile(
+        r"(?i)^(?:i|we)\s+(?!.*\b(?:it|that|this|them)\b)(?P<o>.{2,60}?)\s+(?:every\s+(?:day|morning|evening|night|week|"
+        r"weekend|month|year|[a-z]+day)|each\s+(?:day|week|morning|evening|month)|"
+        r"on\s+(?:weekends|weekdays|[a-z]+days)|at\s+weekends|daily|weekly|nightly|"
+        r"in\s+the\s+(?:mornings|evenings)|at\s+night)$"
+    ),
+    re.compile(
+        r"(?i)^i\s+(?:can|could)\s+only\s+(?!(?:guess|imagine|hope|say|think|wonder|assume|"
+        r"speculate|tell|dream|wish|laugh|try|pray)\b)(?P<o>.{2,60})$"
+    ),
+    re.compile(r"(?i)^i(?:'m|\s+am)\s+(?:\d{1,2}|[a-z]+ty(?:-[a-z]+)?)(?:\s+years?\s+old)?$"),
+)
 _PET_EN = re.compile(
     r"(?i)^i\s+(?:have|own|'ve got|have got)\s+(?:a|an|one|two|three|\d)\s+(?:[a-z\-]+\s+){0,2}"
     r"(?:dogs?|cats?|puppy|puppies|kittens?|rabbits?|hamsters?|parrots?|birds?|fish|turtles?|"
@@ -664,6 +679,10 @@ def _free_en(s: str) -> list[Pref]:
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
     if _PET_EN.match(s):
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
+    for steady in _STEADY_EN:
+        m = steady.match(s)
+        if m and not _PLAN_EN.search(s) and _about_user(m.groupdict().get("o") or s, zh=False):
+            return [_free(s, _pref_statement_en(s), CONF_FREE)]
     for pattern in (_TRAIT_EN, _TRAIT_ADJ_EN):
         m = pattern.match(s)
         if m:
@@ -703,8 +722,39 @@ _TIME_HABIT_ZH = re.compile(
     r"工作日|周末|平日|晚上|早上|中午|下午|上午|半夜|凌晨|饭后|睡前)[\u4e00-\u9fff\d]{0,6}?)"
     r"(?:都|一般|通常|也)?(?P<neg>不|从不|很少|只|绝不)(?P<o>[\u4e00-\u9fff].{0,30})$"
 )
+# a daily routine at a clock time ("我早上六点起床", "我一般晚上十一点睡觉") and how the user
+# takes a food or drink ("我喝咖啡不加糖", "我吃面要多放醋"): said without a date, a habit
+_ROUTINE_ZH = re.compile(
+    r"^我(?:一般|通常|平时|平常|每天|工作日|周末)?(?:都)?(?:早上|早晨|上午|中午|下午|晚上|夜里|凌晨|半夜)"
+    r"[零〇一二三四五六七八九十两\d]{1,3}(?:点|:)(?:半|[零〇一二三四五六七八九十\d]{1,3}分?)?(?:左右|前|后)?"
+    r"(?:就|才|准时)?(?P<o>起床|起|睡觉|睡|上床|吃早饭|吃早餐|吃午饭|吃晚饭|下班|上班|锻炼|跑步|健身|遛狗)$"
+)
+_HOW_ZH = re.compile(
+    r"^我(?:一般|通常|平时|都)?(?:吃|喝|点)(?P<o>[\u4e00-\u9fff]{1,6}?)(?:都)?"
+    r"(?:不加|不放|不要|只加|只放|只要|要加|要多加|多加|少放|多放|少加)[\u4e00-\u9fff]{1,6}$"
+)
+_NOT_NOW_ZH = re.compile(r"今天|明天|今晚|明晚|昨天|刚才|这周|下周|这个|下个")
+# "我今年34岁", "我家有一只狗叫豆豆", "我坐地铁上班", "我在减糖", "我周末去攀岩"
+_STEADY_ZH = (
+    re.compile(r"^我(?:今年|现在)?(?:\d{1,3}|[一二三四五六七八九十]{1,3})岁了?$"),
+    re.compile(
+        r"^我(?:家)?(?:有|养了?)(?:一|两|三|四|五|几|\d+)(?:只|条|个|匹)"
+        r"(?:猫|狗|兔子|鹦鹉|仓鼠|乌龟|鱼|金鱼|孩子|女儿|儿子|小孩)(?:[,，]?(?:叫|名叫).{1,8})?$"
+    ),
+    re.compile(
+        r"^我(?:每天|平时|一般|通常|都)*(?:坐|乘|骑|开车|走路|步行|打车)[\u4e00-\u9fff]{0,4}"
+        r"(?:上班|上学|通勤|去公司)$"
+    ),
+    re.compile(
+        r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?:减肥|减糖|控糖|减脂|戒烟|戒酒|戒糖|健身)$"
+    ),
+    re.compile(
+        r"^我(?:每个?)?(?:周末|周[一二三四五六日]|星期[一二三四五六日天]|工作日)"
+        r"(?:都|一般|通常|常|经常|会)*(?:去|会去)?[\u4e00-\u9fff]{2,6}$"
+    ),
+)
 _PURSUIT_ZH = re.compile(
-    r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?P<v>学|学习|练|练习|备考|准备考)(?P<o>[\u4e00-\u9fffA-Za-z].{0,20})$"
+    r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?P<v>学|学习|练|练习|备考|准备考|准备)(?P<o>[\u4e00-\u9fffA-Za-z].{0,20})$"
 )
 # After a habit word: thinking and one-off states, not habits.
 _NOT_HABIT_ZH = re.compile(r"^(?:觉得|认为|想|在想|不知道|以为|记得|忘|很忙|挺忙|没空|有空|说|问)")
@@ -744,6 +794,11 @@ def _pref_zh_main(s: str) -> Pref | None:
         if _NOT_HABIT_ZH.match(obj) or not _about_user(obj, zh=True) or _PLAN_ZH.search(s):
             return None
         return _free(s, third_person_zh(s))
+    for routine in (_ROUTINE_ZH, _HOW_ZH, *_STEADY_ZH):
+        m = routine.match(s)
+        told = s.replace("今年", "") if routine is _STEADY_ZH[0] else s  # an age is "今年 34"
+        if m and not _PLAN_ZH.search(told) and not _NOT_NOW_ZH.search(told):
+            return _free(s, third_person_zh(s), CONF_FREE)
     m = _PURSUIT_ZH.match(s)
     if m:
         if not _about_user(m.group("o"), zh=True) or _PLAN_ZH.search(s):

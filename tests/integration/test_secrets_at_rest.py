@@ -25,11 +25,15 @@ from urllib.parse import quote
 import httpx
 import pytest
 from fastapi import FastAPI, Request
+from mnemonic import Mnemonic
 from redis.asyncio import Redis
+from stdnum import iban
+from stdnum.br import cpf
 
 from app.embedded import pg_bin_dir
 from app.errors import install_error_handlers
 from app.logs import configure_logging
+from app.memory.structural import generated_token
 from tests.conftest import Live, Stack, Tenant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -405,6 +409,16 @@ def _escaped(needle: str) -> list[str]:
 
 
 NUMERALS = str.maketrans("0123456789X", "零一二三四五六七八九X")
+YAO_NUMERALS = str.maketrans("0123456789", "零幺两三四五六七八九")
+_EN_WORDS = "zero one two three four five six seven eight nine".split()
+
+
+def _generated_token() -> str:
+    """A random token the structural detector recognises (a few random draws do not)."""
+    while True:
+        token = _random(ALNUM, 28)
+        if generated_token(token):
+            return token
 
 
 def _disguised() -> dict[str, tuple[str, list[str]]]:
@@ -431,6 +445,20 @@ def _disguised() -> dict[str, tuple[str, list[str]]]:
         + _random("234567", 4)
         + _random("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 14)
     )
+    # issue 22: formats no vendor prefix names (app/memory/structural.py, unmask spellings)
+    card2, card3, card4 = _card(), _card(), _card()
+    spelled = " ".join(_EN_WORDS[int(d)] for d in card2)
+    yao = card3.translate(YAO_NUMERALS)
+    commas = ",".join(card4[i : i + 4] for i in range(0, 16, 4))
+    bban = _random(string.digits, 18)
+    iban_number = "DE" + iban.calc_check_digits("DE00" + bban) + bban
+    iban_spaced = " ".join(iban_number[i : i + 4] for i in range(0, len(iban_number), 4))
+    cpf_body = _random(string.digits, 9)
+    cpf_number = cpf.format(cpf_body + cpf._calc_check_digits(cpf_body))
+    db_pass = _pw()
+    session_token = _generated_token()
+    bare_token = _generated_token()
+    bip39 = Mnemonic("english").generate(128)
     hexed = f"password={pw[2]}".encode().hex()
     nested = _b64(quote(f"password={pw[3]}", safe=""))
     basic = _b64(f"svc:{pw[5]}").rstrip("=")
@@ -471,6 +499,15 @@ def _disguised() -> dict[str, tuple[str, list[str]]]:
         ),
         "seed_phrase": ("wallet recovery phrase: " + seed, [seed]),
         "totp_secret": (f"TOTP seed for the VPN: {totp}", [totp]),
+        "spelled_card": (f"card on file: {spelled}", [card2, spelled]),
+        "yao_card": (f"我的卡号{yao}", [card3, yao]),
+        "comma_card": (f"reads the card out as {commas}", [card4, commas]),
+        "iban": (f"salary to {iban_spaced}", [iban_number, iban_spaced]),
+        "cpf": (f"CPF {cpf_number}", [cpf_number]),
+        "secret_pair": (f"DB_PASS={db_pass} DB_HOST=localhost", [db_pass]),
+        "cookie": (f"Cookie: sessionid={session_token}; theme=dark", [session_token]),
+        "bare_token": (f"the deploy hook needs {bare_token} appended", [bare_token]),
+        "unnamed_seed": (f"write these down: {bip39}", [bip39]),
         "login_pair": (
             f"streaming login: fam.{_random(LOWER, 6)}@example.com / {pw[0]}x",
             [f"{pw[0]}x"],

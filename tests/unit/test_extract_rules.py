@@ -10,6 +10,7 @@ import pytest
 from app.memory.model import Candidate, FactType, Origin, SourceKind
 from app.providers.extract_rules import RuleExtractor, split_sentences
 from app.providers.extractor import Turn, assign_turn_ids, build_extractor, cap_per_turn
+from app.providers.rules.extractor import extract_sentence
 
 P = FactType.PROFILE
 S = FactType.SEMANTIC
@@ -597,3 +598,50 @@ def test_cap_per_turn_is_per_turn() -> None:
 
     got = cap_per_turn([cand("a", 0.5), cand("a", 0.9), cand("b", 0.1), cand("a", 0.7)], 2)
     assert [(c.turn_id, c.confidence) for c in got] == [("a", 0.9), ("b", 0.1), ("a", 0.7)]
+
+
+# issue 22: ordinary durable facts the rule extractor learns, and their transient twins
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "We deploy with Terraform 1.7 on AWS",
+        "Our CI runs on Buildkite",
+        "My laptop is a ThinkPad X1",
+        "I'm on macOS Sonoma",
+        "I've been using Linux for ten years",
+        "I go climbing on weekends",
+        "I can only meet after 6pm",
+        "I'm 34",
+        "我们线上跑的是 PostgreSQL 16",
+        "我用的是 Windows 11",
+        "我早上六点起床",
+        "我喝咖啡不加糖",
+        "我今年34岁",
+        "我家有一只狗叫豆豆",
+        "我坐地铁上班",
+        "我在减糖",
+        "我周末去攀岩",
+        "我的笔记都放在 Obsidian 里",
+    ],
+)
+def test_ordinary_facts_are_learned(sentence: str) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert hits, sentence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "我明天去攀岩",
+        "我这周末去攀岩",
+        "我今天坐地铁上班",
+        "我明天早上六点起床",
+        "I go to the dentist next Monday",
+        "I can only guess",
+        "I use it every day",
+        "I'm twenty minutes late",
+    ],
+)
+def test_plans_and_asides_are_not_learned(sentence: str) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert not hits, (sentence, hits)

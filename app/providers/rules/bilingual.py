@@ -97,11 +97,14 @@ _TECH_ZH = (
     re.compile(
         r"(?P<who>我们团队|我们组|我们公司|我们项目|我们部门|我们小组|我们这边|我们|团队|公司|项目|"
         r"组里|咱们|我这边|我)(?:的)?"
-        r"(?:(?:服务|系统|后端|前端|项目|代码|应用|网站|产品|数据库|集群|团队|文档)(?:都|也)?)?"
+        r"(?:(?:服务|系统|后端|前端|项目|代码|应用|网站|产品|数据库|集群|团队|文档|线上|线下|生产环境|生产|"
+        r"本地|测试环境|服务器上?|笔记|文件|照片)(?:都|也)?)?"
         # habit and preference words before the verb: "我习惯用 Vim", "我一般用 Go"
         r"(?:都|一直|主要|现在|目前|正在|平时|日常|在|也|还|基本|习惯|喜欢|更喜欢|偏好|爱|一般|"
         r"通常|总是|经常|常|只|还是|更)*"
-        r"(?:用|使用|采用|基于|跑在|写)\s*(?P<x>" + _TECH_LIST + r")"
+        # "我用的是 Windows 11", "我们线上跑的是 PostgreSQL 16"
+        r"(?:(?:用|使用|采用|跑|装)的是|用|使用|采用|基于|跑在|写|(?:都)?(?:放在|存在|记在))\s*"
+        r"(?P<x>" + _TECH_LIST + r")"
     ),
     re.compile(
         r"(?P<who>我们|我)?(?:的)?(?:技术栈|后端|前端|数据库|开发语言|语言|框架|编辑器|IDE|ide)"
@@ -118,7 +121,7 @@ _TECH_LOWER = (
     "github|gitlab|jira|notion|figma|obsidian|tmux|zsh|bash|fish"
 )
 _TECH_EN_ITEM = (
-    r"(?:[A-Z0-9][\w+#.\-]*|(?:" + _TECH_LOWER + r")\b)"
+    r"(?:[A-Z0-9][\w+#.\-]*|(?i:" + _TECH_LOWER + r")\b)"
     r"(?:\s+(?:[A-Z][\w+#.\-]*|v?\d+(?:\.\d+)*))*"
 )
 _TECH_EN_LIST = _TECH_EN_ITEM + r"(?:\s*(?:,|&|\+|/|(?i:and|with|plus))\s*" + _TECH_EN_ITEM + r")*"
@@ -132,9 +135,12 @@ _TECH_EN = (
         r"(?:use|uses|'re using|are using|am using|'m using|is using|are running|'re running|"
         r"(?:runs?|hosts?)(?:\s+(?:everything|it all|all\s+(?:of\s+)?(?:our\s+)?\w+|"
         r"our\s+\w+))?\s+(?:on|in|with)|deploys?(?:\s+(?:everything|it all|all\s+(?:of\s+)?"
-        r"(?:our\s+)?\w+|our\s+\w+))?\s+(?:on|to)|runs?|builds? (?:with|on|in)|works? (?:with|in)|"
+        r"(?:our\s+)?\w+|our\s+\w+))?\s+(?:on|to|with|using|via)|runs?|"
+        r"(?:builds?|ships?|tests?|provisions?|deploys?|manages?) (?:with|on|in|using|via)|"
+        r"works? (?:with|in)|"
         r"develops? (?:with|in)|codes? in|writes?|relies on|rely on|are on|'re on|'m on|am on|"
-        r"is on|standardi[sz]ed on))\s+(?P<x>" + _TECH_EN_LIST + r")"
+        r"is on|standardi[sz]ed on|(?:'ve|have)\s+been\s+using|"
+        r"(?:'ve\s+|have\s+)?(?:switched|moved|migrated)\s+to))\s+(?P<x>" + _TECH_EN_LIST + r")"
     ),
     re.compile(
         r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:tech\s+)?(?:main\s+|primary\s+|daily\s+)?(?:stack|backend|"
@@ -142,7 +148,9 @@ _TECH_EN = (
         r"cloud|cloud provider|hosting|shell|terminal|browser|orm|framework|runtime|"
         r"package manager|build tool|laptop|machine|computer|phone|desktop|server|cluster|"
         r"data warehouse|warehouse|message broker|queue|cache|monitoring|issue tracker)"
-        r"(?:\s+of choice)?)\s+(?i:is|are|runs|uses|'s)\s+(?P<x>" + _TECH_EN_LIST + r")"
+        r"(?:\s+of choice)?)\s+(?i:is|are|runs(?:\s+on)?|uses|'s)\s+(?i:(?:a|an)\s+)?(?P<x>"
+        + _TECH_EN_LIST
+        + r")"
     ),
     # "our app is written in Go", "my site is built with Astro"
     re.compile(

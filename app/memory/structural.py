@@ -1,0 +1,321 @@
+"""Structural detectors: secrets, identifiers and account numbers recognised by what
+makes them what they are, not by a vendor's prefix (docs/gate.md#detectors).
+
+- a `key: value` / `key=value` / JSON pair whose key names a credential (`DB_PASS`,
+  `X-API-Key`, `AccountKey`, `appsecret`, `sessionid`): the key says what the value is;
+- a token that looks generated (upper, lower and digits mixed at random, high Shannon
+  entropy) standing alone: words, identifiers, hashes and ids do not look like that;
+- an unnamed BIP-39 seed phrase: twelve to twenty-four words of the BIP-39 list whose
+  checksum holds (`mnemonic`), which prose practically never does;
+- an IBAN (country, mod-97 check, the country's length: `stdnum.iban`), and a bank
+  account or routing number named as such;
+- checksummed national numbers in their written shape: Brazilian CPF `000.000.000-00`,
+  Spanish DNI / NIE `00000000X`, Indian Aadhaar `0000 0000 0000` (Verhoeff), Korean RRN
+  `000000-0000000`, Italian codice fiscale, Mexican CURP, a US SSN spaced
+  `000 00 0000` (python-stdnum validates each).
+
+Pure; every function takes the NFKC-folded text and returns (start, end, detail) spans.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import itertools
+import math
+import re
+from collections import Counter
+
+from mnemonic import Mnemonic
+from stdnum import iban
+from stdnum.br import cpf
+from stdnum.es import dni, nie
+from stdnum.in_ import aadhaar
+from stdnum.it import codicefiscale
+from stdnum.kr import rrn
+from stdnum.mx import curp
+from stdnum.us import ssn
+
+Span = tuple[int, int, str]
+
+# ---------------------------------------------------------------------------------------
+# key: value pairs whose key names a credential
+# ---------------------------------------------------------------------------------------
+
+_PAIR = re.compile(
+    r"(?<![A-Za-z0-9_.\-])[\"']?(?P<k>[A-Za-z][A-Za-z0-9_.\-]{1,48})[\"']?\s*[:=]\s*"
+    r"[\"'`]?(?P<v>[^\s\"'`,;&，。；]{4,200})"
+)
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# whole key parts that name a credential
+_SECRET_PARTS = frozenset(
+    "pass passwd password passwords pwd pw passphrase passkey passcode secret secrets "
+    "token tokens apikey credential credentials creds cred sessionid privkey sig".split()
+)
+# "…key" names a credential after one of these ("x-api-key", "AccountKey", "signing_key")
+_KEY_QUALIFIERS = frozenset(
+    "api access account secret private signing master encryption auth app client "
+    "shared storage subscription license licence session consumer webhook".split()
+)
+# the key names something about the credential, not the credential ("token_limit: 128000")
+_NOT_THE_SECRET = frozenset(
+    "limit limits count counts max min ttl expiry expires expiration length len size type "
+    "url uri endpoint file path policy rotation name budget usage window rate format header "
+    "lifetime timeout hint strength id ids used reset manager vault store env var".split()
+)
+_PLACEHOLDER_VALUE = re.compile(
+    r"^(?:\*+|x{3,}|\.{3,}|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|"
+    r"\{\{[^}]*\}\}|true|false|null|none|yes|no|on|off|required|optional|redacted|"
+    r"\[redacted:[a-z]+\])$",
+    re.I,
+)
+
+
+def _key_parts(key: str) -> list[str]:
+    """`DB_PASS` → [db, pass], `X-API-Key` → [x, api, key], `AccountKey` → [account, key]."""
+    return [p.lower() for chunk in re.split(r"[_.\-]+", key) for p in _CAMEL.findall(chunk)]
+
+
+def names_secret(key: str) -> bool:
+    """The key names a credential: a credential word, or "key" after a qualifier."""
+    parts = _key_parts(key)
+    if not parts or any(p in _NOT_THE_SECRET for p in parts):
+        return False
+    joined = "".join(parts)
+    if any(p in _SECRET_PARTS for p in parts):
+        return True
+    if parts[-1] == "key" and len(parts) > 1 and parts[-2] in _KEY_QUALIFIERS:
+        return True
+    # run together: "appsecret", "dbpassword", "apitoken", "accountkey"
+    return any(w in joined for w in ("password", "passwd", "secret", "token", "apikey")) or (
+        joined.endswith("key") and any(joined.startswith(q) for q in _KEY_QUALIFIERS)
+    )
+
+
+# keys whose value may be digits alone (a PIN); "tokens: 5000" is a count
+_NUMERIC_KEYS = frozenset("pass passwd password pwd pw passcode passkey pin code".split())
+# words that describe the value instead of being it ("password: hidden")
+_ABOUT_WORDS = frozenset(
+    "hidden set unset changed reset expired invalid missing empty same different stored saved "
+    "encrypted hashed rotated generated provided shared sent unknown secret private masked "
+    "none null required optional enabled disabled default".split()
+)
+
+
+def _secret_value(key: str, value: str) -> bool:
+    """A value, not a placeholder or a word about it; digits alone only for a PIN's key."""
+    bare = value.strip().rstrip(".!?)]}>")
+    if len(bare) < 4 or _PLACEHOLDER_VALUE.match(bare) or bare.lower() in _ABOUT_WORDS:
+        return False
+    if bare.isdigit():
+        return len(bare) <= 12 and any(p in _NUMERIC_KEYS for p in _key_parts(key))
+    return True
+
+
+def pair_spans(folded: str) -> list[Span]:
+    """`DB_PASS=Xk7#mq2Lp9`, `"pass": "…"`, `X-API-Key: …`, `AccountKey=…;`, `appsecret=…`."""
+    if ":" not in folded and "=" not in folded:
+        return []
+    spans: list[Span] = []
+    pos = 0
+    while (m := _PAIR.search(folded, pos)) is not None:
+        if names_secret(m.group("k")) and _secret_value(m.group("k"), m.group("v")):
+            spans.append((*m.span("v"), "secret_pair"))
+            pos = m.end()
+        else:  # the value may hold the pair: "Cookie: sessionid=…"
+            pos = m.start("v")
+    return spans
+
+
+# ---------------------------------------------------------------------------------------
+# generated-looking tokens
+# ---------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=.:\-])[A-Za-z0-9+/_\-]{20,}={0,2}(?![A-Za-z0-9+/_=\-])")
+_HEX = re.compile(r"[0-9a-fA-F\-]+")
+_MIN_ENTROPY = 3.6  # bits per character; random base62 of 20+ chars carries ~4.1
+_MIN_SWITCH = (
+    0.33  # share of neighbours of another class (upper/lower/digit): random ≈ 0.6, CamelCase ≈ 0.25
+)
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def _char_class(ch: str) -> int:
+    return 0 if ch.isupper() else 1 if ch.islower() else 2 if ch.isdigit() else 3
+
+
+def _encodes_text(token: str) -> bool:
+    """Base64 of readable text: an encoding the unmasked view decodes and the other
+    detectors judge (a base64'd injection is an injection), not a random secret."""
+    core = token.rstrip("=")
+    for decode in (base64.b64decode, base64.urlsafe_b64decode):
+        try:
+            text = decode(core + "=" * (-len(core) % 4)).decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if text and sum(c.isprintable() or c.isspace() for c in text) >= 0.95 * len(text):
+            return True
+    return False
+
+
+def generated_token(token: str) -> bool:
+    """Upper, lower and digits mixed the way a random generator mixes them: words,
+    CamelCase identifiers, hex digests, UUIDs and version strings do not."""
+    core = token.rstrip("=")
+    alnum = [c for c in core if c.isalnum()]
+    if len(alnum) < 20 or _HEX.fullmatch(core):
+        return False
+    upper = sum(c.isupper() for c in alnum)
+    lower = sum(c.islower() for c in alnum)
+    digits = sum(c.isdigit() for c in alnum)
+    if min(upper, lower) < 3 or digits < 2:
+        return False
+    classes = [_char_class(c) for c in alnum]
+    switches = sum(a != b for a, b in itertools.pairwise(classes))
+    return (
+        switches / (len(alnum) - 1) >= _MIN_SWITCH
+        and _entropy("".join(alnum)) >= _MIN_ENTROPY
+        and not _encodes_text(core)
+    )
+
+
+def token_spans(folded: str) -> list[Span]:
+    """A generated-looking token anywhere, named or not ("… needs c11SB5BpQN… appended")."""
+    return [
+        (*m.span(), "high_entropy") for m in _TOKEN.finditer(folded) if generated_token(m.group())
+    ]
+
+
+# ---------------------------------------------------------------------------------------
+# unnamed BIP-39 seed phrases
+# ---------------------------------------------------------------------------------------
+
+_WORD_RUN = re.compile(r"(?<![A-Za-z])[a-z]{3,8}(?:[ ,]+[a-z]{3,8}){11,}(?![A-Za-z])")
+_PHRASE_LENGTHS = (24, 21, 18, 15, 12)
+
+
+@functools.cache
+def _bip39() -> tuple[Mnemonic, frozenset[str]]:
+    m = Mnemonic("english")
+    return m, frozenset(m.wordlist)
+
+
+_MAX_RUN = 30  # a longer run of list words is a word list, not a phrase
+
+
+def seed_phrase_spans(folded: str) -> list[Span]:
+    """Twelve to twenty-four BIP-39 words in a row whose checksum holds (1 in 16 for 12
+    random list words, and prose is rarely twelve list words in a row). Only maximal runs
+    of 12–30 list words are tried, so the work per text is bounded."""
+    spans: list[Span] = []
+    for run in _WORD_RUN.finditer(folded):
+        m, words = _bip39()
+        tokens = [(t.start(), t.end(), t.group()) for t in re.finditer(r"[a-z]+", run.group())]
+        listed: list[list[tuple[int, int, str]]] = [[]]
+        for token in tokens:
+            if token[2] in words:
+                listed[-1].append(token)
+            elif listed[-1]:
+                listed.append([])
+        for seq in listed:
+            if not 12 <= len(seq) <= _MAX_RUN:
+                continue
+            i = 0
+            while i + 12 <= len(seq):
+                n = next(
+                    (n for n in _PHRASE_LENGTHS
+                     if i + n <= len(seq) and m.check(" ".join(w[2] for w in seq[i : i + n]))),
+                    0,
+                )  # fmt: skip
+                if n:
+                    spans.append(
+                        (run.start() + seq[i][0], run.start() + seq[i + n - 1][1], "seed_phrase")
+                    )
+                    i += n
+                else:
+                    i += 1
+    return spans
+
+
+# ---------------------------------------------------------------------------------------
+# IBANs and checksummed national numbers in their written shape
+# ---------------------------------------------------------------------------------------
+
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ \-]?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])")
+
+
+def iban_spans(folded: str) -> list[Span]:
+    """Country code, two check digits, the account: valid when mod 97 and the country's
+    length and shape hold. Trailing groups are dropped until it validates."""
+    spans: list[Span] = []
+    for m in _IBAN.finditer(folded.upper()):
+        groups = list(re.finditer(r"[A-Z0-9]+", m.group()))
+        for j in range(len(groups), 0, -1):
+            text = m.group()[: groups[j - 1].end()]
+            if iban.is_valid(re.sub(r"[ \-]", "", text)):
+                spans.append((m.start(), m.start() + len(text), "iban"))
+                break
+    return spans
+
+
+# a bank account or routing number named as such (it pays like a card): eight or more
+# digits after the name, in the same clause
+_BANK_ACCOUNT = re.compile(
+    r"(?:(?<![A-Za-z])(?:bank|checking|savings|chequing)\s+account(?:\s+(?:number|no\.?|#))?"
+    r"|(?<![A-Za-z])(?:routing|aba)\s+(?:number|no\.?|#)|银行账号|银行帐号|银行账户|收款账号|"
+    r"收款账户|收款帐号|对公账号|开户账号)"
+    r"[^\n。；;!?！？\d]{0,16}?(?P<v>[0-9](?:[ \-]?[0-9]){7,33})(?![0-9])",
+    re.I,
+)
+
+
+def bank_account_spans(folded: str) -> list[Span]:
+    """ "checking account 0012 3456 789", "收款账号：6217 0000 1234 5678 901"."""
+    return [(*m.span("v"), "bank_account") for m in _BANK_ACCOUNT.finditer(folded)]
+
+
+_CPF = re.compile(r"(?<![0-9])[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}(?![0-9])")
+_DNI = re.compile(r"(?<![A-Za-z0-9])[XYZxyz]?[0-9]{7,8}-?[A-Za-z](?![A-Za-z0-9])")
+_AADHAAR = re.compile(r"(?<![0-9])[2-9][0-9]{3}([ \-])[0-9]{4}\1[0-9]{4}(?![0-9])")
+_RRN = re.compile(r"(?<![0-9])[0-9]{6}-[0-9]{7}(?![0-9])")
+_CODICE_FISCALE = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z]{6}[0-9]{2}[A-Za-z][0-9]{2}[A-Za-z][0-9]{3}[A-Za-z](?![A-Za-z0-9])"
+)
+_CURP = re.compile(r"(?<![A-Za-z0-9])[A-Z]{4}[0-9]{6}[HMX][A-Z]{5}[A-Z0-9][0-9](?![A-Za-z0-9])")
+# 3-2-4 split by spaces: a phone is 3-3-4, a date 2-2-4 / 4-2-2; a month and a year
+# at its end ("204 11 2024") read as a date
+_SSN_SPACED = re.compile(
+    r"(?<![0-9.])[0-9]{3} [0-9]{2} (?![12][09][0-9]{2}(?![0-9]))[0-9]{4}(?![0-9.])"
+)
+
+
+def national_id_spans(folded: str) -> list[Span]:
+    """CPF `000.000.000-00`, DNI / NIE `00000000X`, Aadhaar `0000 0000 0000`: the shape
+    and the check digits together (each alone passes one number in ten to a hundred)."""
+    spans: list[Span] = []
+    spans += [(*m.span(), "br_cpf") for m in _CPF.finditer(folded) if cpf.is_valid(m.group())]
+    for m in _DNI.finditer(folded):
+        number = m.group().upper()
+        if dni.is_valid(number) or nie.is_valid(number):
+            spans.append((*m.span(), "es_dni"))
+    spans += [
+        (*m.span(), "in_aadhaar") for m in _AADHAAR.finditer(folded) if aadhaar.is_valid(m.group())
+    ]
+    spans += [(*m.span(), "kr_rrn") for m in _RRN.finditer(folded) if rrn.is_valid(m.group())]
+    spans += [
+        (*m.span(), "it_codice_fiscale")
+        for m in _CODICE_FISCALE.finditer(folded)
+        if codicefiscale.is_valid(m.group().upper())
+    ]
+    spans += [(*m.span(), "mx_curp") for m in _CURP.finditer(folded) if curp.is_valid(m.group())]
+    spans += [
+        (*m.span(), "us_ssn")
+        for m in _SSN_SPACED.finditer(folded)
+        if ssn.is_valid(m.group().replace(" ", ""))
+    ]
+    return spans
