@@ -223,3 +223,23 @@ def test_lock_codes(text: str) -> None:
 )
 def test_bank_and_code_look_alikes(text: str) -> None:
     assert _reasons(text) == set(), text
+
+
+@pytest.mark.timeout(20)  # linear work: well under a second; the backtracking took minutes
+def test_crafted_runs_stay_linear() -> None:
+    """64 KB built to make the IBAN groups backtrack (long unbroken alphanumeric runs) and
+    to offer the seed-phrase check as many list-word runs as possible."""
+    unbroken = ("ab12" + "c" * 37 + " ") * 1600
+    assert structural.iban_spans(unbroken) == []
+    words = " ".join(["abandon", "ability", "able", "about", "above", "absent"] * 5)
+    found = structural.seed_phrase_spans((words + " zzz ") * 350)
+    assert all(kind == "seed_phrase" for _, _, kind in found)
+
+
+def test_the_seed_phrase_checksum_is_bip39s() -> None:
+    m = Mnemonic("english")
+    for strength in (128, 160, 192, 224, 256):
+        assert structural.bip39_checksum_holds(m.generate(strength=strength).split())
+    broken = m.generate(strength=128).split()
+    broken[-1] = next(w for w in m.wordlist if not m.check(" ".join([*broken[:-1], w])))
+    assert not structural.bip39_checksum_holds(broken)
