@@ -70,8 +70,18 @@ class Dispatcher:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            # no redirects: a 3xx to a private host must not get around the URL check
-            self._client = httpx.AsyncClient(timeout=self.timeout_s, follow_redirects=False)
+            # No redirects: a 3xx to a private host must not get around the URL check.
+            # No keep-alive: httpx pools connections by scheme, address and port, so a
+            # connection opened (and its certificate checked) for one endpoint's name
+            # would carry another endpoint's deliveries to the same address unchecked.
+            # No proxy from the environment: through a proxy the pinned address would
+            # become the TLS name, and NO_PROXY would stop matching the endpoint's name.
+            self._client = httpx.AsyncClient(
+                timeout=self.timeout_s,
+                follow_redirects=False,
+                trust_env=False,
+                limits=httpx.Limits(max_keepalive_connections=0),
+            )
         return self._client
 
     async def run_once(self, now: datetime | None = None) -> int:

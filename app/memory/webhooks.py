@@ -244,7 +244,8 @@ def pinned_target(url: str, address: str) -> tuple[str, dict[str, str], dict[str
     and the connection (a rebinding answer cannot slip in). `Host` keeps the name, and on
     https the TLS handshake sends it as SNI and verifies the certificate against it."""
     parts = urlsplit(url)
-    name = parts.hostname or ""
+    # the name as DNS and TLS see it: an internationalised name as its A-labels (punycode)
+    name = (parts.hostname or "").encode("idna").decode("ascii")
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     literal = f"[{ip}]" if isinstance(ip, ipaddress.IPv6Address) else str(ip)
     netloc = literal if parts.port is None else f"{literal}:{parts.port}"

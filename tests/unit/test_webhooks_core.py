@@ -115,6 +115,13 @@ def test_private_addresses_are_refused(address: str, refused: bool) -> None:
             "hooks.example.com:8080",
             None,
         ),
+        (
+            "https://bücher.example/hook",
+            "93.184.216.34",
+            "https://93.184.216.34/hook",
+            "xn--bcher-kva.example",
+            "xn--bcher-kva.example",
+        ),
     ],
 )
 def test_a_delivery_goes_to_the_checked_address_under_its_name(
