@@ -312,8 +312,8 @@ async def login_page(request: Request, code: str = "") -> Response:
     """The link's landing page: a button that posts the code. Opening the link spends
     nothing, so a mail scanner or a link preview that fetches it cannot burn the one-time
     code before its user clicks; only the POST below trades it for a session."""
-    await web_service.check_code(get_ctx(request), code)
-    return render(request, "sign_in.html", code=code)
+    user_id = await web_service.check_code(get_ctx(request), code, clock.now())
+    return render(request, "sign_in.html", code=code, user_id=user_id)
 
 
 @router.post("/login")

@@ -56,10 +56,15 @@ async def _principal(ctx: AppContext, ref: TokenRef, now: datetime) -> tuple[Pri
     return who, left
 
 
-async def check_code(ctx: AppContext, code: str) -> None:
-    """Raises unless the login code is well formed and still unspent; spends nothing."""
-    if not 16 <= len(code) <= 128 or not await WebSessionStore(ctx.redis).has_code(code):
+async def check_code(ctx: AppContext, code: str, now: datetime) -> str:
+    """The user a login code would sign in as (the landing page names them, so nobody
+    presses "Sign in" on a link that someone else minted for their own user); raises
+    unless the code is well formed, unspent and its token still holds. Spends nothing."""
+    ref = await WebSessionStore(ctx.redis).peek_code(code) if 16 <= len(code) <= 128 else None
+    found = await _principal(ctx, ref, now) if ref is not None else None
+    if found is None or found[0].user_id is None:
         raise LoginLinkInvalid("this sign-in link is unknown, used or expired: ask for a new one")
+    return found[0].user_id
 
 
 async def sign_in(ctx: AppContext, code: str, now: datetime) -> tuple[str, int]:

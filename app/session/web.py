@@ -67,9 +67,9 @@ class WebSessionStore:
         await self.redis.set(self._code_key(code), _dump(ref), ex=max(1, ttl_s))
         return code
 
-    async def has_code(self, code: str) -> bool:
-        """Whether the code is still unspent (reading it spends nothing)."""
-        return bool(await self.redis.exists(self._code_key(code)))
+    async def peek_code(self, code: str) -> TokenRef | None:
+        """The code's token while it is unspent; reading it spends nothing."""
+        return _load(await self.redis.get(self._code_key(code)))
 
     async def take_code(self, code: str) -> TokenRef | None:
         """The code's token, once: GETDEL makes a second use (or a racing one) find nothing."""

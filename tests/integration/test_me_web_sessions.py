@@ -39,6 +39,7 @@ async def sign_in(client: httpx.AsyncClient, url: str) -> httpx.Response:
     assert page.status_code == 200, page.text
     code = url.split("code=")[1]
     assert f'name="code" value="{code}"' in page.text
+    assert f'<strong id="sign-in-user">{A}</strong>' in page.text  # who the link signs in as
     r = await client.post("/me/login", content=f"code={code}", headers=FORM)
     assert r.status_code == 303 and r.headers["location"] == "/me", r.text
     return r
