@@ -62,7 +62,9 @@ async def borderline_policy(client: httpx.AsyncClient, t: Tenant, **judge: Any) 
         json={
             "gate": {
                 "semantic": {"injection": round(score + 0.05, 3)},
-                "judge": {"enabled": True, "margin": 0.2, "timeout_s": 0.5, **judge},
+                # STATEMENT is 0.05 short of the threshold: inside a 0.1 margin, while a
+                # clear case (a score near 0) stays outside it whatever the fitted scores
+                "judge": {"enabled": True, "margin": 0.1, "timeout_s": 0.5, **judge},
             }
         },
     )
