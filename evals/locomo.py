@@ -47,7 +47,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -339,6 +339,65 @@ class Service:
             self.stack.stop()
 
 
+# ------------------------------------------------------------------------------ integrity
+
+
+@dataclass(frozen=True)
+class Integrity:
+    """What a mode's figures silently lose when the embedder fails under load: active
+    facts stored without a vector (app.writer `_embed` keeps the write and logs), and
+    recalls answered without the dense channel (app.recall `_embed_query`; the recall
+    log's `embedding_model` is then null). Either one makes a figure measure a degraded
+    service, not the ranking (one report run of `turns` fell to 0.338 so): `report`
+    refuses a mode whose counts are not zero."""
+
+    facts_without_vector: int
+    recalls_without_dense: int
+    recalls_logged: int
+
+    def clean(self, asked: int) -> bool:
+        return (
+            self.facts_without_vector == 0
+            and self.recalls_without_dense == 0
+            and self.recalls_logged == asked
+        )
+
+
+async def count_integrity(
+    database_url: str, tenant: str, users: Sequence[str], asked: int, wait_s: float = 30.0
+) -> Integrity:
+    """The counts for `users` of the eval tenant, by SQL (as the superuser: no RLS). The
+    recall log is written in batches off the request path, so this waits (up to `wait_s`)
+    until all `asked` recalls are logged."""
+    import asyncpg
+
+    conn = await asyncpg.connect(database_url)
+    try:
+        missing = int(
+            await conn.fetchval(
+                """SELECT count(*) FROM facts WHERE tenant_id = $1::uuid
+                   AND user_id = ANY($2::text[]) AND status = 'active' AND embedding IS NULL""",
+                tenant,
+                list(users),
+            )
+        )
+        deadline = time.monotonic() + wait_s
+        while True:
+            row = await conn.fetchrow(
+                """SELECT count(*) AS logged,
+                          count(*) FILTER (WHERE detail->>'embedding_model' IS NULL) AS blind
+                   FROM recall_log WHERE tenant_id = $1::uuid AND user_id = ANY($2::text[])""",
+                tenant,
+                list(users),
+            )
+            assert row is not None
+            if int(row["logged"]) >= asked or time.monotonic() > deadline:
+                return Integrity(missing, int(row["blind"]), int(row["logged"]))
+            await asyncio.sleep(0.5)
+    finally:
+        await conn.close()
+
+
 # ------------------------------------------------------------------------------ the run
 
 
@@ -351,6 +410,7 @@ class ModeResult:
     latencies_ms: list[float]
     decisions: dict[str, int]
     reasons: dict[str, int]
+    integrity: Integrity = field(default_factory=lambda: Integrity(0, 0, 0))
 
 
 def _idempotency_key(*parts: str) -> str:
@@ -472,7 +532,11 @@ async def write_mode(client: Any, convs: Sequence[Conversation], mode: str) -> W
 
 
 async def run_mode(
-    client: Any, convs: Sequence[Conversation], mode: str, split_of: dict[str, list[str]]
+    client: Any,
+    convs: Sequence[Conversation],
+    mode: str,
+    split_of: dict[str, list[str]],
+    service: Service | None = None,
 ) -> ModeResult:
     written = await write_mode(client, convs, mode)
     fact_turns, decisions, reasons = written.fact_turns, written.decisions, written.reasons
@@ -503,7 +567,14 @@ async def run_mode(
     }
     evidence = {c.sample_id: {e for q in c.questions for e in q.evidence} for c in convs}
     decisions["mean_returned"] = round(sum(returned) / max(1, len(returned)), 2)  # type: ignore[assignment]
-    return ModeResult(mode, tables, admitted, evidence, latencies, dict(decisions), dict(reasons))
+    integrity = Integrity(0, 0, len(returned))
+    if service is not None:
+        integrity = await count_integrity(
+            service.stack.database_url, service.tenant, list(written.users.values()), len(returned)
+        )
+    return ModeResult(
+        mode, tables, admitted, evidence, latencies, dict(decisions), dict(reasons), integrity
+    )
 
 
 def baseline_tables(
@@ -541,7 +612,25 @@ def report(
     base: dict[str, Table],
     split_of: dict[str, list[str]],
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {"dataset": dataset, "splits": split_of, "modes": {}}
+    out: dict[str, Any] = {"dataset": dataset, "splits": split_of, "modes": {}, "refused": {}}
+    kept: list[ModeResult] = []
+    for res in results:
+        i = res.integrity
+        print(
+            f"locomo: dataset={dataset} mode={res.mode} "
+            f"facts_without_vector={i.facts_without_vector} "
+            f"recalls_without_dense={i.recalls_without_dense} "
+            f"recalls_logged={i.recalls_logged}/{len(res.latencies_ms)}"
+        )
+        if i.clean(len(res.latencies_ms)):
+            kept.append(res)
+        else:
+            out["refused"][res.mode] = asdict(i)
+            print(
+                f"locomo: dataset={dataset} mode={res.mode} REFUSED: the embedder failed "
+                "during the run (see the counts above); its figures are not reported"
+            )
+    results = kept
     head = "  ".join(f"{n:>11}" for n in ("all", *CATEGORIES.values()))
     for name, members in split_of.items():
         counts = " ".join(f"{c}={base[name].count(c)}" for c in CATEGORIES.values())
@@ -614,7 +703,7 @@ async def evaluate(
             async with httpx.AsyncClient(
                 base_url=service.base_url, headers=headers, timeout=60
             ) as client:
-                results = [await run_mode(client, convs, m, split_of) for m in modes]
+                results = [await run_mode(client, convs, m, split_of, service) for m in modes]
         finally:
             service.stop()
     name = path.stem + (f"@{embedder}" if embedder else "") + (f"-{split}" if split else "")
@@ -668,16 +757,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     REPORTS.mkdir(exist_ok=True)
+    refused = False
     for path in paths:
         out = asyncio.run(
             evaluate(path, args.mode or list(MODES), args.conv, args.embedder, args.split)
         )
         if out is None:
             continue
+        refused = refused or bool(out["refused"])
         target = REPORTS / f"locomo-{out['dataset']}.json"
         target.write_text(json.dumps(out, indent=2, ensure_ascii=False), encoding="utf-8")
         print(f"eval-locomo: report written to {target.relative_to(ROOT)}")
-    return 0
+    return 1 if refused else 0
 
 
 if __name__ == "__main__":

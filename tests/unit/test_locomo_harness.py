@@ -124,3 +124,42 @@ def test_rescore_applies_the_statements_channel_limits() -> None:
     assert got == {1: (0.9, None), 3: (None, 5.0), 4: (None, None)}
     got = {r.id.int: (r.cosine, r.bm25) for r in candidates(case, 2)}
     assert got == {1: (0.9, None), 2: (0.8, 1.0), 3: (None, 5.0), 4: (None, None)}
+
+
+def _mode_result(mode: str, integrity: locomo.Integrity, asked: int) -> locomo.ModeResult:
+    split = {"all": ["c1"]}
+    table = locomo.Table()
+    q = locomo.Question("where?", 4, ("D1:1",))
+    for _ in range(asked):
+        table.add(q, [["D1:1"]])
+    return locomo.ModeResult(
+        mode,
+        {name: table for name in split},
+        {"c1": {"D1:1"}},
+        {"c1": {"D1:1"}},
+        [1.0] * asked,
+        {},
+        {},
+        integrity,
+    )
+
+
+def test_a_mode_whose_embedder_failed_is_refused_not_reported(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A run under load whose writes lost their vectors, or whose recalls lost the dense
+    channel, measures an outage: its figures must not reach the report."""
+    split = {"all": ["c1"]}
+    base = {"all": locomo.Table()}
+    clean = _mode_result("turns", locomo.Integrity(0, 0, 3), 3)
+    blind = _mode_result("observations", locomo.Integrity(0, 2, 3), 3)
+    unvectored = _mode_result("observations", locomo.Integrity(5, 0, 3), 3)
+    unlogged = _mode_result("observations", locomo.Integrity(0, 0, 1), 3)
+    for bad in (blind, unvectored, unlogged):
+        out = locomo.report("d", [], [clean, bad], base, split)
+        assert set(out["modes"]) == {"turns"}
+        assert set(out["refused"]) == {"observations"}
+        printed = capsys.readouterr().out
+        assert "mode=observations REFUSED" in printed
+        assert "memgate observations" not in printed and "memgate turns" in printed
+    assert locomo.report("d", [], [clean], base, split)["refused"] == {}
