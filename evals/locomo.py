@@ -131,6 +131,21 @@ def _turn_text(t: dict[str, Any]) -> str:
     return text[:MAX_STATEMENT]
 
 
+_ID_SEPARATORS = re.compile(r"[;,\s]+")
+
+
+def evidence_ids(evidence: Iterable[Any]) -> list[str]:
+    """A question's evidence turns. LoCoMo writes a few of them as one string
+    ("D8:6; D9:17"): split, so both turns count instead of the question losing both
+    (an id no turn has is dropped by the caller); order kept, repeats once."""
+    out: dict[str, None] = {}
+    for e in evidence:
+        for part in _ID_SEPARATORS.split(str(e)):
+            if part:
+                out.setdefault(part, None)
+    return list(out)
+
+
 def load(path: Path) -> list[Conversation]:
     raw = json.loads(path.read_text(encoding="utf-8"))
     out: list[Conversation] = []
@@ -164,7 +179,7 @@ def load(path: Path) -> list[Conversation]:
             Question(
                 str(q["question"]),
                 int(q["category"]),
-                tuple(e for e in q["evidence"] if e in known),
+                tuple(e for e in evidence_ids(q["evidence"]) if e in known),
             )
             for q in c["qa"]
             if int(q.get("category", 0)) in CATEGORIES and q.get("evidence")

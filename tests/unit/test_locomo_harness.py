@@ -3,7 +3,9 @@ loading a LoCoMo-shaped file, the request bodies and the BM25 baseline."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -163,3 +165,29 @@ def test_a_mode_whose_embedder_failed_is_refused_not_reported(
         assert "mode=observations REFUSED" in printed
         assert "memgate observations" not in printed and "memgate turns" in printed
     assert locomo.report("d", [], [clean], base, split)["refused"] == {}
+
+
+def test_evidence_written_as_one_string_counts_every_turn() -> None:
+    assert locomo.evidence_ids(["D8:6; D9:17", "D1:2", "D1:2"]) == ["D8:6", "D9:17", "D1:2"]
+    assert locomo.evidence_ids(["D3:1,D3:4"]) == ["D3:1", "D3:4"]
+    assert locomo.evidence_ids([]) == []
+
+
+def test_loaded_questions_keep_both_turns_of_a_joined_evidence_string(tmp_path: Path) -> None:
+    conv = {
+        "sample_id": "x",
+        "conversation": {
+            "speaker_a": "A",
+            "speaker_b": "B",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "A", "dia_id": "D1:1", "text": "I moved to Lisbon."},
+                {"speaker": "B", "dia_id": "D1:2", "text": "Nice, I got a dog."},
+            ],
+        },
+        "qa": [{"question": "q?", "category": 1, "evidence": ["D1:1; D1:2", "D"]}],
+    }
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps([conv]), encoding="utf-8")
+    [c] = locomo.load(path)
+    assert c.questions[0].evidence == ("D1:1", "D1:2")
