@@ -172,6 +172,7 @@ async def recall(
         keyword_ideal=found.bm25_ideal,
         window=when[0] if when else None,
         diverse_top=True,
+        asks_when=timeref.asks_when(req.query),
     )
     hint = found.last_session_hint if current != "new" else None
     budget = req.budget_tokens or policy.recall.budget_tokens

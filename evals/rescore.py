@@ -209,7 +209,7 @@ def candidates(case: Case, limit: int) -> list[Any]:
 
 def rank(cases: Sequence[Case], limit: int | None = None) -> dict[tuple[str, str], Table]:
     """Tables per (dataset, mode) with the scorer and packer as they are now."""
-    from app.memory import scoring
+    from app.memory import scoring, timeref
     from app.memory.packing import pack
     from app.memory.policy import Policy
     from app.store.recall import channel_limits
@@ -227,6 +227,7 @@ def rank(cases: Sequence[Case], limit: int | None = None) -> dict[tuple[str, str
             keyword_ideal=c.bm25_ideal,
             window=c.window,
             diverse_top=True,
+            asks_when=timeref.asks_when(c.question.text),
         )
         packed = pack(scored, BUDGET, "en", "continue", None, c.now)
         ranked = [sorted(c.turns_of.get(str(f.id), ())) for f in packed.facts]

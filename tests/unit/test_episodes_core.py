@@ -255,3 +255,62 @@ def test_episode_context_needs_the_same_episode_and_an_episode() -> None:
         for f in score_facts(semantic, NOW, POLICY, k=2, min_score=0.0, keyword_ideal=4.0)
     }
     assert both[semantic[1].id] == alone
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("When did Caroline go to the LGBTQ support group?", True),
+        ("What date is Melanie's pottery class?", True),
+        ("How long ago did they move?", True),
+        ("林晓是哪天把豆包领养回家的？", True),
+        ("陈默是什么时候搬到滨江的新家的？", True),
+        ("What did Caroline paint?", False),
+        ("林晓给领养的猫起了什么名字？", False),
+    ],
+)
+def test_asks_when(query: str, asks: bool) -> None:
+    from app.memory.timeref import asks_when
+
+    assert asks_when(query) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("Caroline: I went to a LGBTQ support group yesterday.", True),
+        ("Melanie: We're going camping next month!", True),
+        ("I ran a charity race last Saturday.", True),
+        ("林晓: 领回来啦！！上周日去的救助站", True),
+        ("林晓: 报了！7月13号，公司游泳社组织的", True),
+        ("陈默: 对了，我周二过生日", True),
+        ("Caroline: I love painting sunsets.", False),
+        ("林晓: 叫豆包，因为它缩成一团的时候特别像一个豆沙包", False),
+    ],
+)
+def test_mentions_time(text: str, says: bool) -> None:
+    from app.memory.timeref import mentions_time
+
+    assert mentions_time(text) is says
+
+
+def test_a_when_question_lifts_the_found_fact_that_says_when() -> None:
+    """"When did…" is answered by the turn that says when, which shares fewer words with
+    the question than the turns that talk about the thing (scoring.WHEN_EVIDENCE)."""
+    rows = [
+        row(1, "Melanie: Swimming is so relaxing, I love swimming.", bm25=4.0),
+        row(2, "Melanie: I signed up for swimming lessons last week!", bm25=3.0),
+        row(3, "Melanie: My kids were here last week.", cosine=0.21),
+    ]
+    q = "When did Melanie start swimming lessons?"
+    # a long question: its best match holds part of it (keyword evidence below the cap)
+    plain = score_facts(rows, NOW, POLICY, k=3, min_score=0.0, keyword_ideal=10.0)
+    assert plain[0].id == rows[0].id
+    lifted = score_facts(rows, NOW, POLICY, k=3, min_score=0.0, keyword_ideal=10.0, asks_when=True)
+    assert lifted[0].id == rows[1].id and "temporal" in lifted[0].channels
+    assert q  # the question is only for the reader: the caller detects `asks_when`
+    # never alone: a fact no channel found gains nothing, and one the cut drops stays out
+    unfound = row(4, "Melanie: It rained yesterday.")
+    assert score_facts([unfound], NOW, POLICY, min_score=0.0, asks_when=True) == []
+    by_id = {f.id: f for f in lifted}
+    assert by_id[rows[2].id].score < 0.25 + scoring.WHEN_EVIDENCE  # weak match stays weak
