@@ -1,4 +1,5 @@
-"""Scheduled maintenance (arq cron): promotion, expiry, decay, eviction, purge, merge.
+"""Scheduled maintenance (arq cron): promotion, expiry, decay, eviction, purge, merge,
+missing vectors.
 
 Each sweep is a plain `sweep_x(app, now) -> int` (tests call it with a shifted `now`),
 walks every tenant through `memgate_tenant_ids()` and works inside that tenant's own
@@ -24,7 +25,7 @@ from app import clock
 from app.context import AppContext
 from app.memory.model import Decision
 from app.metrics import worker_incr
-from app.store import audit, lifecycle
+from app.store import audit, lifecycle, reembed
 from app.store import jobs as jobs_store
 from app.store import users as users_store
 from app.store.db import tenant_ids, tenant_tx
@@ -119,6 +120,43 @@ async def sweep_decay(app: AppContext, now: datetime) -> int:
             if len(ids) < BATCH:
                 break
             after = ids[-1]
+    return total
+
+
+VECTOR_BATCH = 64  # texts per embedding call, as the reembed job
+VECTOR_BATCHES_PER_TENANT = 16  # per tick: a tenant with many more is finished next hour
+
+
+async def sweep_missing_vectors(app: AppContext, now: datetime) -> int:
+    """Embed the active facts stored without a vector. A write whose embedding failed
+    (a provider outage, an encoder killed under load) keeps the fact and logs
+    (app.writer `_embed`), but the dense channel never sees it, and recall is silently
+    worse for that user until this sweep gives it one. Only facts with no vector at all:
+    moving facts onto another model is the reembed job's. Embedding happens outside any
+    transaction; a failing embedder ends the sweep (the next tick tries again)."""
+    embedder = app.embedder
+    if embedder is None:
+        return 0
+    total = 0
+    for tid in await tenant_ids(app.pool):
+        after: uuid.UUID | None = None
+        for _ in range(VECTOR_BATCHES_PER_TENANT):
+            async with tenant_tx(app.pool, tid) as conn:
+                batch = await reembed.missing_vectors(conn, tid, after, VECTOR_BATCH)
+            if not batch:
+                break
+            after = batch[-1]["id"]
+            ids = [r["id"] for r in batch]
+            texts = [r["statement"] for r in batch]
+            try:
+                vectors = await embedder.embed_documents(texts)
+            except Exception:  # still down: the facts wait for the next tick
+                log.exception("sweep missing_vectors: embedding failed")
+                return total
+            async with tenant_tx(app.pool, tid) as conn:
+                total += await reembed.apply_batch(conn, tid, embedder.model, ids, texts, vectors)
+            if len(batch) < VECTOR_BATCH:
+                break
     return total
 
 
@@ -273,6 +311,7 @@ SWEEPS: dict[str, Sweep] = {
     "eviction": sweep_eviction,
     "purge": sweep_purge,
     "consolidation": sweep_consolidation,
+    "missing_vectors": sweep_missing_vectors,
 }
 
 
@@ -302,6 +341,9 @@ _SCHEDULE: list[tuple[str, dict[str, Any]]] = [
     ("decay", {"minute": 7, "second": 45}),
     ("eviction", {"minute": 17, "second": 45}),
     ("consolidation", {"minute": 27, "second": 45}),
+    # hourly like decay (which walks every active fact too); a fact missing its vector
+    # is still found by the other channels meanwhile
+    ("missing_vectors", {"minute": 37, "second": 45}),
 ]
 
 

@@ -44,6 +44,24 @@ async def next_batch(
     )
 
 
+async def missing_vectors(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, after: uuid.UUID | None, limit: int
+) -> list[asyncpg.Record]:
+    """Active facts stored without a vector (the embedder failed at write time, app.writer
+    `_embed`): the dense channel cannot see them until they get one."""
+    return list(
+        await conn.fetch(
+            """SELECT id, statement FROM facts
+               WHERE tenant_id = $1 AND status = 'active' AND statement <> ''
+                 AND embedding IS NULL AND ($2::uuid IS NULL OR id > $2)
+               ORDER BY id LIMIT $3""",
+            tenant_id,
+            after,
+            limit,
+        )
+    )
+
+
 async def apply_batch(
     conn: asyncpg.Connection,
     tenant_id: uuid.UUID,

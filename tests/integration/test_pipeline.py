@@ -762,3 +762,50 @@ async def test_llm_extractor_failing_for_good_fails_the_job_and_writes_nothing(
     assert "malformed" in body["error"]
     assert await facts_of(client, tenant, "llm2") == []
     assert await candidates_of(client, tenant, "llm2") == []
+
+
+async def test_sweep_missing_vectors_gives_an_unvectored_fact_its_vector(
+    client: httpx.AsyncClient, tenant: Tenant, ctx: AppContext, owner_db: asyncpg.Pool
+) -> None:
+    """A fact stored while the embedder failed has no vector, and the dense channel
+    cannot find it; the sweep embeds it (and only it), and recall's dense channel sees it."""
+    lost = await _write(client, tenant, "mv", statement="The user's cat is called Biscuit")
+    kept = await _write(client, tenant, "mv", statement="The user drives a Volvo")
+    async with owner_db.acquire() as conn:
+        before = await conn.fetchval(
+            "SELECT embedding::text FROM facts WHERE id = $1", uuid.UUID(kept["id"])
+        )
+        await conn.execute(  # as app.writer `_embed` leaves it when the embedder fails
+            "UPDATE facts SET embedding = NULL, embedding_model = NULL WHERE id = $1",
+            uuid.UUID(lost["id"]),
+        )
+
+    async def dense_ids() -> set[str]:
+        res = await client.post(
+            "/v1/users/mv/recall",
+            json={"query": "what is my pet's name?", "k": 5, "min_score": 0},
+            headers=tenant.h(),
+        )
+        assert res.status_code == 200, res.text
+        return {f["id"] for f in res.json()["facts"] if "dense" in f["channels"]}
+
+    assert lost["id"] not in await dense_ids()
+    assert await maintenance.sweep_missing_vectors(ctx, clock.now()) >= 1
+    async with owner_db.acquire() as conn:
+        rows = {
+            str(r["id"]): r
+            for r in await conn.fetch(
+                "SELECT id, embedding IS NOT NULL AS has, embedding_model, embedding::text AS v"
+                " FROM facts WHERE tenant_id = $1 AND user_id = 'mv'",
+                tenant.id,
+            )
+        }
+    assert ctx.embedder is not None
+    assert rows[lost["id"]]["has"] and rows[lost["id"]]["embedding_model"] == ctx.embedder.model
+    assert rows[kept["id"]]["v"] == before  # a fact with its vector is left alone
+    assert lost["id"] in await dense_ids()
+    # idempotent for this user's facts (other tests' tenants may still have some)
+    async with owner_db.acquire() as conn:
+        assert not await conn.fetchval(
+            "SELECT count(*) FROM facts WHERE tenant_id = $1 AND embedding IS NULL", tenant.id
+        )
