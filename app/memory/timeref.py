@@ -327,7 +327,9 @@ _EN_TIME_WORDS = frozenset(
     "september october november december".split()
 )
 _EN_WORD = re.compile(r"[a-z]+|\b(?:19|20)\d\d\b")
-_EN_THIS = re.compile(r"\bthis\s+(?:morning|afternoon|evening|week|month|year|summer|winter|spring|fall)\b")
+_EN_THIS = re.compile(
+    r"\bthis\s+(?:morning|afternoon|evening|week|month|year|summer|winter|spring|fall)\b"
+)
 _HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_TIME = re.compile(
     r"前天|昨天|昨晚|今天|今晚|明天|后天|上周|下周|这周|本周|周末|上个月|下个月|这个月|去年|今年|明年|前年"

@@ -295,7 +295,7 @@ def test_mentions_time(text: str, says: bool) -> None:
 
 
 def test_a_when_question_lifts_the_found_fact_that_says_when() -> None:
-    """"When did…" is answered by the turn that says when, which shares fewer words with
+    """ "When did…" is answered by the turn that says when, which shares fewer words with
     the question than the turns that talk about the thing (scoring.WHEN_EVIDENCE)."""
     rows = [
         row(1, "Melanie: Swimming is so relaxing, I love swimming.", bm25=4.0),
