@@ -75,10 +75,13 @@ def _on_views(folded: str, spans_of: Callable[[str], list[Span]]) -> list[Span]:
 # instead of being it, and their checks keep the looser forms to token-like values.
 _Check = Callable[[re.Match[str], str], bool]  # (match, the text searched) -> keep it
 
+# One token of a value: a comma inside it belongs to it ("Xk7,mq2Lp9wq"); a comma before
+# a space, a non-ASCII character or the next `key=` ends it.
+_TOKEN_CHAR = r"(?:[^\s\"'`,;]|,(?=[!-~])(?![A-Za-z_][A-Za-z0-9_.\-]{0,48}\s*[:=]))"
 # A value as written after "password is": quoted (spaces allowed) or one token.
 _VALUE = (
     r"(?P<v>\"[^\"\n]{1,64}\"|'[^'\n]{1,64}'|“[^”\n]{1,64}”|`[^`\n]{1,64}`"
-    r"|[^\s\"'`,;]{3,})"
+    r"|[^\s\"'`,;]" + _TOKEN_CHAR + r"{2,})"
 )
 # "password for my bank is", "password: ", "password is now", "password was changed to"
 _EN_VERB = (
@@ -95,6 +98,14 @@ _ZH_VALUE = r"[\"'“”「『]?(?P<v>" + _ZH_VALUE_STOP + r"[^\s\"'“”「」
 _ZH_VERB = (
     r"\s*(?:(?:就|还|也|都|一直|现在|目前|已经|依然|仍然|其实|应该)?"
     r"(?:是|为|用的是|设的是|设置?成了?|设为|设置为|改成了?|改为|换成了?|变成了?)|[:=])\s*"
+)
+# A security answer runs to the end of its clause: it may be several words.
+_CLAUSE_VALUE = (
+    r"(?P<v>\"[^\"\n]{1,64}\"|'[^'\n]{1,64}'|“[^”\n]{1,64}”|`[^`\n]{1,64}`"
+    r"|[^\s\"'`,;.!?][^\n,;.!?]{0,63})"
+)
+_ZH_CLAUSE_VALUE = (
+    r"[\"'“”「『]?(?P<v>" + _ZH_VALUE_STOP + r"[^\s\"'“”「」『』,，。;；！？!?、][^\n\"'“”「」『』,，。;；！？!?]{0,39})"
 )
 _AWS_CONTEXT = _rx(r"\baws\b|amazon|secret|aws_|_aws", _I)
 _AUTH_CONTEXT = _rx(r"authori[sz]ation|\bauth\b|header|curl|-H\s", _I)
@@ -197,24 +208,34 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         lambda m, _: _is_value(m.group("v")),
         _PASSWORD_EN,
     ),
-    # the answer to a security question is a password: "security answer: Rosewood"
+    # the answer to a security question is a password, however many words it has:
+    # "security answer: Anna Maria Lopez", "my mother's maiden name is …" (the classic
+    # question), "security question: first pet? answer: …" — the whole clause goes
     _Secret(
         "password",
         _rx(
             r"(?<![A-Za-z])(?:security\s+(?:question\s+)?answer|secret\s+answer|"
-            r"(?:memorable|security)\s+word)s?" + _EN_VERB + _VALUE,
+            r"(?:memorable|security)\s+word|(?:security|secret)\s+question[^\n]{0,80}?"
+            r"(?<![A-Za-z])answer|mother'?s\s+maiden\s+name|maiden\s+name\s+of\s+my\s+mother)s?"
+            + _EN_VERB
+            + _CLAUSE_VALUE,
             _I,
         ),
         1,
-        lambda m, _: _is_value(m.group("v")),
-        ("answer", "word"),
+        lambda m, _: _is_answer(m.group("v")),
+        ("answer", "word", "maiden"),
     ),
     _Secret(
         "password",
-        _rx(r"(?:密保(?:问题)?(?:的)?答案|安全问题(?:的)?答案|密保)" + _ZH_VERB + _ZH_VALUE),
+        _rx(
+            r"(?:密保(?:问题)?(?:的)?答案|安全问题(?:的)?答案|安全问题[^\n]{0,40}?答案|密保|"
+            r"(?:母亲|妈妈|我妈|老妈|妈)(?:的)?(?:娘家姓|婚前姓氏?|闺名))"
+            + _ZH_VERB
+            + _ZH_CLAUSE_VALUE
+        ),
         1,
-        lambda m, _: _is_value(m.group("v")),
-        ("密保", "安全问题"),
+        lambda m, _: _is_answer(m.group("v")),
+        ("密保", "安全问题", "娘家姓", "婚前姓", "闺名"),
     ),
     # "I changed my gmail password to x"
     _Secret(
@@ -244,7 +265,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"access[_ -]?key(?:[_ -]?id)?|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|"
             r"refresh[_ -]?token|bearer|private[_ -]?key|token|secret|pin(?:[_ -]?code)?|"
             r"signing[_ -]?key|encryption[_ -]?key|master[_ -]?key|webhook[_ -]?secret)"
-            r"(?![A-Za-z0-9])\s*[:=]\s*[\"'`]?(?P<v>[^\s\"'`,;]{4,})",
+            r"(?![A-Za-z0-9])\s*[:=]\s*[\"'`]?(?P<v>[^\s\"'`,;]" + _TOKEN_CHAR + r"{3,})",
             _I,
         ),
         1,
@@ -477,6 +498,12 @@ def _is_value(value: str) -> bool:
     """A secret value, not a word about it ("password is required")."""
     bare = _bare(value)
     return bool(bare) and bare.lower() not in _PASSWORD_WORDS
+
+
+def _is_answer(value: str) -> bool:
+    """A security answer, not a word about it ("… is a secret", "… is the same")."""
+    words = _bare(value).split()
+    return bool(words) and words[0].lower() not in _PASSWORD_WORDS
 
 
 def _has_digit(value: str) -> bool:
