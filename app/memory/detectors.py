@@ -208,6 +208,21 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         lambda m, _: _is_value(m.group("v")),
         _PASSWORD_EN,
     ),
+    # a passphrase: three to eight plain words to the end of the clause ("the wifi
+    # password is correct horse battery staple"); words about a password ("is too short
+    # for the bank", "is stored in my vault") are function words or describe it
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:password|passwd|passphrase|passcode|passkey|pass\s+phrase)"
+            r"(?![A-Za-z0-9])" + _EN_VERB + r"(?P<v>[A-Za-z]+(?:[ -][A-Za-z]+){2,7})"
+            r"(?=\s*(?:[,.;!?\n)]|$))",
+            _I,
+        ),
+        1,
+        lambda m, _: _passphrase(m.group("v")),
+        _PASSWORD_EN,
+    ),
     # the answer to a security question is a password, however many words it has:
     # "security answer: Anna Maria Lopez", "my mother's maiden name is …" (the classic
     # question), "security question: first pet? answer: …" — the whole clause goes
@@ -415,6 +430,23 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         ),
         ("@",),
     ),
+    # a login written as "user / password" after its name: "the router login is admin /
+    # Tr0ub4dor&3", "credentials: ops | Xk7#mq2L", "登录信息：admin/Qz9!mK2#"
+    _Secret(
+        "credential_pair",
+        _rx(
+            r"(?:(?<![A-Za-z])(?:log-?ins?|sign-?ins?|credentials?|creds|user(?:name)?\s*(?:and|&|/)\s*"
+            r"pass(?:word)?|account\s+and\s+password)(?![A-Za-z])|账号密码|账号和密码|用户名和密码|"
+            r"登录信息|登录账号|登陆账号|账密)"
+            r"[^\n/|]{0,24}?(?:\s(?:is|are|was|were)\s|[:=：是为])\s*"
+            r"[\"'`]?[^\s/|\"'`]{2,64}\s*[/|]\s*(?P<v>[^\s\"'`,;，。]{4,64})",
+            _I,
+        ),
+        1,
+        lambda m, _: _mixed_token(m.group("v")) and not any(c in m.group("v") for c in "@/:"),
+        ("login", "log-in", "sign", "credential", "creds", "user", "account", "账号", "登录",
+         "登陆", "账密"),
+    ),
     # 我的密码是 hunter2 / 密码：hunter2 / 支付密码为 123456 / 密码改成了 abc12345
     _Secret(
         "password",
@@ -498,6 +530,25 @@ def _is_value(value: str) -> bool:
     """A secret value, not a word about it ("password is required")."""
     bare = _bare(value)
     return bool(bare) and bare.lower() not in _PASSWORD_WORDS
+
+
+# words a passphrase does not contain: articles, prepositions, pronouns, auxiliaries
+_FUNCTION_WORDS = frozenset(
+    "a an the in on at with for from of by to into inside my your his her their our its this "
+    "that these those it there here not too very so also now still just is was are be been "
+    "and or but than then when where which who what how why if because only never always "
+    "should must can could would will i you we they he she me us them".split()
+)
+
+
+def _passphrase(value: str) -> bool:
+    """Plain words that are the passphrase, not words about the password."""
+    words = [w.lower() for w in re.split(r"[ -]", _bare(value)) if w]
+    return (
+        len(words) >= 3
+        and not any(w in _FUNCTION_WORDS for w in words)
+        and not any(w in _PASSWORD_WORDS for w in words[1:])
+    )
 
 
 def _is_answer(value: str) -> bool:
@@ -771,6 +822,11 @@ _NOT_CIVIL = _rx(
     r"badge|工号|学号|会员|员工|学生|订单)\W{0,3}$",
     _I,
 )
+_GENERIC_DOCUMENT = _rx(
+    r"id(?:entity)?\s+(?:card|number|no\.?|document)|identity\s+(?:card|number|document)|"
+    r"identification\s+(?:card|number)|证件号",
+    _I,
+)
 _ID_CLAUSE_END = _rx(r"[。！？!?；;，,]|\n\s*\n")
 _ID_TOKEN = _rx(
     r"(?<![A-Za-z0-9])[A-Za-z0-9](?:[A-Za-z0-9]|[ \-–.·/]{1,2}(?=[0-9])"
@@ -795,7 +851,11 @@ _COUNTED = _rx(
 def _named_document_numbers(folded: str) -> list[Span]:
     spans: list[Span] = []
     for m in _ID_DOCUMENT.finditer(folded):
-        if _NOT_CIVIL.search(folded, max(0, m.start() - 16), m.start()):
+        # "employee ID number" is the employer's; "employee national insurance number"
+        # is still the state's: only a generic document word takes its owner's kind
+        if _GENERIC_DOCUMENT.fullmatch(m.group()) and _NOT_CIVIL.search(
+            folded, max(0, m.start() - 16), m.start()
+        ):
             continue
         window = folded[m.end() : m.end() + _ID_WINDOW]
         stop = _ID_CLAUSE_END.search(window)
@@ -1136,6 +1196,27 @@ _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             _I,
         ),
     ),
+    # a relative's record in a value: the relative names an object whose fields are
+    # contact, birth, health or money data ({"mother": {"dob": …, "address": …}} reads
+    # "mother\ndob: …"): the key says whose data it is
+    (
+        "relative_record",
+        _rx(
+            r"(?m)^[ \t]*(?:(?:my|the\s+user'?s)\s+)?" + _RELATIVES_EN + r"(?:'s)?[ \t]*\n"
+            r"(?:[^\n]*\n){0,8}?[ \t]*(?:dob|birthday|date\s+of\s+birth|birth\s*date|address|"
+            r"home(?:\s+address)?|phone|mobile|cell|email|diagnosis|condition|illness|"
+            r"medications?|salary|income|ssn|passport)\s*:",
+            _I,
+        ),
+    ),
+    (
+        "relative_record",
+        _rx(
+            r"(?m)^[ \t]*" + _RELATIVES_ZH + r"[ \t]*\n(?:[^\n]*\n){0,8}?[ \t]*"
+            r"(?:生日|出生日期|出生年月|住址|地址|家庭住址|电话|手机|手机号|邮箱|病情|诊断|疾病|"
+            r"用药|工资|收入|身份证)\s*:"
+        ),
+    ),
     # "John's phone", "Anna has diabetes": a capitalized name that is not the user.
     (
         "named_person_pii_en",
@@ -1243,7 +1324,8 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         _I,
     ),
     "politics": _rx(
-        r"政治|党员|入党|共产党|国民党|民进党|政党|投票给|支持[^。，,]{0,4}(?:总统|政党|候选人)|"
+        r"政治|党员|入党|共产党|国民党|民进党|政党|投票给|票投给|选票|投给了?[^。，,]{0,8}党|"
+        r"支持[^。，,]{0,4}(?:总统|政党|候选人)|"
         r"\b(?:politic\w*|democrats?|democratic\s+party|republicans?|(?:i'?m|am|a)\s+(?:liberal|"
         r"conservative|progressive)|socialist|communist|libertarian|labou?r\s+party|tory|"
         r"party\s+member|left-wing|right-wing|vot(?:e|ed|ing)\s+for\s+(?:the\s+)?\w*\s*"
@@ -1333,7 +1415,8 @@ _HYPOTHETICAL = _rx(
     r"|\bwhat\s+if\b|\bsuppose\b|\bsupposing\b|\bimagine\b|\bhypothetical(?:ly)?\b|"
     r"\blet'?s\s+say\b|\bif\s+i\s+(?:were|was|had|became|won|could|lived)\b|\bin\s+theory\b|"
     r"\b(?:if|should|when)\s+(?:i|we)\s+ever\b|\bif\s+(?:i|we)\s+(?:\w+\s+){1,4}(?:i|we)\s+would\b|"
-    r"如果有一天|要是哪天|哪天要是|万一哪天",
+    r"如果有一天|要是哪天|哪天要是|万一哪天|说不定哪天|没准哪天|也许哪天|也许有一天|或许有一天|"
+    r"\b(?:maybe|perhaps)\s+(?:someday|some\s+day|one\s+day|sometime)\b|\bwho\s+knows\b",
     _I,
 )
 _ONE_OFF = _rx(

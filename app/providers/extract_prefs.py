@@ -224,7 +224,8 @@ def _about_user(obj: str, zh: bool) -> bool:
 # "on Monday", "next week", "later": a plan, not a habit ("on Mondays" is a habit).
 _PLAN_EN = re.compile(
     r"(?i)\b(?:next|this coming|later|soon|tonight|this (?:week|weekend|month|year|morning|"
-    r"afternoon|evening)|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)|"
+    r"afternoon|evening)|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    r"(?!s|\s+(?:mornings|afternoons|evenings|nights))|"
     r"in (?:a|an|\d+|a few|two|three) (?:minutes?|hours?|days?|weeks?))\b"
 )
 _PLAN_ZH = re.compile(r"下周|下个月|明年|待会|等会|一会儿|马上|这周|这个周末|这个月|今年|后天|稍后")
@@ -616,8 +617,62 @@ _DEFINE_EN = re.compile(
 _WHEN_EN = re.compile(r"(?i)^(?P<c>when(?:ever)?\s+i\s+[^,]{2,60}?)\s*,\s*(?P<m>i\s+.+)$")
 
 
+# A context before the habit: "On flights I always pick an aisle seat", "At work I use
+# a standing desk" (what follows must itself be a preference or a habit).
+_CONTEXT_EN = re.compile(
+    r"(?i)^(?P<c>(?:on|in|at|for|during|after|before|with|outside(?:\s+of)?)\s+[^,]{2,40}?)"
+    r"\s*,?\s+(?P<m>(?:i|we)\s+.+)$"
+)
+# Standing facts about the user's life the verb patterns miss: a budget, a household,
+# the family's ages, where the household lives, a limit on the user's own things.
+_LIFE_EN = (
+    # "my monthly budget for groceries is about 400 dollars", "our budget is under 10k"
+    re.compile(
+        r"(?i)^(?:my|our)\s+(?:[a-z]+\s+){0,2}budget(?:\s+(?:for|on)\s+[^,]{2,40}?)?\s+"
+        r"(?:is|'s|are)\s+(?:about|around|roughly|approximately|under|below|up\s+to|at\s+most|"
+        r"no\s+more\s+than|max(?:imum)?|capped\s+at|)\s*[$€£¥]?\s*\d[\d,.]*\s*[a-z€$£]*"
+        r"(?:\s+(?:a|per)\s+(?:month|year|week|night|person))?$"
+    ),
+    # "I have a younger brother and a dog", "I have two kids", "we have twins"
+    re.compile(
+        r"(?i)^(?:i|we)\s+(?:have|'ve got|have got)\s+(?:a|an|one|two|three|four|\d)\s+"
+        r"(?:(?:younger|older|little|big|baby|twin|step-?)\s+)?(?:brothers?|sisters?|siblings?|"
+        r"kids?|children|sons?|daughters?|twins|grandchildren|grandkids)\b(?:[^,.]{0,40})?$"
+    ),
+    # "my kids are 4 and 7"
+    re.compile(
+        r"(?i)^my\s+(?:kids|children|son|sons|daughter|daughters|twins)\s+(?:is|are)\s+"
+        r"(?:\d{1,2}|[a-z]+teen)(?:\s+(?:and|&)\s+\d{1,2})?(?:\s+years?\s+old)?$"
+    ),
+    # "my wife and I live in Porto", "my family and I are based in Oslo"
+    re.compile(
+        r"^(?i:my\s+(?:wife|husband|partner|family|girlfriend|boyfriend|fianc[eé]e?|kids|"
+        r"children)\s+and\s+i\s+(?:live|are\s+based|moved|have\s+moved|just\s+moved)\s+"
+        r"(?:in|to))\s+[A-Z][\w\-']+(?:[ ,]+[A-Z][\w\-']+){0,3}$"
+    ),
+    # "please keep my meetings under 30 minutes": a limit on the user's own things
+    re.compile(
+        r"(?i)^(?:please\s+)?(?:keep|limit|cap)\s+my\s+(?:[a-z]+\s+){0,2}(?:meetings?|calls?|"
+        r"workouts?|commute|trips?|flights?|layovers?|budget|spending)\s+(?:under|below|to|within|"
+        r"at\s+most)\s+.{1,30}$"
+    ),
+)
+# "I'm 41 and work as an accountant": each side of "and" said of the user
+_AND_EN = re.compile(r"(?i)^(?P<a>i(?:'m|\s+am)?\s+[^,]{1,40}?)\s*,?\s+and\s+(?P<b>[a-z].{2,60})$")
+
+
 def _pref_statement_en(body: str) -> str:
     return third_person_en(body)
+
+
+def _life_statement_en(s: str) -> str:
+    """ "please keep my meetings under 30 minutes" → "The user wants their meetings kept
+    under 30 minutes"; the other life facts read in the third person."""
+    m = re.match(r"(?i)^(?:please\s+)?(?:keep|limit|cap)\s+my\s+(?P<o>.+?)\s+(?P<r>(?:under|below|"
+                 r"to|within|at\s+most)\s+.+)$", s)  # fmt: skip
+    if m:
+        return f"The user wants their {m.group('o')} kept {m.group('r')}"
+    return third_person_en(s)
 
 
 def _free(value: str, statement: str, confidence: float = CONF_PREF) -> Pref:
@@ -672,6 +727,19 @@ def _free_en(s: str) -> list[Pref]:
     hit = _pref_en_main(s)
     if hit is not None:
         return [hit]
+    m = _CONTEXT_EN.match(s)
+    if m and not _PLAN_EN.search(m.group("c")) and _about_user(m.group("c"), zh=False):
+        if _pref_en_main(m.group("m")) is not None:
+            return [_free(s, _pref_statement_en(s))]
+    if any(p.match(s) for p in _LIFE_EN) and not _ADDRESSES_YOU_EN.search(s):
+        return [_free(s, _life_statement_en(s), CONF_FREE)]
+    m = _AND_EN.match(s)
+    if m:
+        b = m.group("b")
+        second = b if re.match(r"(?i)i\b", b) else "I " + b
+        if _free_en(m.group("a")) and _free_en(second):
+            tail = re.sub(r"^The user\s+", "", third_person_en(second))
+            return [_free(s, f"{third_person_en(m.group('a'))} and {tail}", CONF_FREE)]
     m = _PURSUIT_EN.match(s)
     if m:
         if not _about_user(m.group("o"), zh=False) or _PLAN_EN.search(m.group("o")):
@@ -775,6 +843,50 @@ _DEFINE_ZH = re.compile(
 _WHEN_ZH = re.compile(r"^(?P<c>[^，,]{2,15}(?:的时候|时))[,，]?(?P<m>我.+)$")
 
 
+# A context before the habit: "坐高铁我习惯选靠过道的座位", "晚上七点以后我不看邮件" (what
+# follows must itself be a preference, a habit or a standing "我不…").
+_CONTEXT_ZH = re.compile(r"^(?P<c>[\u4e00-\u9fff\dA-Za-z]{2,12}?)[,，]?(?P<m>我(?!们).{2,40})$")
+_CONTEXT_NOT_ZH = re.compile(r"你|您|他|她|它|如果|要是|假如|万一|今天|明天|昨天|今晚|刚才|这次|这个|那个")
+_NEVER_ZH = re.compile(r"^我(?:从来|一般|通常|基本|都)?(?:不|从不|不会)(?P<o>[\u4e00-\u9fff]{2,10})$")
+# Standing facts about the user's life: a budget, a household, a limit, a base, the
+# days of a routine ("我每个月买菜的预算大概两千", "我有一个弟弟", "我和老婆住在波尔图",
+# "开会尽量控制在半小时以内", "我常驻新加坡", "我周一和周五在家办公").
+_DAYS_ZH = r"(?:周[一二三四五六日末]|星期[一二三四五六日天]|工作日|周末)"
+_LIFE_ZH = (
+    re.compile(
+        r"^(?:我|我们)?(?:的|家|家的|团队|公司)?(?:每个?月|每年|每周|每天|平时)?[\u4e00-\u9fff]{0,8}?"
+        r"预算(?:是|为|大概|大约|差不多|控制在|在|不超过|最多|一般)*[\d零一二三四五六七八九十百千万两.]{1,8}"
+        r"(?:块钱?|元|万|千|美元|欧元|刀|美金)?(?:左右|以内|上下)?$"
+    ),
+    re.compile(
+        r"^我(?:家)?(?:有|养了?)(?:一|两|三|四|五|几|\d+)(?:个|只|条|位)"
+        r"(?:弟弟|哥哥|姐姐|妹妹|孩子|女儿|儿子|小孩|双胞胎|猫|狗|兔子)"
+        r"(?:[,，](?:还|也)?(?:有|养了?)(?:一|两|三|四|五|几|\d+)(?:个|只|条|位)[\u4e00-\u9fff]{1,4})?$"
+    ),
+    re.compile(
+        r"^我和(?:老婆|老公|妻子|丈夫|爱人|对象|家人|男朋友|女朋友|孩子们?)(?:一起)?"
+        r"(?:住在|住|生活在|定居在|定居)[\u4e00-\u9fffA-Za-z ]{2,12}$"
+    ),
+    re.compile(
+        r"^我(?:家)?(?:的)?(?:孩子|儿子|女儿|小孩|闺女|宝宝)(?:们)?(?:今年)?"
+        r"(?:(?:一个|老大|老二)?[\d一二三四五六七八九十两]{1,2}岁了?){1,3}$"
+    ),
+    re.compile(
+        r"^(?:我的)?(?:开会|会议|每次会议|通话|电话会|视频会)(?:尽量|最好|一般|都)?"
+        r"(?:控制在|不超过|不要超过|限制在|别超过)[\u4e00-\u9fff\d]{1,10}$"
+    ),
+    re.compile(r"^我(?:现在|目前|一直|长期)?(?:常驻|驻扎在|base在|定居在|定居)[\u4e00-\u9fffA-Za-z ]{2,12}$"),
+    re.compile(
+        r"^我(?:从来|一般|平时|基本|早上|晚上)?(?:都)?(?:不|从不)(?:吃|喝)(?:早饭|早餐|午饭|午餐|晚饭|晚餐|"
+        r"夜宵|宵夜|咖啡|茶|酒|奶茶|饮料|零食|甜食|冷饮)$"
+    ),
+    re.compile(
+        r"^我(?:每个?)?" + _DAYS_ZH + r"(?:(?:和|、|跟)" + _DAYS_ZH + r"){0,3}"
+        r"(?:都|一般|通常|会)*(?:在家|远程|去公司|去办公室)?(?:办公|上班|工作|健身|锻炼)$"
+    ),
+)
+
+
 def _pref_zh_main(s: str) -> Pref | None:
     m = _PREF_ZH.match(s)
     if m:
@@ -807,6 +919,13 @@ def _pref_zh_main(s: str) -> Pref | None:
     return None
 
 
+def _life_statement_zh(s: str) -> str:
+    """ "开会尽量控制在半小时以内" has no subject: it is the user's wish."""
+    if s.startswith("我"):
+        return third_person_zh(s)
+    return f"用户的{s}" if "预算" in s[:8] else f"用户希望{s}"
+
+
 def _free_zh(s: str) -> list[Pref]:
     if detect_lang(s) != "zh" or _SENSITIVE_TOPIC.search(s):
         return []
@@ -824,6 +943,24 @@ def _free_zh(s: str) -> list[Pref]:
     hit = _pref_zh_main(s)
     if hit is not None:
         return [hit]
+    for life in _LIFE_ZH:
+        if life.match(s) or life.match(first):
+            said = s if life.match(s) else first
+            if not _PLAN_ZH.search(said) and not _NOT_NOW_ZH.search(said):
+                return [_free(said, _life_statement_zh(said), CONF_FREE)]
+    m = _CONTEXT_ZH.match(s)
+    if m and not _CONTEXT_NOT_ZH.search(m.group("c")) and not _PLAN_ZH.search(s):
+        main = m.group("m")
+        if _pref_zh_main(main) is not None or (
+            (never := _NEVER_ZH.match(main)) is not None
+            and not _NOT_HABIT_ZH.match(never.group("o"))
+        ):
+            return [_free(s, third_person_zh(s))]
+    # "我今年41岁，是会计": the first clause alone
+    if first != s:
+        hit = _pref_zh_main(first)
+        if hit is not None:
+            return [_free(s, third_person_zh(s), CONF_FREE)]
     # "我是夜猫子，半夜效率最高": the trait is the first clause
     m = _TRAIT_ZH.match(first)
     if m and not m.group("x").endswith(("患者", "病人")):

@@ -323,6 +323,10 @@ def where_zh(s: str) -> list[Hit]:
     if m:
         p = m.group("p").strip()
         hits: list[Hit] = []
+        # "在多伦多一家银行做…": the place, then an unnamed workplace
+        unnamed = re.match(r"(?P<place>.+?)的?(?:一家|某家|一个|某个)", p)
+        if unnamed and _is_place_zh(unnamed.group("place")):
+            p = unnamed.group("place")
         if _is_place_zh(p):
             hits.append(Hit(FactType.PROFILE, "location", p, f"用户住在{p}", CONF_IMPLIED))
         else:
