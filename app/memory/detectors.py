@@ -1217,6 +1217,7 @@ _RELATIVES_ZH = (
     r"(?:妈妈|妈|母亲|爸爸|爸|父亲|老婆|妻子|太太|老公|丈夫|爱人|媳妇|儿子|女儿|孩子|宝宝|哥哥|弟弟|"
     r"姐姐|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|姑姑|表哥|表姐|表弟|表妹|堂哥|堂姐|岳父|岳母|"
     r"公公|婆婆|男朋友|女朋友|男友|女友|对象|室友|邻居|同学|同事|朋友|老板|领导|上司|经理|客户(?!端)|家人|亲戚|"
+    r"前夫|前妻|前男友|前女友|前任|继父|继母|闺蜜|发小|"
     r"(?<!其)他|她|(?<![\u4e00-\u9fff])[小老](?!时|是|实|小|大|师傅)[\u4e00-\u9fff]"
     r"(?=的|得|患|有|住|电|手|邮|地|身|生|工))"
 )
@@ -1230,7 +1231,8 @@ _RELATIVES_EN = (
     r"child(?:ren)?|brother|sister|sibling|grand(?:ma|pa|mother|father)|uncle|aunt|cousin|"
     r"niece|nephew|boss|manager|colleague|co-?worker|friend|neighbou?r|roommate|flatmate|"
     r"girlfriend|boyfriend|fianc[eé]e?|in-laws?|mother-in-law|father-in-law|"
-    r"classmate|teammate|landlord)"
+    r"classmate|teammate|landlord|ex-?(?:husband|wife|partner|boyfriend|girlfriend)|ex|"
+    r"step-?(?:mother|father|son|daughter|mom|dad)|best\s+friend)"
 )
 _PII_EN = (
     r"(?:phone|cell|mobile|number|address|email|e-mail|lives?\s+(?:at|in|on)|birthday|"
@@ -1285,6 +1287,16 @@ _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        "titled_person_pii",
+        _rx(
+            r"\b(?:Dr|Mr|Mrs|Ms|Miss|Prof|Professor)\.?\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?'s\s+"
+            r"(?:\w+\s+)?(?i:phone|cell|mobile|number|home\s+address|address|email|birthday|salary|"
+            r"diagnosis|medical)"
+            r"|[\u4e00-\u9fff](?:医生|大夫|老师|经理|总|先生|女士|小姐|律师|教授|主任|阿姨|叔叔|师傅)"
+            r"(?:的)?(?:私人|个人|家里|家庭)?(?:的)?(?:电话|手机|手机号|号码|微信|住址|地址|邮箱|生日)"
+        ),
+    ),
+    (
         "named_person_health_en",
         _rx(
             r"\b(?!(?:User|The|I|He|She|They|We|It|This|Everyone)\b)[A-Z][a-z]+\s+(?i:has|was\s+"
@@ -1313,13 +1325,58 @@ def _about_the_user(detail: str, span: str) -> bool:
     return m is not None and _OWN_DATA.search(span[m.end() :]) is not None
 
 
+# Someone else named in a sentence, for the category check below: a relative or an
+# acquaintance ("my roommate Jake", "我领导张姐", "my father-in-law").
+_OTHER_PERSON_EN = _rx(
+    r"\b(?:my|his|her|their|our)\s+(?:\w+\s+)?" + _RELATIVES_EN + r"(?:'s|s')?\b", _I
+)
+_OTHER_PERSON_ZH = _rx(r"我(?:们)?(?:的|家)?" + _RELATIVES_ZH + r"|(?<![我])(?:他|她)(?:的)?(?!们)")
+_SENTENCE_END = _rx(r"[.!?。！？\n;；]")
+# a relation and a contact field in one value: an emergency contact, a next of kin
+_RELATION_FIELD = _rx(
+    r"(?m)^[ \t]*(?:relation(?:ship)?|relative|kin|关系|亲属关系)\s*:\s*(?:"
+    + _RELATIVES_EN
+    + r"|"
+    + _RELATIVES_ZH
+    + r")",
+    _I,
+)
+_CONTACT_FIELD = _rx(
+    r"(?m)^[ \t]*(?:phone|mobile|cell|address|home|email|dob|birthday|电话|手机|住址|地址|邮箱|生日)\s*:",
+    _I,
+)
+
+
+def _other_person_sensitive(folded: str) -> list[Span]:
+    """Another person and a sensitive category in the same sentence, the category after
+    the person and not the user's own ("My roommate Jake has a DUI conviction", "我领导
+    最近在做试管婴儿"): the category detectors (health, money, faith, politics,
+    sexuality, ethnicity, records) decide what is sensitive, this decides whose it is."""
+    spans: list[Span] = []
+    for pattern, detail in ((_OTHER_PERSON_EN, "relative_pii_en"), (_OTHER_PERSON_ZH, "relative_pii_zh")):
+        for m in pattern.finditer(folded):
+            end = _SENTENCE_END.search(folded, m.end())
+            clause = folded[m.start() : end.start() if end else len(folded)]
+            rest = clause[m.end() - m.start() :]
+            if _OWN_DATA.search(rest):
+                continue  # "a friend made it for my birthday": the data is the user's
+            if _sensitive_spans(rest):
+                spans.append((m.start(), m.start() + len(clause), "relative_sensitive"))
+    return spans
+
+
 def _third_party_spans(folded: str) -> list[Span]:
-    return [
+    spans = [
         (*m.span(), detail)
         for detail, pattern in _THIRD_PARTY_PATTERNS
         for m in pattern.finditer(folded)
         if not _about_the_user(detail, m.group(0))
     ]
+    spans.extend(_other_person_sensitive(folded))
+    relation = _RELATION_FIELD.search(folded)
+    if relation and _CONTACT_FIELD.search(folded):
+        spans.append((*relation.span(), "relative_record"))
+    return spans
 
 
 def find_third_party_pii(text: str) -> list[Finding]:
@@ -1350,6 +1407,10 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"艾滋|(?<![A-Za-z])HIV(?![A-Za-z])|乙肝|肝炎|怀孕|孕期|流产|病史|病历|确诊|患有|患了|得了[^。，,]{0,4}病|生病|住院|手术|"
         r"吃药|服药|用药|处方|残疾|失眠症|痛风|血型|进食障碍|厌食症?|暴食症?|强迫症|创伤后应激|"
         r"自闭症|孤独症|阿尔茨海默|老年痴呆|帕金森|中风|脑卒中|肾病|透析|化疗|放疗|不孕|精神科|"
+        r"疾病|病情|诊断|症状|戒酒|戒毒|酗酒|成瘾|试管婴儿|"
+        # a disease by the shape of its name: …综合征, …症, …炎 (not 炎热), …病 (not 毛病, 病毒)
+        r"[\u4e00-\u9fff]{1,6}(?:综合征|综合症)|[\u4e00-\u9fff]{1,5}(?<![对病])症(?!状态)|"
+        r"[\u4e00-\u9fff]{1,5}炎(?!热|夏|症)|[\u4e00-\u9fff]{1,4}(?<![毛语通弊])病(?!毒|句|了吧)|"
         r"\b(?:allerg\w*|diabet\w*|cancer|tumou?r|depress(?:ion|ed)|anxiety\s+disorder|bipolar|"
         r"schizophreni\w*|adhd|autis\w*|asthma|epilep\w*|hiv|hepatitis|pregnan\w*|"
         r"miscarriage|diagnosed\s+with|diagnosis\s+of|medical\s+(?:history|condition|record)|"
@@ -1357,7 +1418,9 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"surgery|disabilit\w*|disabled|insomnia|blood\s+type|chronic\s+\w+|illness|disease|"
         r"mental\s+health|therapist|psychiatr\w*|gluten\s+intoleran\w*|lactose\s+intoleran\w*|"
         r"eating\s+disorders?|anorexi\w*|bulimi\w*|(?-i:OCD|PTSD)|dementia|alzheimer\w*|"
-        r"parkinson\w*|dialysis|chemotherapy|radiotherapy|infertil\w*)\b",
+        r"parkinson\w*|dialysis|chemotherapy|radiotherapy|infertil\w*|ivf|sober|sobriety|"
+        r"rehab|addict\w*|alcoholi\w*|\w{3,}(?:itis|osis)|\w+\s+syndrome|"
+        r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder)\b",
         _I,
     ),
     "finance": _rx(
@@ -1383,10 +1446,13 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
     ),
     "politics": _rx(
         r"政治|党员|入党|共产党|国民党|民进党|政党|投票给|票投给|选票|投给了?[^。，,]{0,8}党|"
+        r"极右|极左|右翼|左翼|"
         r"支持[^。，,]{0,4}(?:总统|政党|候选人)|"
         r"\b(?:politic\w*|democrats?|democratic\s+party|republicans?|(?:i'?m|am|a)\s+(?:liberal|"
         r"conservative|progressive)|socialist|communist|libertarian|labou?r\s+party|tory|"
-        r"party\s+member|left-wing|right-wing|vot(?:e|ed|ing)\s+for\s+(?:the\s+)?\w*\s*"
+        r"party\s+member|(?:far-?|hard-?)?(?:left|right)-wing|far-?(?:left|right)|"
+        r"donat\w*\s+to\s+(?:a|the|his|her|their)\s+[^.!?\n]{0,20}?party|"
+        r"vot(?:e|ed|ing)\s+for\s+(?:the\s+)?\w*\s*"
         r"(?:party|president|candidate))\b",
         _I,
     ),
@@ -1398,9 +1464,9 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
     ),
     "criminal": _rx(
         r"犯罪记录|前科|坐过牢|坐牢|服刑|入狱|判刑|被捕|被拘留|缓刑|签证过期|非法滞留|黑户|打黑工|"
-        r"偷渡|逾期居留|"
+        r"偷渡|逾期居留|被判|判过刑|醉驾|酒驾|吸毒|贩毒|犯罪|罪犯|诈骗罪|盗窃罪|"
         r"\b(?:criminal\s+record|convicted|convict|felony|arrested|prison|jail|incarcerat\w*|"
-        r"parole|sentenced|undocumented|overstay(?:ed|ing)?\s+(?:his|her|their|my|a)\s+visa|"
+        r"parole|sentenced|convictions?|dui|dwi|drunk\s+driving|undocumented|overstay(?:ed|ing)?\s+(?:his|her|their|my|a)\s+visa|"
         r"illegal(?:ly)?\s+(?:immigrant|alien|residen\w*|staying|working))\b",
         _I,
     ),
@@ -1441,7 +1507,9 @@ _GREETING = _rx(
     r"(?:(?:你好|您好|嗨|哈喽|哈啰|早上好|上午好|中午好|下午好|晚上好|早安|午安|晚安|早|谢谢|多谢|感谢|"
     r"谢啦|辛苦了|好的|好|嗯|哦|行|收到|明白|ok|okay|okey|hi|hello|hey|hiya|yo|howdy|greetings|"
     r"good\s+(?:morning|afternoon|evening|night)|thanks|thank\s+you|thx|ty|cheers|bye|goodbye|"
-    r"see\s+you|再见|拜拜|回头见)"
+    r"see\s+you|再见|拜拜|回头见|懂了|明白了|知道了|了解了|好吧|哈哈+|先这样|就这样吧?|"
+    r"(?:周末|假期|节日|新年|中秋|国庆|春节|生日)(?:快乐|愉快)|have\s+a\s+(?:nice|good|great)\s+"
+    r"(?:day|weekend|evening|one)|got\s+it|makes\s+sense|lol|haha+)"
     r"(?:\s*(?:there|all|everyone|guys|folks|so\s+much|a\s+lot|again|very\s+much|啊|呀|哈|啦|了|"
     r"你|您|大家|!|\.|~|,|，|。|！))*\s*)+",
     _I,
@@ -1514,9 +1582,26 @@ _PLAN = _rx(
     _I,
 )
 
+# The moment itself: "right now", "at the moment", "for a sec", 此刻, 这会儿, 刚睡醒,
+# 接下来一个小时, wondering aloud ("不知道…会不会", "I wonder if"); a state said with
+# them passes with the moment. ("currently" and 现在 alone are not: "I currently live
+# in Oslo", "我现在住在上海" are standing facts.)
+_MOMENT = _rx(
+    r"\bright\s+now\b|\bat\s+the\s+moment\b|\bfor\s+a\s+(?:sec|second|bit|minute)\b|"
+    r"\bjust\s+(?:woke\s+up|got\s+(?:home|back|up|in)|finished\s+my)\b|\bi\s+wonder\s+(?:if|whether)\b|"
+    r"\bwondering\s+(?:if|whether)\b|\blet\s+me\s+think\b|"
+    r"此刻|这会儿|眼下这会|刚睡醒|刚起床|刚喝完|刚吃完|刚到家|刚下班|接下来(?:的)?(?:一|两|半|几|\d)个?(?:小时|分钟)|"
+    r"不知道[^。！？!?]{0,12}(?:会不会|是不是|能不能|有没有|要不要)|"
+    r"(?:现在|好|很|太|有点|非常|真|超)(?:饿|渴|撑)|(?:饿|渴|撑)(?:得不行|死了|坏了)",
+    _I,
+)
+# an ongoing pursuit is not the moment's state: "I'm learning Rust right now"
+_PURSUIT = _rx(r"\b(?:learning|studying|training\s+for|taking\s+(?:classes|lessons))\b|在学|在练|备考", _I)
+
 _NOT_REUSABLE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("question", _QUESTION),
     ("plan", _PLAN),
+    ("moment", _MOMENT),
     ("hypothetical", _HYPOTHETICAL),
     ("one_off", _ONE_OFF),
     ("mood", _MOOD),
@@ -1535,7 +1620,7 @@ def find_not_reusable(text: str) -> list[Finding]:
     found: list[Finding] = []
     for detail, pattern in _NOT_REUSABLE:
         m = pattern.search(folded)
-        if m:
+        if m and not (detail == "moment" and _PURSUIT.search(folded)):
             found.append(Finding("not_reusable", Reason.NOT_REUSABLE, *m.span(), detail))
     return found
 

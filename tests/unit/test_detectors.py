@@ -584,3 +584,66 @@ def test_round2_look_alikes_pass(text: str) -> None:
         f for f in detectors.screen(text) if f.reason is not None and f.kind != "sensitive"
     ]
     assert refused == [], (text, refused)
+
+
+ROUND2_MORE_TRANSIENT = [
+    ("right_now", "So sleepy right now"),
+    ("for_a_sec", "brb, give me a sec, let me think"),
+    ("wonder", "I wonder if the shop is still open"),
+    ("zh_moment", "这会儿有点困"),
+    ("zh_wonder", "不知道明天会不会堵车"),
+    ("zh_hungry", "好饿啊"),
+    ("zh_closing", "好吧，明白了"),
+    ("closing_en", "Have a great evening"),
+]
+
+
+@pytest.mark.parametrize("text", _rows(ROUND2_MORE_TRANSIENT))
+def test_round2_moments_are_transient(text: str) -> None:
+    assert detectors.find_not_reusable(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I currently live in Oslo",
+        "我现在住在上海",
+        "I'm learning Rust right now",
+        "我饿了就吃坚果",
+        "I'm never hungry in the morning",
+    ],
+)
+def test_round2_standing_facts_are_not_moments(text: str) -> None:
+    assert not detectors.find_not_reusable(text), text
+
+
+ROUND2_THIRD_PARTY = [
+    ("roommate_record", "My flatmate Ollie was convicted of fraud last year"),
+    ("boss_health", "My manager is going through chemotherapy"),
+    ("zh_leader_health", "我们领导最近在做透析"),
+    ("zh_ex_address", "我前妻住在南京市鼓楼区中山路100号"),
+    ("titled_contact", "Prof. Adams's home address is 12 Oak Lane"),
+    ("zh_titled_contact", "李老师的私人手机是 139 0000 1234"),
+    ("relation_field", "name: Wu Lei\nrelation: cousin\nmobile: +86 139 0000 1234"),
+]
+
+
+@pytest.mark.parametrize("text", _rows(ROUND2_THIRD_PARTY))
+def test_round2_other_peoples_data(text: str) -> None:
+    assert {f.kind for f in detectors.screen(text)} & {"third_party_pii"}, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My sister loves hiking",
+        "我妈喜欢做饭",
+        "My boss approved my budget",
+        "我朋友给我过生日",
+        "我的手机有点毛病",
+        "今天天气炎热",
+        "电脑中了病毒",
+    ],
+)
+def test_round2_other_people_without_their_data(text: str) -> None:
+    assert not {f.kind for f in detectors.screen(text)} & {"third_party_pii", "sensitive"}, text
