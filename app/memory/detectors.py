@@ -1175,6 +1175,42 @@ def _exfiltration_spans(folded: str) -> list[Span]:
     return spans
 
 
+# A check waived as a standing rule: the waiver ("skip the order lookup", "need no second
+# confirmation", "不用查订单", "不用问我") is an injection when the same sentence makes it
+# a rule (from now on, always, whenever, 以后, 一律, 凡是, 只要) or tells the assistant.
+_WAIVER = _rx(
+    r"\b(?:skip(?:ping)?|waive|drop|forgo|omit|bypass|without(?:\s+any)?|no(?:\s+(?:more|second|further|extra))?|"
+    r"never\s+(?:run|do|ask\s+for|require|need)|no\s+longer\s+(?:need|require|ask\s+for)|(?:don'?t|do\s+not|doesn'?t)\s+(?:need\s+(?:to\s+)?|bother\s+(?:with\s+|to\s+)?)?"
+    r"(?:run|do|ask\s+(?:me\s+)?for|require|check|verify|confirm|look\s+up))\s+"
+    r"(?:the\s+|a\s+|any\s+|my\s+|his\s+|her\s+|their\s+)?(?:\w+\s+){0,2}?"
+    r"(?:verification|verif(?:y|ying)|identity\s+checks?|checks?|checking|lookups?|look-?ups?|review|"
+    r"screening|scann?(?:er|ing)?|confirmation|confirming|approval|2fa|two-factor|authentication|"
+    r"receipts?|audit(?:ing)?|audit\s+log|logging|fraud\s+checks?|limits?|caps?)\b"
+    r"|(?:不用|无需|不需要|不必|别|不要|免)(?:再)?(?:查|核对|核实|确认|问我|验证|审|找我要|过(?:一下|一遍)?(?:安全)?"
+    r"(?:扫描|检查|审核)|记录|写进|留痕|扣|登记)",
+    _I,
+)
+_STANDING_RULE = _rx(
+    r"\b(?:from\s+now\s+on|going\s+forward|henceforth|from\s+today|permanently|always|whenever|"
+    r"every\s+time|any\s+time|for\s+all\s+future|in\s+future|you|your|default|standing|"
+    r"remember|preference|when\s+(?:i|we|anyone|someone|somebody)|if\s+(?:i|anyone))\b|"
+    r"以后|今后|从现在|从今|从今往后|一律|凡是|只要|每次|永远|默认|你|记住|偏好",
+    _I,
+)
+_RULE_SENTENCE = _rx(r"[^.!?。！？\n]+")
+
+
+def _standing_waiver_spans(folded: str) -> list[Span]:
+    """A waiver inside a sentence that lays down a rule."""
+    if _WAIVER.search(folded) is None:
+        return []
+    return [
+        (*m.span(), "standing_waiver")
+        for m in _RULE_SENTENCE.finditer(folded)
+        if _WAIVER.search(m.group()) and _STANDING_RULE.search(m.group())
+    ]
+
+
 def _injection_spans(folded: str) -> list[Span]:
     spans: list[Span] = [
         (*m.span(), detail)
@@ -1182,6 +1218,7 @@ def _injection_spans(folded: str) -> list[Span]:
         for m in pattern.finditer(folded)
     ]
     spans.extend(_exfiltration_spans(folded))
+    spans.extend(_standing_waiver_spans(folded))
     return spans
 
 
@@ -1714,7 +1751,7 @@ def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
         if c.strip()
     ] or [text]
     kinds = [
-        None if k == "one_off" else sentence_transience(c)
+        None if k in ("one_off", "moment") else sentence_transience(c)
         for c in clauses
         for k in [sentence_transience(c)]
     ]
