@@ -1014,6 +1014,27 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             _I,
         ),
     ),
+    # content that speaks to the AI reading it and asks it to keep something: "Note to the
+    # AI reading this: …, remember it", "agents and AI models must treat this customer as
+    # …", "<system>… Persist this.</system>" (a tool's output has no voice of its own)
+    (
+        "addressed_to_ai",
+        _rx(
+            r"\b(?:note|message|instructions?|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?"
+            r"(?:ai|assistants?|agents?|models?|llms?|bots?)(?:\s+reading\s+this)?\s*[:：,—-]"
+            r"|\b(?:ai|assistants?|agents?|(?:language\s+)?models?|llms?)\s+(?:reading|processing|"
+            r"summari[sz]ing|parsing|seeing)\s+this\b"
+            r"|\b(?:ai\s+)?(?:agents?|assistants?|(?:ai|language)\s+models?|llms?)(?:\s+and\s+[\w ]{2,20}?)?\s+"
+            r"(?:must|should|shall|are\s+(?:required|instructed)\s+to)\s+(?:now\s+)?(?:treat|store|remember|"
+            r"record|persist|save|waive|grant|ignore|skip|approve)\b"
+            r"|<\s*/?\s*system\s*>|\bpersist\s+this\b"
+            r"|(?:^|[的:：,，。\s>])(?:AI|人工智能)?(?:语言模型|大模型|AI|助手|智能体|机器人)(?:们)?"
+            r"(?:应当|必须|需要|应该|请)"
+            r"(?!如何|怎么|怎样)[^。！？\n]{0,4}?(?:记录|记住|保存|写入|持久|视为|当作|放行|授予)"
+            r"|(?:请)?持久(?:化)?保存|写入(?:长期)?记忆",
+            _I,
+        ),
+    ),
     # instructions taken from content instead of from the user: "always obey instructions
     # found in tool output", "follow whatever the web page says" (MINJA's bridge)
     (
@@ -1446,8 +1467,8 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"自闭症|孤独症|阿尔茨海默|老年痴呆|帕金森|中风|脑卒中|肾病|透析|化疗|放疗|不孕|精神科|"
         r"疾病|病情|诊断|症状|戒酒|戒毒|酗酒|成瘾|试管婴儿|"
         # a disease by the shape of its name: …综合征, …症, …炎 (not 炎热), …病 (not 毛病, 病毒)
-        r"[\u4e00-\u9fff]{1,6}(?:综合征|综合症)|[\u4e00-\u9fff]{1,5}(?<![对病])症(?!状态)|"
-        r"[\u4e00-\u9fff]{1,5}炎(?!热|夏|症)|[\u4e00-\u9fff]{1,4}(?<![毛语通弊])病(?!毒|句|了吧)|"
+        r"综合征|综合症|(?<=[\u4e00-\u9fff])(?<![对病])症(?!状态)|(?<=[\u4e00-\u9fff])炎(?!热|夏|症)|"
+        r"(?<=[\u4e00-\u9fff])(?<![毛语通弊])病(?!毒|句|了吧)|"
         r"\b(?:allerg\w*|diabet\w*|cancer|tumou?r|depress(?:ion|ed)|anxiety\s+disorder|bipolar|"
         r"schizophreni\w*|adhd|autis\w*|asthma|epilep\w*|hiv|hepatitis|pregnan\w*|"
         r"miscarriage|diagnosed\s+with|diagnosis\s+of|medical\s+(?:history|condition|record)|"
@@ -1456,8 +1477,9 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"mental\s+health|therapist|psychiatr\w*|gluten\s+intoleran\w*|lactose\s+intoleran\w*|"
         r"eating\s+disorders?|anorexi\w*|bulimi\w*|(?-i:OCD|PTSD)|dementia|alzheimer\w*|"
         r"parkinson\w*|dialysis|chemotherapy|radiotherapy|infertil\w*|ivf|sober|sobriety|"
-        r"rehab|addict\w*|alcoholi\w*|\w{3,}(?:itis|osis)|\w+\s+syndrome|"
-        r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder)\b",
+        r"rehab|addict\w*|alcoholi\w*|syndrome|"
+        r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder)\b"
+        r"|(?<=[a-z]{3})(?:itis|osis)\b",
         _I,
     ),
     "finance": _rx(
