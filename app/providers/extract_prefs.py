@@ -573,7 +573,8 @@ _TRAIT_EN = re.compile(
 # Ongoing pursuits and pets: "I'm learning Japanese", "I'm training for a marathon", "I have a cat".
 _PURSUIT_EN = re.compile(
     r"(?i)^i(?:'m| am)\s+(?:(?:currently|now|still|also|slowly)\s+)?(?P<v>learning|studying|"
-    r"training for|taking (?:classes|lessons|a course) in|practicing|practising)\s+(?P<o>.{2,50})$"
+    r"training for|taking (?:classes|lessons|a course) in|practicing|practising|researching|"
+    r"doing research on|doing a phd on)\s+(?P<o>.{2,50})$"
 )
 # "I go climbing on weekends", "I can only meet after 6pm", "I'm 34": a frequency, a
 # standing limit, an age
@@ -606,9 +607,14 @@ _ATTR_NOUNS_EN = (
     r"area of expertise|specialty|speciality|expertise|side project|main project|"
     r"day job|timezone|time zone|home airport|usual order|go-to [a-z ]{2,20}?|"
     r"daily driver|workflow|pronouns|love language|star sign|zodiac sign|comfort food|"
-    r"guilty pleasure|dream job|morning routine"
+    r"guilty pleasure|dream job|morning routine|(?:usual|regular|local|preferred|home)\s+[a-z][a-z ]{1,20}?|"
+    r"(?:frequent flyer|loyalty|membership|member|customer|passenger)\s+(?:number|no\.?|id|code)"
 )
 _ATTR_EN = re.compile(r"(?i)^my\s+(?P<k>" + _ATTR_NOUNS_EN + r")\s+(?:is|are|'s)\s+(?P<v>.{2,80})$")
+# "our office wifi network is called Orbit-5G", "my bike is named Rocket"
+_CALLED_EN = re.compile(
+    r"(?i)^(?:my|our)\s+(?P<k>(?:[a-z][\w-]*\s+){0,3}[a-z][\w-]*)\s+(?:is|are)\s+(?:called|named)\s+(?P<v>\S.{0,40})$"
+)
 _DEFINE_EN = re.compile(
     r"(?i)^(?:when(?:ever)?\s+i\s+say|by)\s+(?P<q>['\"“‘][^'\"”’]{1,40}['\"”’]|[a-z][\w\-]*"
     r"(?:\s+[a-z][\w\-]*)?)\s*,?\s*i\s+(?:always\s+)?mean\s+(?P<v>.{2,80})$"
@@ -761,6 +767,9 @@ def _free_en(s: str) -> list[Pref]:
     m = _ATTR_EN.match(s)
     if m and _about_user(m.group("v"), zh=False) and not _CREDENTIAL.search(m.group("k")):
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
+    m = _CALLED_EN.match(s)
+    if m and not _CREDENTIAL.search(s) and not _ADDRESSES_YOU_EN.search(s):
+        return [_free(s, _pref_statement_en(s), CONF_FREE)]
     return []
 
 
@@ -809,6 +818,12 @@ _STEADY_ZH = (
         r"^我(?:家)?(?:有|养了?)(?:一|两|三|四|五|几|\d+)(?:只|条|个|匹)"
         r"(?:猫|狗|兔子|鹦鹉|仓鼠|乌龟|鱼|金鱼|孩子|女儿|儿子|小孩)(?:[,，]?(?:叫|名叫).{1,8})?$"
     ),
+    # an instrument or a sport somewhere ("我在社区乐团拉大提琴"; "我在弹钢琴" is the moment)
+    re.compile(
+        r"^我(?:平时|周末|每周|一般|业余|业余时间)?(?:在(?!(?:拉|弹|打|踢|吹))[\u4e00-\u9fff]{2,8})?"
+        r"(?:会|也|还)?(?:拉|弹|打|踢|吹)(?:大提琴|小提琴|中提琴|二胡|钢琴|吉他|琵琶|古筝|尤克里里|鼓|"
+        r"架子鼓|篮球|羽毛球|乒乓球|网球|排球|高尔夫|足球|萨克斯|长笛)$"
+    ),
     re.compile(
         r"^我(?:每天|平时|一般|通常|都)*(?:坐|乘|骑|开车|走路|步行|打车)[\u4e00-\u9fff]{0,4}"
         r"(?:上班|上学|通勤|去公司)$"
@@ -822,7 +837,8 @@ _STEADY_ZH = (
     ),
 )
 _PURSUIT_ZH = re.compile(
-    r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?P<v>学|学习|练|练习|备考|准备考|准备)(?P<o>[\u4e00-\u9fffA-Za-z].{0,20})$"
+    r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?P<v>学|学习|练|练习|备考|准备考|准备|研究|做研究)"
+    r"(?P<o>[\u4e00-\u9fffA-Za-z].{0,20})$"
 )
 # After a habit word: thinking and one-off states, not habits.
 _NOT_HABIT_ZH = re.compile(r"^(?:觉得|认为|想|在想|不知道|以为|记得|忘|很忙|挺忙|没空|有空|说|问)")
@@ -836,6 +852,12 @@ _ATTR_ZH = re.compile(
     r"研究课题|研究|课题|专业|主修|专长|副业|项目|主业|时区|口头禅|偶像|[\u4e00-\u9fff]{1,4})"
     r"(?P<cop>是|研究的是|做的是|写的是|关于|主要是|方向是|主要研究)(?P<v>.{2,40})$"
 )
+_HAUNT_ZH = re.compile(
+    r"^我(?:们)?(?:常去|常用|平时去|一般去|最常去|常买|常点)的[\u4e00-\u9fffA-Za-z]{1,8}(?:在|是|叫)"
+    r"[\u4e00-\u9fffA-Za-z\d \-]{2,20}$"
+    r"|^我(?:们)?(?:的|家|家的|公司|公司的|办公室|办公室的)[\u4e00-\u9fffA-Za-z ]{1,12}?(?:名字叫|名叫|叫做|叫)"
+    r"\s*[\u4e00-\u9fffA-Za-z\d\-]{2,20}$"
+)
 _DEFINE_ZH = re.compile(
     r"^我(?:说的|说|提到的?|讲的)(?P<q>[「『“\"'‘][^」』”\"'’]{1,15}[」』”\"'’]|[^，,]{1,10}?)"
     r"(?:的时候|时)?[,，]?(?:就是|是指|指的是|意思是|就是指|都是指|一般指)(?P<v>.{1,40})$"
@@ -847,7 +869,9 @@ _WHEN_ZH = re.compile(r"^(?P<c>[^，,]{2,15}(?:的时候|时))[,，]?(?P<m>我.+
 # follows must itself be a preference, a habit or a standing "我不…").
 _CONTEXT_ZH = re.compile(r"^(?P<c>[\u4e00-\u9fff\dA-Za-z]{2,12}?)[,，]?(?P<m>我(?!们).{2,40})$")
 _CONTEXT_NOT_ZH = re.compile(r"你|您|他|她|它|如果|要是|假如|万一|今天|明天|昨天|今晚|刚才|这次|这个|那个")
-_NEVER_ZH = re.compile(r"^我(?:从来|一般|通常|基本|都)?(?:不|从不|不会)(?P<o>[\u4e00-\u9fff]{2,10})$")
+_NEVER_ZH = re.compile(
+    r"^我(?:从来|一般|通常|基本|都)?(?:不|从不|不会|没法|没办法|不能|不方便)(?P<o>[\u4e00-\u9fff]{2,10})$"
+)
 # Standing facts about the user's life: a budget, a household, a limit, a base, the
 # days of a routine ("我每个月买菜的预算大概两千", "我有一个弟弟", "我和老婆住在波尔图",
 # "开会尽量控制在半小时以内", "我常驻新加坡", "我周一和周五在家办公").
@@ -968,6 +992,8 @@ def _free_zh(s: str) -> list[Pref]:
     m = _ATTR_ZH.match(s)
     if m and _about_user(m.group("v"), zh=True) and not _CREDENTIAL.search(m.group("k")):
         return [_free(s, third_person_zh(s), CONF_FREE)]
+    if _HAUNT_ZH.match(s) and not _CREDENTIAL.search(s) and not _ADDRESSES_YOU_ZH.search(s):
+        return [_free(s, third_person_zh(s), CONF_FREE)]
     return []
 
 
@@ -998,7 +1024,8 @@ _ZH_WHEN = (
     r"(?:春|夏|秋|冬)天|暑假|寒假|周末|之前|以前)"
 )
 _EVENT_ZH = re.compile(
-    r"^我(?:们)?(?P<when>(?:" + _ZH_WHEN + r"){0,3})(?P<b>[^，。！？,!?]{1,24}?)"
+    r"^(?P<pre>(?:" + _ZH_WHEN + r"){0,2})[,，]?我(?:们)?(?P<when>(?:" + _ZH_WHEN + r"){0,3})"
+    r"(?P<b>[^，。！？,!?]{1,24}?)"
     r"(?:了|过(?![敏来去年期]))(?P<rest>[^。！？!?]*)"
 )
 # when it happened, in English: a year, a month, "last week", "two years ago", "in college"
@@ -1041,7 +1068,7 @@ def _is_event_zh(clause: str) -> bool:
     m = _EVENT_ZH.match(clause.strip())
     if m is None or _NOT_EVENT_ZH.match(m.group("b")) or re.search("[不没别]", m.group("b")):
         return False
-    return bool(m.group("when")) or len(m.group("rest").strip()) >= 2
+    return bool(m.group("when") or m.group("pre")) or len(m.group("rest").strip()) >= 2
 
 
 def _event(s: str, zh: bool) -> list[Pref]:
@@ -1068,6 +1095,58 @@ def _event_en(s: str) -> list[Pref]:
 
 def _event_zh(s: str) -> list[Pref]:
     return _event(s, zh=True) if _CJK.search(s) else []
+
+
+# ---------------------------------------------------------------------------------------
+# Standing requests about the answers that no typed rule understood ("Please always cite
+# sources when you summarize articles", "以后我让你翻译，就给我正式和口语两个版本"): kept as
+# the user's standing request when the request is about the form of the answers and
+# touches nothing that grants, waives, moves, sends or reveals (the gate judges them too).
+# ---------------------------------------------------------------------------------------
+
+_ANSWER_WORDS = re.compile(
+    r"(?i)\b(?:answers?|repl(?:y|ies)|respond|responses?|summar\w*|translat\w*|cite|citations?|"
+    r"sources?|format\w*|units?|dates?|english|spanish|french|german|chinese|japanese|language|"
+    r"tone|examples?|bullet\w*|tables?|headings?|emoji|words|sentences|paragraphs?|versions?|"
+    r"explanations?|spelling|currency|metric|imperial|celsius|fahrenheit|formal|casual)\b|"
+    r"回答|回复|答复|总结|翻译|注明|出处|来源|格式|单位|日期|英文|中文|英语|英式|美式|语气|例子|表格|标题|"
+    r"表情|字数|版本|解释|公制|摄氏|正式|口语"
+)
+_RISKY_REQUEST = re.compile(
+    r"(?i)\b(?:approv\w*|grant\w*|access|admin\w*|permissions?|verif\w*|confirm\w*|transfer\w*|"
+    r"refund\w*|pay\w*|purchases?|share|send|forward|post|upload|delete|passwords?|memor(?:y|ies)|"
+    r"system|prompts?|instructions?|rules?|polic\w*|ignore|bypass|skip|links?|urls?|https?|images?|"
+    r"address\w*|phone|contacts?|emails?|accounts?|data|secret\w*|tokens?|keys?|tools?|"
+    r"other\s+users?|anyone|everyone|whoever)\b|"
+    r"批准|授权|权限|管理员|验证|核实|确认|转账|退款|付款|支付|购买|分享|发给|转发|发送|上传|删除|密码|"
+    r"记忆|系统|提示词|指令|规则|政策|忽略|绕过|跳过|链接|网址|图片|地址|电话|通讯录|邮箱|账户|账号|数据|"
+    r"密钥|令牌|工具|其他用户|任何人|所有人"
+)
+_WHENEVER_EN = re.compile(r"(?i)^(?:whenever|every\s+time|each\s+time|any\s*time)\s+i\b")
+_WHENEVER_ZH = re.compile(r"^(?:每次|以后|只要)?我(?:让你|叫你|请你|要你|问你|问|发)")
+_TAIL_STANDING_EN = re.compile(r"(?i)[,\s]+(?:from now on|going forward|in future|from here on)\s*$")
+
+
+def standing_request(body: str, *, explicit: bool) -> Pref | None:
+    """A standing request about the answers' form, or None (see the guards above)."""
+    text = _TRAILING.sub("", body).strip()
+    zh = detect_lang(text) == "zh"
+    tail = _TAIL_STANDING_EN.search(text)
+    if tail:
+        text = text[: tail.start()].strip()
+    standing = explicit or tail is not None or bool((_WHENEVER_ZH if zh else _WHENEVER_EN).match(text))
+    if not standing or len(text) < 4 or len(text) > 160:
+        return None
+    if not _ANSWER_WORDS.search(text) or _RISKY_REQUEST.search(text) or _SKIP_CHECKS.search(text):
+        return None
+    if _SENSITIVE_TOPIC.search(text) or _CREDENTIAL.search(text):
+        return None
+    statement = (
+        f"用户的长期要求：{third_person_zh(text)}"
+        if zh
+        else f"The user's standing request: {third_person_en(text)}"
+    )
+    return Pref(FactType.SEMANTIC, CONSTRAINT, text, statement, CONF_STYLE)
 
 
 TYPED: tuple[PrefMatcher, ...] = (_style_en, _style_zh, _conventions_en, _conventions_zh)
