@@ -208,6 +208,21 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         lambda m, _: _is_value(m.group("v")),
         _PASSWORD_EN,
     ),
+    # the word for a password in other languages, before a value: "contraseña: …",
+    # "mot de passe : …", "Passwort=…", "パスワード：…", "비밀번호: …"
+    _Secret(
+        "password",
+        _rx(
+            r"(?:contrase[nñ]a|mot\s+de\s+passe|passwort|kennwort|senha|parola\s+d'?ordine|"
+            r"wachtwoord|has[lł]o|пароль|パスワード|비밀번호|密碼)"
+            r"\s*(?:(?:es|est|ist|é|is|=|:|は|는|은)\s*)+[\"'`]?(?P<v>[^\s\"'`,;]{3,64})",
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")),
+        ("contrase", "mot de passe", "passwort", "kennwort", "senha", "parola", "wachtwoord",
+         "has", "пароль", "パスワード", "비밀번호", "密碼"),
+    ),
     # a passphrase: three to eight plain words to the end of the clause ("the wifi
     # password is correct horse battery staple"); words about a password ("is too short
     # for the bank", "is stored in my vault") are function words or describe it
@@ -807,13 +822,15 @@ _ID_DOCUMENT = _rx(
     r"(?<![A-Za-z])(?:passports?|national\s+insurance|social\s+insurance|"
     r"national\s+id(?:entity)?(?:\s+card)?|id(?:entity)?\s+(?:card|number|no\.?|document)|"
     r"identity\s+(?:card|number|document)|identification\s+(?:card|number)|"
-    r"driv(?:er'?s|ing)\s+licen[cs]e|residen(?:ce|t)\s+(?:permit|card)|green\s+card|"
+    r"driv(?:er'?s?|ing)\s+licen[cs]e|residen(?:ce|t)\s+(?:permit|card)|green\s+card|"
+    r"ni\s+(?:number|no\.?)|voter\s+id|state\s+id|pan\s+card|tax\s+id(?:entification)?(?:\s+number)?|"
     r"citizen(?:ship)?\s+(?:card|number)|military\s+id|personalausweis|(?-i:SIN|NINO)|"
     r"ssn|aadhaar|aadhar|cpf|curp|dni|nie|bsn|nric|hkid|mykad|pesel|personnummer|"
     r"codice\s+fiscale|tax\s+file\s+number|taxpayer\s+id(?:entification)?(?:\s+number)?|"
     r"itin|nhs\s+number|medicare\s+number|social\s+security)"
     r"(?![A-Za-z])|身份证|护照|通行证|军官证|士兵证|居住证|居留证|驾驶证|驾照|社保卡|社会保障号|"
-    r"台胞证|回乡证|证件号|身份号码|社会保险号|社保号|纳税人识别号|社安号|医保卡号",
+    r"台胞证|回乡证|证件号|身份号码|社会保险号|社保号|纳税人识别号|社安号|医保卡号|医保号|医保账号|"
+    r"公积金账号|户口本|户籍号",
     _I,
 )
 # whose number it is not: an employee, student or member "ID number"
@@ -915,8 +932,18 @@ def _card_spans(folded: str) -> list[Span]:
             spans.append((start, end, "luhn"))
     spans.extend(structural.iban_spans(folded))
     spans.extend(structural.bank_account_spans(folded))
+    spans.extend((*m.span("v"), "card_security_code") for m in _CVV.finditer(folded))
     spans.extend(_placeholders(folded, "card"))
     return spans
+
+
+# a card's security code said as such: it pays with the number it belongs to
+_CVV = _rx(
+    r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cid|card\s+security\s+code|card\s+verification\s+(?:code|value))"
+    r"(?![A-Za-z])|信用卡安全码|卡背面的?(?:三位数|安全码|验证码)|cvv码)"
+    r"[^\n0-9]{0,12}?(?P<v>(?<![0-9])[0-9]{3,4}(?![0-9]))",
+    _I,
+)
 
 
 def find_cards(text: str) -> list[Finding]:
@@ -1465,7 +1492,8 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"艾滋|(?<![A-Za-z])HIV(?![A-Za-z])|乙肝|肝炎|怀孕|孕期|流产|病史|病历|确诊|患有|患了|得了[^。，,]{0,4}病|生病|住院|手术|"
         r"吃药|服药|用药|处方|残疾|失眠症|痛风|血型|进食障碍|厌食症?|暴食症?|强迫症|创伤后应激|"
         r"自闭症|孤独症|阿尔茨海默|老年痴呆|帕金森|中风|脑卒中|肾病|透析|化疗|放疗|不孕|精神科|"
-        r"疾病|病情|诊断|症状|戒酒|戒毒|酗酒|成瘾|试管婴儿|"
+        r"疾病|病情|诊断|症状|戒酒|戒毒|酗酒|成瘾|试管婴儿|心理咨询|心理医生|心理治疗|抗焦虑|安眠药|胰岛素|"
+        r"性病|梅毒|避孕|"
         # a disease by the shape of its name: …综合征, …症, …炎 (not 炎热), …病 (not 毛病, 病毒)
         r"综合征|综合症|(?<=[\u4e00-\u9fff])(?<![对病])症(?!状态)|(?<=[\u4e00-\u9fff])炎(?!热|夏|症)|"
         r"(?<=[\u4e00-\u9fff])(?<![毛语通弊])病(?!毒|句|了吧)|"
@@ -1477,13 +1505,15 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"mental\s+health|therapist|psychiatr\w*|gluten\s+intoleran\w*|lactose\s+intoleran\w*|"
         r"eating\s+disorders?|anorexi\w*|bulimi\w*|(?-i:OCD|PTSD)|dementia|alzheimer\w*|"
         r"parkinson\w*|dialysis|chemotherapy|radiotherapy|infertil\w*|ivf|sober|sobriety|"
-        r"rehab|addict\w*|alcoholi\w*|syndrome|"
+        r"rehab|addict\w*|alcoholi\w*|syndrome|antidepressants?|anti-?anxiety|ssris?|insulin|"
+        r"therapy|counsell?ing|stds?|stis?|birth\s+control|"
         r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder)\b"
         r"|(?<=[a-z]{3})(?:itis|osis)\b",
         _I,
     ),
     "finance": _rx(
         r"工资|月薪|年薪|薪水|薪资|收入|存款|贷款|房贷|车贷|负债|欠款|欠债|信用分|征信|净资产|理财|股票账户|"
+        r"网贷|信用卡逾期|逾期还款|欠了[^。，,]{0,6}(?:钱|万|块|元)|赌债|"
         r"银行账户|账户余额|破产|税单|"
         r"\b(?:salary|income|earn(?:s|ing)?\s+\$?\d|net\s+worth|savings\s+account|my\s+savings|"
         r"(?<!tech\s)(?<!technical\s)debts?|loans?|mortgage|credit\s+score|bank\s+(?:account|"

@@ -62,7 +62,8 @@ _SECRET_PARTS = frozenset(
 # "…key" names a credential after one of these ("x-api-key", "AccountKey", "signing_key")
 _KEY_QUALIFIERS = frozenset(
     "api access account secret private signing master encryption auth app client "
-    "shared storage subscription license licence session consumer webhook".split()
+    "shared storage subscription license licence session consumer webhook wifi wpa wpa2 wlan "
+    "network router".split()
 )
 # the key names something about the credential, not the credential ("token_limit: 128000")
 _NOT_THE_SECRET = frozenset(

@@ -703,3 +703,38 @@ def test_round2_content_speaking_to_the_ai_is_an_injection(text: str) -> None:
 )
 def test_round2_talk_about_ai_is_not_an_injection(text: str) -> None:
     assert not detectors.find_injection(text), text
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("contraseña: Gato2024!", "secret"),
+        ("mot de passe : soleil89", "secret"),
+        ("パスワード：sakura2024", "secret"),
+        ("비밀번호: hana1234", "secret"),
+        ("wifi_key=Tp8mLq2Z", "secret"),
+        ("driver license D1234567 for the rental", "government_id"),
+        ("my NI number is QQ123456C", "government_id"),
+        ("我的医保号 12345678901", "government_id"),
+        ("CVV 123 on the back", "payment_card"),
+        ("信用卡安全码是 381", "payment_card"),
+        ("I've been on antidepressants since spring", "sensitive"),
+        ("我在做心理咨询", "sensitive"),
+        ("我欠了网贷十几万", "sensitive"),
+    ],
+)
+def test_round2_more_formats_and_categories(text: str, kind: str) -> None:
+    assert kind in {f.kind for f in detectors.screen(text)}, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The CVV field is required on checkout",
+        "The user likes the band Passwort",
+        "My key points: speed and cost",
+        "I use SSR in Next.js",
+    ],
+)
+def test_round2_format_look_alikes(text: str) -> None:
+    assert not [f for f in detectors.screen(text) if f.reason is not None], text
