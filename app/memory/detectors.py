@@ -105,7 +105,9 @@ _CLAUSE_VALUE = (
     r"|[^\s\"'`,;.!?][^\n,;.!?]{0,63})"
 )
 _ZH_CLAUSE_VALUE = (
-    r"[\"'“”「『]?(?P<v>" + _ZH_VALUE_STOP + r"[^\s\"'“”「」『』,，。;；！？!?、][^\n\"'“”「」『』,，。;；！？!?]{0,39})"
+    r"[\"'“”「『]?(?P<v>"
+    + _ZH_VALUE_STOP
+    + r"[^\s\"'“”「」『』,，。;；！？!?、][^\n\"'“”「」『』,，。;；！？!?]{0,39})"
 )
 _AWS_CONTEXT = _rx(r"\baws\b|amazon|secret|aws_|_aws", _I)
 _AUTH_CONTEXT = _rx(r"authori[sz]ation|\bauth\b|header|curl|-H\s", _I)
@@ -220,8 +222,20 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         ),
         1,
         lambda m, _: _is_value(m.group("v")),
-        ("contrase", "mot de passe", "passwort", "kennwort", "senha", "parola", "wachtwoord",
-         "has", "пароль", "パスワード", "비밀번호", "密碼"),
+        (
+            "contrase",
+            "mot de passe",
+            "passwort",
+            "kennwort",
+            "senha",
+            "parola",
+            "wachtwoord",
+            "has",
+            "пароль",
+            "パスワード",
+            "비밀번호",
+            "密碼",
+        ),
     ),
     # a passphrase: three to eight plain words to the end of the clause ("the wifi
     # password is correct horse battery staple"); words about a password ("is too short
@@ -459,8 +473,19 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         ),
         1,
         lambda m, _: _mixed_token(m.group("v")) and not any(c in m.group("v") for c in "@/:"),
-        ("login", "log-in", "sign", "credential", "creds", "user", "account", "账号", "登录",
-         "登陆", "账密"),
+        (
+            "login",
+            "log-in",
+            "sign",
+            "credential",
+            "creds",
+            "user",
+            "account",
+            "账号",
+            "登录",
+            "登陆",
+            "账密",
+        ),
     ),
     # 我的密码是 hunter2 / 密码：hunter2 / 支付密码为 123456 / 密码改成了 abc12345
     _Secret(
@@ -1051,7 +1076,8 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:ai|assistants?|agents?|models?|llms?|bots?)(?:\s+reading\s+this)?\s*[:：,—-]"
             r"|\b(?:ai|assistants?|agents?|(?:language\s+)?models?|llms?)\s+(?:reading|processing|"
             r"summari[sz]ing|parsing|seeing)\s+this\b"
-            r"|\b(?:ai\s+)?(?:agents?|assistants?|(?:ai|language)\s+models?|llms?)(?:\s+and\s+[\w ]{2,20}?)?\s+"
+            r"|\b(?:ai\s+)?(?:agents?|assistants?|(?:ai|language)\s+models?|llms?)"
+            r"(?:\s+and\s+[\w ]{2,20}?)?\s+"
             r"(?:must|should|shall|are\s+(?:required|instructed)\s+to)\s+(?:now\s+)?(?:treat|store|remember|"
             r"record|persist|save|waive|grant|ignore|skip|approve)\b"
             r"|<\s*/?\s*system\s*>|\bpersist\s+this\b"
@@ -1427,7 +1453,8 @@ _RELATION_FIELD = _rx(
     _I,
 )
 _CONTACT_FIELD = _rx(
-    r"(?m)^[ \t]*(?:phone|mobile|cell|address|home|email|dob|birthday|电话|手机|住址|地址|邮箱|生日)\s*:",
+    r"(?m)^[ \t]*(?:phone|mobile|cell|address|home|email|dob|birthday|"
+    r"电话|手机|住址|地址|邮箱|生日)\s*:",
     _I,
 )
 
@@ -1438,7 +1465,7 @@ def _other_person_sensitive(folded: str) -> list[Span]:
     最近在做试管婴儿"): the category detectors (health, money, faith, politics,
     sexuality, ethnicity, records) decide what is sensitive, this decides whose it is."""
     spans: list[Span] = []
-    for pattern, detail in ((_OTHER_PERSON_EN, "relative_pii_en"), (_OTHER_PERSON_ZH, "relative_pii_zh")):
+    for pattern in (_OTHER_PERSON_EN, _OTHER_PERSON_ZH):
         for m in pattern.finditer(folded):
             end = _SENTENCE_END.search(folded, m.end())
             clause = folded[m.start() : end.start() if end else len(folded)]
@@ -1685,7 +1712,9 @@ _MOMENT = _rx(
     _I,
 )
 # an ongoing pursuit is not the moment's state: "I'm learning Rust right now"
-_PURSUIT = _rx(r"\b(?:learning|studying|training\s+for|taking\s+(?:classes|lessons))\b|在学|在练|备考", _I)
+_PURSUIT = _rx(
+    r"\b(?:learning|studying|training\s+for|taking\s+(?:classes|lessons))\b|在学|在练|备考", _I
+)
 
 _NOT_REUSABLE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("question", _QUESTION),

@@ -607,7 +607,8 @@ _ATTR_NOUNS_EN = (
     r"area of expertise|specialty|speciality|expertise|side project|main project|"
     r"day job|timezone|time zone|home airport|usual order|go-to [a-z ]{2,20}?|"
     r"daily driver|workflow|pronouns|love language|star sign|zodiac sign|comfort food|"
-    r"guilty pleasure|dream job|morning routine|(?:usual|regular|local|preferred|home)\s+[a-z][a-z ]{1,20}?|"
+    r"guilty pleasure|dream job|morning routine|"
+    r"(?:usual|regular|local|preferred|home)\s+[a-z][a-z ]{1,20}?|"
     r"(?:frequent flyer|loyalty|membership|member|customer|passenger)\s+(?:number|no\.?|id|code)"
 )
 _ATTR_EN = re.compile(r"(?i)^my\s+(?P<k>" + _ATTR_NOUNS_EN + r")\s+(?:is|are|'s)\s+(?P<v>.{2,80})$")
@@ -855,7 +856,8 @@ _ATTR_ZH = re.compile(
 _HAUNT_ZH = re.compile(
     r"^我(?:们)?(?:常去|常用|平时去|一般去|最常去|常买|常点)的[\u4e00-\u9fffA-Za-z]{1,8}(?:在|是|叫)"
     r"[\u4e00-\u9fffA-Za-z\d \-]{2,20}$"
-    r"|^我(?:们)?(?:的|家|家的|公司|公司的|办公室|办公室的)[\u4e00-\u9fffA-Za-z ]{1,12}?(?:名字叫|名叫|叫做|叫)"
+    r"|^我(?:们)?(?:的|家|家的|公司|公司的|办公室|办公室的)[\u4e00-\u9fffA-Za-z ]{1,12}?"
+    r"(?:名字叫|名叫|叫做|叫)"
     r"\s*[\u4e00-\u9fffA-Za-z\d\-]{2,20}$"
 )
 _DEFINE_ZH = re.compile(
@@ -868,7 +870,9 @@ _WHEN_ZH = re.compile(r"^(?P<c>[^，,]{2,15}(?:的时候|时))[,，]?(?P<m>我.+
 # A context before the habit: "坐高铁我习惯选靠过道的座位", "晚上七点以后我不看邮件" (what
 # follows must itself be a preference, a habit or a standing "我不…").
 _CONTEXT_ZH = re.compile(r"^(?P<c>[\u4e00-\u9fff\dA-Za-z]{2,12}?)[,，]?(?P<m>我(?!们).{2,40})$")
-_CONTEXT_NOT_ZH = re.compile(r"你|您|他|她|它|如果|要是|假如|万一|今天|明天|昨天|今晚|刚才|这次|这个|那个")
+_CONTEXT_NOT_ZH = re.compile(
+    r"你|您|他|她|它|如果|要是|假如|万一|今天|明天|昨天|今晚|刚才|这次|这个|那个"
+)
 _NEVER_ZH = re.compile(
     r"^我(?:从来|一般|通常|基本|都)?(?:不|从不|不会|没法|没办法|不能|不方便)(?P<o>[\u4e00-\u9fff]{2,10})$"
 )
@@ -899,7 +903,10 @@ _LIFE_ZH = (
         r"^(?:我的)?(?:开会|会议|每次会议|通话|电话会|视频会)(?:尽量|最好|一般|都)?"
         r"(?:控制在|不超过|不要超过|限制在|别超过)[\u4e00-\u9fff\d]{1,10}$"
     ),
-    re.compile(r"^我(?:现在|目前|一直|长期)?(?:常驻|驻扎在|base在|定居在|定居)[\u4e00-\u9fffA-Za-z ]{2,12}$"),
+    re.compile(
+        r"^我(?:现在|目前|一直|长期)?(?:常驻|驻扎在|base在|定居在|定居)"
+        r"[\u4e00-\u9fffA-Za-z ]{2,12}$"
+    ),
     re.compile(
         r"^我(?:从来|一般|平时|基本|早上|晚上)?(?:都)?(?:不|从不)(?:吃|喝)(?:早饭|早餐|午饭|午餐|晚饭|晚餐|"
         r"夜宵|宵夜|咖啡|茶|酒|奶茶|饮料|零食|甜食|冷饮)$"
@@ -974,9 +981,9 @@ def _free_zh(s: str) -> list[Pref]:
                 return [_free(said, _life_statement_zh(said), CONF_FREE)]
     m = _CONTEXT_ZH.match(s)
     if m and not _CONTEXT_NOT_ZH.search(m.group("c")) and not _PLAN_ZH.search(s):
-        main = m.group("m")
-        if _pref_zh_main(main) is not None or (
-            (never := _NEVER_ZH.match(main)) is not None
+        said_main: str = m.group("m")
+        if _pref_zh_main(said_main) is not None or (
+            (never := _NEVER_ZH.match(said_main)) is not None
             and not _NOT_HABIT_ZH.match(never.group("o"))
         ):
             return [_free(s, third_person_zh(s))]
@@ -1124,7 +1131,9 @@ _RISKY_REQUEST = re.compile(
 )
 _WHENEVER_EN = re.compile(r"(?i)^(?:whenever|every\s+time|each\s+time|any\s*time)\s+i\b")
 _WHENEVER_ZH = re.compile(r"^(?:每次|以后|只要)?我(?:让你|叫你|请你|要你|问你|问|发)")
-_TAIL_STANDING_EN = re.compile(r"(?i)[,\s]+(?:from now on|going forward|in future|from here on)\s*$")
+_TAIL_STANDING_EN = re.compile(
+    r"(?i)[,\s]+(?:from now on|going forward|in future|from here on)\s*$"
+)
 
 
 def standing_request(body: str, *, explicit: bool) -> Pref | None:
@@ -1134,7 +1143,9 @@ def standing_request(body: str, *, explicit: bool) -> Pref | None:
     tail = _TAIL_STANDING_EN.search(text)
     if tail:
         text = text[: tail.start()].strip()
-    standing = explicit or tail is not None or bool((_WHENEVER_ZH if zh else _WHENEVER_EN).match(text))
+    standing = (
+        explicit or tail is not None or bool((_WHENEVER_ZH if zh else _WHENEVER_EN).match(text))
+    )
     if not standing or len(text) < 4 or len(text) > 160:
         return None
     if not _ANSWER_WORDS.search(text) or _RISKY_REQUEST.search(text) or _SKIP_CHECKS.search(text):

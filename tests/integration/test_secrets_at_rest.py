@@ -459,7 +459,11 @@ def _disguised() -> dict[str, tuple[str, list[str]]]:
     session_token = _generated_token()
     bare_token = _generated_token()
     bip39 = Mnemonic("english").generate(128)
-    session_id, colon_token, dotted_token = _generated_token(), _generated_token(), _generated_token()
+    session_id, colon_token, dotted_token = (
+        _generated_token(),
+        _generated_token(),
+        _generated_token(),
+    )
     comma_pw = _pw()
     maiden = tuple(_random(string.ascii_uppercase, 1) + _random(LOWER, 7) for _ in range(3))
     hexed = f"password={pw[2]}".encode().hex()
@@ -518,7 +522,10 @@ def _disguised() -> dict[str, tuple[str, list[str]]]:
             f"the signed cookie is sess.{dotted_token[:14]}.{dotted_token[14:]}",
             [dotted_token[:14], dotted_token[14:]],
         ),
-        "comma_value": (f"DB_PASS={comma_pw[:3]},{comma_pw[3:]}", [comma_pw[3:], f"{comma_pw[:3]},{comma_pw[3:]}"]),
+        "comma_value": (
+            f"DB_PASS={comma_pw[:3]},{comma_pw[3:]}",
+            [comma_pw[3:], f"{comma_pw[:3]},{comma_pw[3:]}"],
+        ),
         "maiden_name": (
             f"my mother's maiden name is {maiden[0]} {maiden[1]} {maiden[2]}",
             list(maiden),

@@ -80,9 +80,9 @@ NOTICE = (
 TRANSIENT = "Sitting in traffic, gonna be late"
 TRANSIENT_ZH = "路上堵车了，要晚点到"
 OTHER_HEALTH = "My uncle Frank can't drive anymore since the tremors in his hands got worse"
-OTHER_DEBT_ZH = "我表弟欠了网贷十几万，家里还不知道"
-OWN_SENSITIVE = "I've been on antidepressants since the spring"
-OWN_SENSITIVE_ZH = "我这两年一直在还赌债"
+OTHER_DEBT_ZH = "我表弟在外面借了十几万，家里还不知道"
+OWN_SENSITIVE = "I've been seeing someone about my panic attacks since spring"
+OWN_SENSITIVE_ZH = "我这两年一直在还以前赌博欠下的钱"
 
 HARMFUL: list[tuple[str, Reason, str, Candidate]] = [
     ("semantic_injection", Reason.PROMPT_INJECTION, "statement", cand(INJECTION)),

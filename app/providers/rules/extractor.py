@@ -141,7 +141,16 @@ def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[li
     if not hits and not (instruction.explicit and instruction.remember):
         request = extract_prefs.standing_request(inner, explicit=instruction.explicit)
         if request is not None:
-            hits.append(Hit(request.type, request.predicate, request.value, request.statement, CONF_EXPLICIT, True))
+            hits.append(
+                Hit(
+                    request.type,
+                    request.predicate,
+                    request.value,
+                    request.statement,
+                    CONF_EXPLICIT,
+                    True,
+                )
+            )
     # "大概两千", "about 400": an approximate amount, not doubt about the fact
     unhedged = _APPROXIMATE.sub("", body)
     hedged = bool(HEDGE_ZH.search(unhedged) or HEDGE_EN.search(unhedged))
