@@ -1,7 +1,8 @@
 """`python -m bench.gate_timing`: the write gate's screening time per call, in process.
 
 The candidates: every statement (and observation turn, as statement and evidence) of
-the eval data, the detector test tables, the disguise tables, and 20 candidates with
+the eval data, every write and conversation turn of the gate corpus, the detector test
+tables, the disguise tables, and 20 candidates with
 1–2 KB of evidence. Each is screened once to warm up, then five times measured (the
 unmask cache cleared each round); p50/p95/p99 of single `gate.screen` calls. Nothing is
 asserted: the figures are reported.
@@ -44,11 +45,28 @@ def _walk(node: Any, out: list[dict[str, Any]]) -> None:
             _walk(v, out)
 
 
+def _gate_corpus_items() -> list[dict[str, Any]]:
+    """Every write of the gate corpus (tests/data/gate) as it is posted, and every turn of
+    its conversations as a statement: the texts the gate is measured on."""
+    items: list[dict[str, Any]] = []
+    for path in sorted((ROOT / "tests" / "data" / "gate").glob("*.yaml")):
+        for case in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("cases", []):
+            body = case.get("body")
+            if isinstance(body, dict) and isinstance(body.get("statement"), str):
+                items.append(body)
+            for turn in case.get("turns") or []:
+                text = turn if isinstance(turn, str) else turn.get("content")
+                if isinstance(text, str):
+                    items.append({"statement": text})
+    return items
+
+
 def candidates() -> tuple[list[Candidate], int]:
     items: list[dict[str, Any]] = []
     for path in sorted((ROOT / "tests" / "data" / "eval").glob("*.yaml")):
         _walk(yaml.safe_load(path.read_text(encoding="utf-8")), items)
     from_eval = len(items)
+    items += _gate_corpus_items()
     td = test_detectors
     for table in (
         td.SECRETS,

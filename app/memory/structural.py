@@ -45,9 +45,13 @@ Span = tuple[int, int, str]
 # key: value pairs whose key names a credential
 # ---------------------------------------------------------------------------------------
 
+# A value runs to a space, a quote or a separator; a comma inside it is part of it
+# (`DB_PASS=Xk7,mq2Lp9wq`) unless a space or the next `key=` / `key:` follows it.
+_VALUE_CHAR = r"[^\s\"'`,;&，。；]"
+_INNER_COMMA = r",(?=[!-~])(?![A-Za-z_][A-Za-z0-9_.\-]{0,48}\s*[:=])"
 _PAIR = re.compile(
     r"(?<![A-Za-z0-9_.\-])[\"']?(?P<k>[A-Za-z][A-Za-z0-9_.\-]{1,48})[\"']?\s*[:=]\s*"
-    r"[\"'`]?(?P<v>[^\s\"'`,;&，。；]{4,200})"
+    r"[\"'`]?(?P<v>" + _VALUE_CHAR + r"(?:" + _VALUE_CHAR + r"|" + _INNER_COMMA + r"){3,199})"
 )
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # whole key parts that name a credential
@@ -58,7 +62,8 @@ _SECRET_PARTS = frozenset(
 # "…key" names a credential after one of these ("x-api-key", "AccountKey", "signing_key")
 _KEY_QUALIFIERS = frozenset(
     "api access account secret private signing master encryption auth app client "
-    "shared storage subscription license licence session consumer webhook".split()
+    "shared storage subscription license licence session consumer webhook wifi wpa wpa2 wlan "
+    "network router".split()
 )
 # the key names something about the credential, not the credential ("token_limit: 128000")
 _NOT_THE_SECRET = frozenset(
@@ -74,6 +79,10 @@ _PLACEHOLDER_VALUE = re.compile(
 )
 
 
+_SESSION_WORDS = frozenset("session sess login auth remember".split())
+_SESSION_HANDLES = frozenset("id key cookie token hash".split())
+
+
 def _key_parts(key: str) -> list[str]:
     """`DB_PASS` → [db, pass], `X-API-Key` → [x, api, key], `AccountKey` → [account, key]."""
     return [p.lower() for chunk in re.split(r"[_.\-]+", key) for p in _CAMEL.findall(chunk)]
@@ -82,6 +91,8 @@ def _key_parts(key: str) -> list[str]:
 def names_secret(key: str) -> bool:
     """The key names a credential: a credential word, or "key" after a qualifier."""
     parts = _key_parts(key)
+    if len(parts) > 1 and parts[-2] in _SESSION_WORDS and parts[-1] in _SESSION_HANDLES:
+        return True  # `session_id`, `sess_key`: a session's id is its bearer credential
     if not parts or any(p in _NOT_THE_SECRET for p in parts):
         return False
     joined = "".join(parts)
@@ -134,7 +145,13 @@ def pair_spans(folded: str) -> list[Span]:
 # generated-looking tokens
 # ---------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=.:\-])[A-Za-z0-9+/_\-]{20,}={0,2}(?![A-Za-z0-9+/_=\-])")
+# A run of token characters, dotted segments included (`sess.<token>`, `<a>.<b>.<c>`:
+# a signed cookie's tail is part of it), after anything but another token character:
+# `user:<token>` and `session_id=<token>` stand alone too. URLs are cut out first.
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]+(?:\.[A-Za-z0-9+/_\-]+)*={0,2}(?![A-Za-z0-9+/_=\-])"
+)
+_URL = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.\-]{1,20}://|www\.)[^\s\"'<>`]+")
 _HEX = re.compile(r"[0-9a-fA-F\-]+")
 _MIN_ENTROPY = 3.6  # bits per character; random base62 of 20+ chars carries ~4.1
 _MIN_SWITCH = (
@@ -170,7 +187,7 @@ def generated_token(token: str) -> bool:
     CamelCase identifiers, hex digests, UUIDs and version strings do not."""
     core = token.rstrip("=")
     alnum = [c for c in core if c.isalnum()]
-    if len(alnum) < 20 or _HEX.fullmatch(core):
+    if len(alnum) < 20 or _HEX.fullmatch(core.replace(".", "")):
         return False
     upper = sum(c.isupper() for c in alnum)
     lower = sum(c.islower() for c in alnum)
@@ -187,10 +204,16 @@ def generated_token(token: str) -> bool:
 
 
 def token_spans(folded: str) -> list[Span]:
-    """A generated-looking token anywhere, named or not ("… needs c11SB5BpQN… appended")."""
-    return [
-        (*m.span(), "high_entropy") for m in _TOKEN.finditer(folded) if generated_token(m.group())
-    ]
+    """A generated-looking token anywhere, named or not ("… needs c11SB5BpQN… appended");
+    not inside a URL (a path segment names a page; a credential in a query is a pair)."""
+    urls = [m.span() for m in _URL.finditer(folded)] if "/" in folded or "www." in folded else []
+    spans: list[Span] = []
+    for m in _TOKEN.finditer(folded):
+        if m.end() - m.start() < 20 or any(s <= m.start() < e for s, e in urls):
+            continue
+        if generated_token(m.group()):
+            spans.append((*m.span(), "high_entropy"))
+    return spans
 
 
 # ---------------------------------------------------------------------------------------

@@ -469,12 +469,38 @@ def _numeral_edits(text: str) -> list[Edit]:
     return sorted(edits)
 
 
+# Leetspeak: digits and signs standing for letters inside words ("1gn0r3 4ll pr3v10u5
+# 1n57ruc710n5"). Only words mixing letters with such digits, and only when a text has
+# two or more of them (one "mp3" or "h264" is a name, a leet phrase has many).
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b",
+                       "@": "a", "$": "s", "9": "g"})  # fmt: skip
+_LEET_WORD = re.compile(
+    r"(?<![\w@$])(?=[\w@$]*[A-Za-z])(?=[\w@$]*[013457@$])[A-Za-z013456789@$]{3,}(?![\w@$])"
+)
+_LEET_MIN_WORDS = 2
+
+
+def _leet_edits(text: str) -> list[Edit]:
+    """Words written in leetspeak, read as letters."""
+    if not any(c.isdigit() or c in "@$" for c in text):
+        return []
+    edits = [
+        (m.start(), m.end(), m.group().translate(_LEET))
+        for m in _LEET_WORD.finditer(text)
+        if sum(not c.isalpha() for c in m.group()) >= 1
+        and not m.group().isupper()
+        and not _HEX.fullmatch(m.group())  # a digest, an id, a colour
+    ]
+    return edits if len(edits) >= _LEET_MIN_WORDS else []
+
+
 _STEPS: tuple[_Step, ...] = (
     _invisible_edits,
     _numeral_edits,
     _homoglyph_edits,
     _decode_edits,
     _decode_edits,  # nested one level: base64 of percent-encoded, entities of base64, ...
+    _leet_edits,
 )
 
 

@@ -224,7 +224,8 @@ def _about_user(obj: str, zh: bool) -> bool:
 # "on Monday", "next week", "later": a plan, not a habit ("on Mondays" is a habit).
 _PLAN_EN = re.compile(
     r"(?i)\b(?:next|this coming|later|soon|tonight|this (?:week|weekend|month|year|morning|"
-    r"afternoon|evening)|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)|"
+    r"afternoon|evening)|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    r"(?!s|\s+(?:mornings|afternoons|evenings|nights))|"
     r"in (?:a|an|\d+|a few|two|three) (?:minutes?|hours?|days?|weeks?))\b"
 )
 _PLAN_ZH = re.compile(r"下周|下个月|明年|待会|等会|一会儿|马上|这周|这个周末|这个月|今年|后天|稍后")
@@ -572,7 +573,8 @@ _TRAIT_EN = re.compile(
 # Ongoing pursuits and pets: "I'm learning Japanese", "I'm training for a marathon", "I have a cat".
 _PURSUIT_EN = re.compile(
     r"(?i)^i(?:'m| am)\s+(?:(?:currently|now|still|also|slowly)\s+)?(?P<v>learning|studying|"
-    r"training for|taking (?:classes|lessons|a course) in|practicing|practising)\s+(?P<o>.{2,50})$"
+    r"training for|taking (?:classes|lessons|a course) in|practicing|practising|researching|"
+    r"doing research on|doing a phd on)\s+(?P<o>.{2,50})$"
 )
 # "I go climbing on weekends", "I can only meet after 6pm", "I'm 34": a frequency, a
 # standing limit, an age
@@ -605,9 +607,15 @@ _ATTR_NOUNS_EN = (
     r"area of expertise|specialty|speciality|expertise|side project|main project|"
     r"day job|timezone|time zone|home airport|usual order|go-to [a-z ]{2,20}?|"
     r"daily driver|workflow|pronouns|love language|star sign|zodiac sign|comfort food|"
-    r"guilty pleasure|dream job|morning routine"
+    r"guilty pleasure|dream job|morning routine|"
+    r"(?:usual|regular|local|preferred|home)\s+[a-z][a-z ]{1,20}?|"
+    r"(?:frequent flyer|loyalty|membership|member|customer|passenger)\s+(?:number|no\.?|id|code)"
 )
 _ATTR_EN = re.compile(r"(?i)^my\s+(?P<k>" + _ATTR_NOUNS_EN + r")\s+(?:is|are|'s)\s+(?P<v>.{2,80})$")
+# "our office wifi network is called Orbit-5G", "my bike is named Rocket"
+_CALLED_EN = re.compile(
+    r"(?i)^(?:my|our)\s+(?P<k>(?:[a-z][\w-]*\s+){0,3}[a-z][\w-]*)\s+(?:is|are)\s+(?:called|named)\s+(?P<v>\S.{0,40})$"
+)
 _DEFINE_EN = re.compile(
     r"(?i)^(?:when(?:ever)?\s+i\s+say|by)\s+(?P<q>['\"“‘][^'\"”’]{1,40}['\"”’]|[a-z][\w\-]*"
     r"(?:\s+[a-z][\w\-]*)?)\s*,?\s*i\s+(?:always\s+)?mean\s+(?P<v>.{2,80})$"
@@ -616,8 +624,62 @@ _DEFINE_EN = re.compile(
 _WHEN_EN = re.compile(r"(?i)^(?P<c>when(?:ever)?\s+i\s+[^,]{2,60}?)\s*,\s*(?P<m>i\s+.+)$")
 
 
+# A context before the habit: "On flights I always pick an aisle seat", "At work I use
+# a standing desk" (what follows must itself be a preference or a habit).
+_CONTEXT_EN = re.compile(
+    r"(?i)^(?P<c>(?:on|in|at|for|during|after|before|with|outside(?:\s+of)?)\s+[^,]{2,40}?)"
+    r"\s*,?\s+(?P<m>(?:i|we)\s+.+)$"
+)
+# Standing facts about the user's life the verb patterns miss: a budget, a household,
+# the family's ages, where the household lives, a limit on the user's own things.
+_LIFE_EN = (
+    # "my monthly budget for groceries is about 400 dollars", "our budget is under 10k"
+    re.compile(
+        r"(?i)^(?:my|our)\s+(?:[a-z]+\s+){0,2}budget(?:\s+(?:for|on)\s+[^,]{2,40}?)?\s+"
+        r"(?:is|'s|are)\s+(?:about|around|roughly|approximately|under|below|up\s+to|at\s+most|"
+        r"no\s+more\s+than|max(?:imum)?|capped\s+at|)\s*[$€£¥]?\s*\d[\d,.]*\s*[a-z€$£]*"
+        r"(?:\s+(?:a|per)\s+(?:month|year|week|night|person))?$"
+    ),
+    # "I have a younger brother and a dog", "I have two kids", "we have twins"
+    re.compile(
+        r"(?i)^(?:i|we)\s+(?:have|'ve got|have got)\s+(?:a|an|one|two|three|four|\d)\s+"
+        r"(?:(?:younger|older|little|big|baby|twin|step-?)\s+)?(?:brothers?|sisters?|siblings?|"
+        r"kids?|children|sons?|daughters?|twins|grandchildren|grandkids)\b(?:[^,.]{0,40})?$"
+    ),
+    # "my kids are 4 and 7"
+    re.compile(
+        r"(?i)^my\s+(?:kids|children|son|sons|daughter|daughters|twins)\s+(?:is|are)\s+"
+        r"(?:\d{1,2}|[a-z]+teen)(?:\s+(?:and|&)\s+\d{1,2})?(?:\s+years?\s+old)?$"
+    ),
+    # "my wife and I live in Porto", "my family and I are based in Oslo"
+    re.compile(
+        r"^(?i:my\s+(?:wife|husband|partner|family|girlfriend|boyfriend|fianc[eé]e?|kids|"
+        r"children)\s+and\s+i\s+(?:live|are\s+based|moved|have\s+moved|just\s+moved)\s+"
+        r"(?:in|to))\s+[A-Z][\w\-']+(?:[ ,]+[A-Z][\w\-']+){0,3}$"
+    ),
+    # "please keep my meetings under 30 minutes": a limit on the user's own things
+    re.compile(
+        r"(?i)^(?:please\s+)?(?:keep|limit|cap)\s+my\s+(?:[a-z]+\s+){0,2}(?:meetings?|calls?|"
+        r"workouts?|commute|trips?|flights?|layovers?|budget|spending)\s+(?:under|below|to|within|"
+        r"at\s+most)\s+.{1,30}$"
+    ),
+)
+# "I'm 41 and work as an accountant": each side of "and" said of the user
+_AND_EN = re.compile(r"(?i)^(?P<a>i(?:'m|\s+am)?\s+[^,]{1,40}?)\s*,?\s+and\s+(?P<b>[a-z].{2,60})$")
+
+
 def _pref_statement_en(body: str) -> str:
     return third_person_en(body)
+
+
+def _life_statement_en(s: str) -> str:
+    """ "please keep my meetings under 30 minutes" → "The user wants their meetings kept
+    under 30 minutes"; the other life facts read in the third person."""
+    m = re.match(r"(?i)^(?:please\s+)?(?:keep|limit|cap)\s+my\s+(?P<o>.+?)\s+(?P<r>(?:under|below|"
+                 r"to|within|at\s+most)\s+.+)$", s)  # fmt: skip
+    if m:
+        return f"The user wants their {m.group('o')} kept {m.group('r')}"
+    return third_person_en(s)
 
 
 def _free(value: str, statement: str, confidence: float = CONF_PREF) -> Pref:
@@ -672,6 +734,19 @@ def _free_en(s: str) -> list[Pref]:
     hit = _pref_en_main(s)
     if hit is not None:
         return [hit]
+    m = _CONTEXT_EN.match(s)
+    if m and not _PLAN_EN.search(m.group("c")) and _about_user(m.group("c"), zh=False):
+        if _pref_en_main(m.group("m")) is not None:
+            return [_free(s, _pref_statement_en(s))]
+    if any(p.match(s) for p in _LIFE_EN) and not _ADDRESSES_YOU_EN.search(s):
+        return [_free(s, _life_statement_en(s), CONF_FREE)]
+    m = _AND_EN.match(s)
+    if m:
+        b = m.group("b")
+        second = b if re.match(r"(?i)i\b", b) else "I " + b
+        if _free_en(m.group("a")) and _free_en(second):
+            tail = re.sub(r"^The user\s+", "", third_person_en(second))
+            return [_free(s, f"{third_person_en(m.group('a'))} and {tail}", CONF_FREE)]
     m = _PURSUIT_EN.match(s)
     if m:
         if not _about_user(m.group("o"), zh=False) or _PLAN_EN.search(m.group("o")):
@@ -692,6 +767,9 @@ def _free_en(s: str) -> list[Pref]:
             return [_free(s, _pref_statement_en(s), CONF_FREE)]
     m = _ATTR_EN.match(s)
     if m and _about_user(m.group("v"), zh=False) and not _CREDENTIAL.search(m.group("k")):
+        return [_free(s, _pref_statement_en(s), CONF_FREE)]
+    m = _CALLED_EN.match(s)
+    if m and not _CREDENTIAL.search(s) and not _ADDRESSES_YOU_EN.search(s):
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
     return []
 
@@ -741,6 +819,12 @@ _STEADY_ZH = (
         r"^我(?:家)?(?:有|养了?)(?:一|两|三|四|五|几|\d+)(?:只|条|个|匹)"
         r"(?:猫|狗|兔子|鹦鹉|仓鼠|乌龟|鱼|金鱼|孩子|女儿|儿子|小孩)(?:[,，]?(?:叫|名叫).{1,8})?$"
     ),
+    # an instrument or a sport somewhere ("我在社区乐团拉大提琴"; "我在弹钢琴" is the moment)
+    re.compile(
+        r"^我(?:平时|周末|每周|一般|业余|业余时间)?(?:在(?!(?:拉|弹|打|踢|吹))[\u4e00-\u9fff]{2,8})?"
+        r"(?:会|也|还)?(?:拉|弹|打|踢|吹)(?:大提琴|小提琴|中提琴|二胡|钢琴|吉他|琵琶|古筝|尤克里里|鼓|"
+        r"架子鼓|篮球|羽毛球|乒乓球|网球|排球|高尔夫|足球|萨克斯|长笛)$"
+    ),
     re.compile(
         r"^我(?:每天|平时|一般|通常|都)*(?:坐|乘|骑|开车|走路|步行|打车)[\u4e00-\u9fff]{0,4}"
         r"(?:上班|上学|通勤|去公司)$"
@@ -754,7 +838,8 @@ _STEADY_ZH = (
     ),
 )
 _PURSUIT_ZH = re.compile(
-    r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?P<v>学|学习|练|练习|备考|准备考|准备)(?P<o>[\u4e00-\u9fffA-Za-z].{0,20})$"
+    r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?P<v>学|学习|练|练习|备考|准备考|准备|研究|做研究)"
+    r"(?P<o>[\u4e00-\u9fffA-Za-z].{0,20})$"
 )
 # After a habit word: thinking and one-off states, not habits.
 _NOT_HABIT_ZH = re.compile(r"^(?:觉得|认为|想|在想|不知道|以为|记得|忘|很忙|挺忙|没空|有空|说|问)")
@@ -768,11 +853,69 @@ _ATTR_ZH = re.compile(
     r"研究课题|研究|课题|专业|主修|专长|副业|项目|主业|时区|口头禅|偶像|[\u4e00-\u9fff]{1,4})"
     r"(?P<cop>是|研究的是|做的是|写的是|关于|主要是|方向是|主要研究)(?P<v>.{2,40})$"
 )
+_HAUNT_ZH = re.compile(
+    r"^我(?:们)?(?:常去|常用|平时去|一般去|最常去|常买|常点)的[\u4e00-\u9fffA-Za-z]{1,8}(?:在|是|叫)"
+    r"[\u4e00-\u9fffA-Za-z\d \-]{2,20}$"
+    r"|^我(?:们)?(?:的|家|家的|公司|公司的|办公室|办公室的)[\u4e00-\u9fffA-Za-z ]{1,12}?"
+    r"(?:名字叫|名叫|叫做|叫)"
+    r"\s*[\u4e00-\u9fffA-Za-z\d\-]{2,20}$"
+)
 _DEFINE_ZH = re.compile(
     r"^我(?:说的|说|提到的?|讲的)(?P<q>[「『“\"'‘][^」』”\"'’]{1,15}[」』”\"'’]|[^，,]{1,10}?)"
     r"(?:的时候|时)?[,，]?(?:就是|是指|指的是|意思是|就是指|都是指|一般指)(?P<v>.{1,40})$"
 )
 _WHEN_ZH = re.compile(r"^(?P<c>[^，,]{2,15}(?:的时候|时))[,，]?(?P<m>我.+)$")
+
+
+# A context before the habit: "坐高铁我习惯选靠过道的座位", "晚上七点以后我不看邮件" (what
+# follows must itself be a preference, a habit or a standing "我不…").
+_CONTEXT_ZH = re.compile(r"^(?P<c>[\u4e00-\u9fff\dA-Za-z]{2,12}?)[,，]?(?P<m>我(?!们).{2,40})$")
+_CONTEXT_NOT_ZH = re.compile(
+    r"你|您|他|她|它|如果|要是|假如|万一|今天|明天|昨天|今晚|刚才|这次|这个|那个"
+)
+_NEVER_ZH = re.compile(
+    r"^我(?:从来|一般|通常|基本|都)?(?:不|从不|不会|没法|没办法|不能|不方便)(?P<o>[\u4e00-\u9fff]{2,10})$"
+)
+# Standing facts about the user's life: a budget, a household, a limit, a base, the
+# days of a routine ("我每个月买菜的预算大概两千", "我有一个弟弟", "我和老婆住在波尔图",
+# "开会尽量控制在半小时以内", "我常驻新加坡", "我周一和周五在家办公").
+_DAYS_ZH = r"(?:周[一二三四五六日末]|星期[一二三四五六日天]|工作日|周末)"
+_LIFE_ZH = (
+    re.compile(
+        r"^(?:我|我们)?(?:的|家|家的|团队|公司)?(?:每个?月|每年|每周|每天|平时)?[\u4e00-\u9fff]{0,8}?"
+        r"预算(?:是|为|大概|大约|差不多|控制在|在|不超过|最多|一般)*[\d零一二三四五六七八九十百千万两.]{1,8}"
+        r"(?:块钱?|元|万|千|美元|欧元|刀|美金)?(?:左右|以内|上下)?$"
+    ),
+    re.compile(
+        r"^我(?:家)?(?:有|养了?)(?:一|两|三|四|五|几|\d+)(?:个|只|条|位)"
+        r"(?:弟弟|哥哥|姐姐|妹妹|孩子|女儿|儿子|小孩|双胞胎|猫|狗|兔子)"
+        r"(?:[,，](?:还|也)?(?:有|养了?)(?:一|两|三|四|五|几|\d+)(?:个|只|条|位)[\u4e00-\u9fff]{1,4})?$"
+    ),
+    re.compile(
+        r"^我和(?:老婆|老公|妻子|丈夫|爱人|对象|家人|男朋友|女朋友|孩子们?)(?:一起)?"
+        r"(?:住在|住|生活在|定居在|定居)[\u4e00-\u9fffA-Za-z ]{2,12}$"
+    ),
+    re.compile(
+        r"^我(?:家)?(?:的)?(?:孩子|儿子|女儿|小孩|闺女|宝宝)(?:们)?(?:今年)?"
+        r"(?:(?:一个|老大|老二)?[\d一二三四五六七八九十两]{1,2}岁了?){1,3}$"
+    ),
+    re.compile(
+        r"^(?:我的)?(?:开会|会议|每次会议|通话|电话会|视频会)(?:尽量|最好|一般|都)?"
+        r"(?:控制在|不超过|不要超过|限制在|别超过)[\u4e00-\u9fff\d]{1,10}$"
+    ),
+    re.compile(
+        r"^我(?:现在|目前|一直|长期)?(?:常驻|驻扎在|base在|定居在|定居)"
+        r"[\u4e00-\u9fffA-Za-z ]{2,12}$"
+    ),
+    re.compile(
+        r"^我(?:从来|一般|平时|基本|早上|晚上)?(?:都)?(?:不|从不)(?:吃|喝)(?:早饭|早餐|午饭|午餐|晚饭|晚餐|"
+        r"夜宵|宵夜|咖啡|茶|酒|奶茶|饮料|零食|甜食|冷饮)$"
+    ),
+    re.compile(
+        r"^我(?:每个?)?" + _DAYS_ZH + r"(?:(?:和|、|跟)" + _DAYS_ZH + r"){0,3}"
+        r"(?:都|一般|通常|会)*(?:在家|远程|去公司|去办公室)?(?:办公|上班|工作|健身|锻炼)$"
+    ),
+)
 
 
 def _pref_zh_main(s: str) -> Pref | None:
@@ -807,6 +950,13 @@ def _pref_zh_main(s: str) -> Pref | None:
     return None
 
 
+def _life_statement_zh(s: str) -> str:
+    """ "开会尽量控制在半小时以内" has no subject: it is the user's wish."""
+    if s.startswith("我"):
+        return third_person_zh(s)
+    return f"用户的{s}" if "预算" in s[:8] else f"用户希望{s}"
+
+
 def _free_zh(s: str) -> list[Pref]:
     if detect_lang(s) != "zh" or _SENSITIVE_TOPIC.search(s):
         return []
@@ -824,12 +974,32 @@ def _free_zh(s: str) -> list[Pref]:
     hit = _pref_zh_main(s)
     if hit is not None:
         return [hit]
+    for life in _LIFE_ZH:
+        if life.match(s) or life.match(first):
+            said = s if life.match(s) else first
+            if not _PLAN_ZH.search(said) and not _NOT_NOW_ZH.search(said):
+                return [_free(said, _life_statement_zh(said), CONF_FREE)]
+    m = _CONTEXT_ZH.match(s)
+    if m and not _CONTEXT_NOT_ZH.search(m.group("c")) and not _PLAN_ZH.search(s):
+        said_main: str = m.group("m")
+        if _pref_zh_main(said_main) is not None or (
+            (never := _NEVER_ZH.match(said_main)) is not None
+            and not _NOT_HABIT_ZH.match(never.group("o"))
+        ):
+            return [_free(s, third_person_zh(s))]
+    # "我今年41岁，是会计": the first clause alone
+    if first != s:
+        hit = _pref_zh_main(first)
+        if hit is not None:
+            return [_free(s, third_person_zh(s), CONF_FREE)]
     # "我是夜猫子，半夜效率最高": the trait is the first clause
     m = _TRAIT_ZH.match(first)
     if m and not m.group("x").endswith(("患者", "病人")):
         return [_free(first, third_person_zh(first), CONF_FREE)]
     m = _ATTR_ZH.match(s)
     if m and _about_user(m.group("v"), zh=True) and not _CREDENTIAL.search(m.group("k")):
+        return [_free(s, third_person_zh(s), CONF_FREE)]
+    if _HAUNT_ZH.match(s) and not _CREDENTIAL.search(s) and not _ADDRESSES_YOU_ZH.search(s):
         return [_free(s, third_person_zh(s), CONF_FREE)]
     return []
 
@@ -861,7 +1031,8 @@ _ZH_WHEN = (
     r"(?:春|夏|秋|冬)天|暑假|寒假|周末|之前|以前)"
 )
 _EVENT_ZH = re.compile(
-    r"^我(?:们)?(?P<when>(?:" + _ZH_WHEN + r"){0,3})(?P<b>[^，。！？,!?]{1,24}?)"
+    r"^(?P<pre>(?:" + _ZH_WHEN + r"){0,2})[,，]?我(?:们)?(?P<when>(?:" + _ZH_WHEN + r"){0,3})"
+    r"(?P<b>[^，。！？,!?]{1,24}?)"
     r"(?:了|过(?![敏来去年期]))(?P<rest>[^。！？!?]*)"
 )
 # when it happened, in English: a year, a month, "last week", "two years ago", "in college"
@@ -904,7 +1075,7 @@ def _is_event_zh(clause: str) -> bool:
     m = _EVENT_ZH.match(clause.strip())
     if m is None or _NOT_EVENT_ZH.match(m.group("b")) or re.search("[不没别]", m.group("b")):
         return False
-    return bool(m.group("when")) or len(m.group("rest").strip()) >= 2
+    return bool(m.group("when") or m.group("pre")) or len(m.group("rest").strip()) >= 2
 
 
 def _event(s: str, zh: bool) -> list[Pref]:
@@ -931,6 +1102,62 @@ def _event_en(s: str) -> list[Pref]:
 
 def _event_zh(s: str) -> list[Pref]:
     return _event(s, zh=True) if _CJK.search(s) else []
+
+
+# ---------------------------------------------------------------------------------------
+# Standing requests about the answers that no typed rule understood ("Please always cite
+# sources when you summarize articles", "以后我让你翻译，就给我正式和口语两个版本"): kept as
+# the user's standing request when the request is about the form of the answers and
+# touches nothing that grants, waives, moves, sends or reveals (the gate judges them too).
+# ---------------------------------------------------------------------------------------
+
+_ANSWER_WORDS = re.compile(
+    r"(?i)\b(?:answers?|repl(?:y|ies)|respond|responses?|summar\w*|translat\w*|cite|citations?|"
+    r"sources?|format\w*|units?|dates?|english|spanish|french|german|chinese|japanese|language|"
+    r"tone|examples?|bullet\w*|tables?|headings?|emoji|words|sentences|paragraphs?|versions?|"
+    r"explanations?|spelling|currency|metric|imperial|celsius|fahrenheit|formal|casual)\b|"
+    r"回答|回复|答复|总结|翻译|注明|出处|来源|格式|单位|日期|英文|中文|英语|英式|美式|语气|例子|表格|标题|"
+    r"表情|字数|版本|解释|公制|摄氏|正式|口语"
+)
+_RISKY_REQUEST = re.compile(
+    r"(?i)\b(?:approv\w*|grant\w*|access|admin\w*|permissions?|verif\w*|confirm\w*|transfer\w*|"
+    r"refund\w*|pay\w*|purchases?|share|send|forward|post|upload|delete|passwords?|memor(?:y|ies)|"
+    r"system|prompts?|instructions?|rules?|polic\w*|ignore|bypass|skip|links?|urls?|https?|images?|"
+    r"address\w*|phone|contacts?|emails?|accounts?|data|secret\w*|tokens?|keys?|tools?|"
+    r"other\s+users?|anyone|everyone|whoever)\b|"
+    r"批准|授权|权限|管理员|验证|核实|确认|转账|退款|付款|支付|购买|分享|发给|转发|发送|上传|删除|密码|"
+    r"记忆|系统|提示词|指令|规则|政策|忽略|绕过|跳过|链接|网址|图片|地址|电话|通讯录|邮箱|账户|账号|数据|"
+    r"密钥|令牌|工具|其他用户|任何人|所有人"
+)
+_WHENEVER_EN = re.compile(r"(?i)^(?:whenever|every\s+time|each\s+time|any\s*time)\s+i\b")
+_WHENEVER_ZH = re.compile(r"^(?:每次|以后|只要)?我(?:让你|叫你|请你|要你|问你|问|发)")
+_TAIL_STANDING_EN = re.compile(
+    r"(?i)[,\s]+(?:from now on|going forward|in future|from here on)\s*$"
+)
+
+
+def standing_request(body: str, *, explicit: bool) -> Pref | None:
+    """A standing request about the answers' form, or None (see the guards above)."""
+    text = _TRAILING.sub("", body).strip()
+    zh = detect_lang(text) == "zh"
+    tail = _TAIL_STANDING_EN.search(text)
+    if tail:
+        text = text[: tail.start()].strip()
+    standing = (
+        explicit or tail is not None or bool((_WHENEVER_ZH if zh else _WHENEVER_EN).match(text))
+    )
+    if not standing or len(text) < 4 or len(text) > 160:
+        return None
+    if not _ANSWER_WORDS.search(text) or _RISKY_REQUEST.search(text) or _SKIP_CHECKS.search(text):
+        return None
+    if _SENSITIVE_TOPIC.search(text) or _CREDENTIAL.search(text):
+        return None
+    statement = (
+        f"用户的长期要求：{third_person_zh(text)}"
+        if zh
+        else f"The user's standing request: {third_person_en(text)}"
+    )
+    return Pref(FactType.SEMANTIC, CONSTRAINT, text, statement, CONF_STYLE)
 
 
 TYPED: tuple[PrefMatcher, ...] = (_style_en, _style_zh, _conventions_en, _conventions_zh)

@@ -459,6 +459,13 @@ def _disguised() -> dict[str, tuple[str, list[str]]]:
     session_token = _generated_token()
     bare_token = _generated_token()
     bip39 = Mnemonic("english").generate(128)
+    session_id, colon_token, dotted_token = (
+        _generated_token(),
+        _generated_token(),
+        _generated_token(),
+    )
+    comma_pw = _pw()
+    maiden = tuple(_random(string.ascii_uppercase, 1) + _random(LOWER, 7) for _ in range(3))
     hexed = f"password={pw[2]}".encode().hex()
     nested = _b64(quote(f"password={pw[3]}", safe=""))
     basic = _b64(f"svc:{pw[5]}").rstrip("=")
@@ -508,6 +515,21 @@ def _disguised() -> dict[str, tuple[str, list[str]]]:
         "cookie": (f"Cookie: sessionid={session_token}; theme=dark", [session_token]),
         "bare_token": (f"the deploy hook needs {bare_token} appended", [bare_token]),
         "unnamed_seed": (f"write these down: {bip39}", [bip39]),
+        # issue 22, second round: the reviewer's misses
+        "session_id_pair": (f"session_id={session_id}", [session_id]),
+        "colon_token": (f"the export header was user:{colon_token}", [colon_token]),
+        "dotted_token": (
+            f"the signed cookie is sess.{dotted_token[:14]}.{dotted_token[14:]}",
+            [dotted_token[:14], dotted_token[14:]],
+        ),
+        "comma_value": (
+            f"DB_PASS={comma_pw[:3]},{comma_pw[3:]}",
+            [comma_pw[3:], f"{comma_pw[:3]},{comma_pw[3:]}"],
+        ),
+        "maiden_name": (
+            f"my mother's maiden name is {maiden[0]} {maiden[1]} {maiden[2]}",
+            list(maiden),
+        ),
         "login_pair": (
             f"streaming login: fam.{_random(LOWER, 6)}@example.com / {pw[0]}x",
             [f"{pw[0]}x"],

@@ -243,3 +243,114 @@ def test_the_seed_phrase_checksum_is_bip39s() -> None:
     broken = m.generate(strength=128).split()
     broken[-1] = next(w for w in m.wordlist if not m.check(" ".join([*broken[:-1], w])))
     assert not structural.bip39_checksum_holds(broken)
+
+
+# ---------------------------------------------------------------------------------------
+# issue 22, second round: the reviewer's misses. Each must be found *and* redacted whole:
+# what is left after redaction may rest in audit and logs (docs/gate.md#reason-codes).
+# ---------------------------------------------------------------------------------------
+
+
+def _token() -> str:
+    while True:
+        token = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(28))
+        if structural.generated_token(token):
+            return token
+
+
+def _whole_redaction(text: str, secret: str) -> str:
+    out = detectors.redact(text)
+    assert "secret" in _reasons(text), text
+    # no fragment of the secret of four or more characters survives
+    for i in range(len(secret) - 3):
+        assert secret[i : i + 4] not in out, (text, out)
+    return out
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "session_id={t}",
+        "Cookie: session_id={t}; theme=dark",
+        '{{"session_id": "{t}"}}',
+        "user:{t}",
+        "the export header was user:{t} for the nightly job",
+        "SID={t}",
+    ],
+)
+def test_tokens_after_a_key_or_a_colon(template: str) -> None:
+    token = _token()
+    _whole_redaction(template.format(t=token), token)
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "the signed cookie is sess.{t}",
+        "the signed cookie is {t}.{u}",
+        "refresh with {a}.{b}.{c}",
+    ],
+)
+def test_dotted_tokens_are_redacted_with_their_tails(template: str) -> None:
+    t, u = _token(), _token()
+    a, b, c = t[:12], t[12:] + u[:4], u[4:20]
+    text = template.format(t=t, u=u, a=a, b=b, c=c)
+    secret = text.rsplit(" ", 1)[1]
+    _whole_redaction(text, secret.removeprefix("sess."))
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("DB_PASS=Xk7,mq2Lp9wq", "Xk7,mq2Lp9wq"),
+        ("DB_PASS=Xk7,mq2Lp9wq, DB_HOST=localhost", "Xk7,mq2Lp9wq"),
+        ('{"password": "Xk7,mq2Lp9wq"}', "Xk7,mq2Lp9wq"),
+        ("password: Xk7,mq2Lp9wq", "Xk7,mq2Lp9wq"),
+        ("api_key=Ab3,Zx9,Qw7Rt5", "Ab3,Zx9,Qw7Rt5"),
+    ],
+)
+def test_a_credential_value_is_not_cut_at_a_comma(text: str, secret: str) -> None:
+    _whole_redaction(text, secret)
+
+
+def test_a_comma_still_ends_a_pair_before_the_next_key() -> None:
+    out = detectors.redact("password=Xk7mq2Lp9,user=bob,region=eu")
+    assert "Xk7mq2Lp9" not in out and "user=bob,region=eu" in out, out
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("my mother's maiden name is Anna Maria Lopez", "Anna Maria Lopez"),
+        ("security answer: Anna Maria Lopez", "Anna Maria Lopez"),
+        ("My security question answer is blue river stone, don't forget", "blue river stone"),
+        ("security question: first pet's name? answer: Captain Whiskers", "Captain Whiskers"),
+        ("Mother's maiden name: O'Brien Kelly", "O'Brien Kelly"),
+        ("我妈妈的娘家姓是欧阳", "欧阳"),
+        ("密保答案是 小白兔 和 大灰狼", "小白兔 和 大灰狼"),
+        ("安全问题：我的第一只宠物叫什么？答案：豆豆妹妹", "豆豆妹妹"),
+    ],
+)
+def test_security_answers_are_redacted_whole(text: str, answer: str) -> None:
+    out = detectors.redact(text)
+    assert "secret" in _reasons(text), text
+    for word in answer.split():
+        assert word not in out, (text, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "user_id=12345 logged in",
+        "see https://example.com/docs/Xk7mQ2Lp9wqRt4ZbN8vYc3Hs1 for the guide",
+        "the user's mother is a nurse",
+        "the user is researching how security questions like mother's maiden name get phished",
+        "version 1.2.3.4, file report.final.v2.pdf, host api.eu-west-1.example.com",
+        "session_id: 42",
+        "session_timeout=30m",
+        "the name of my first pet was Captain Whiskers",
+        "我妈妈的名字叫王丽",
+    ],
+)
+def test_reviewer_look_alikes_stay_writable(text: str) -> None:
+    assert _reasons(text) == set(), text

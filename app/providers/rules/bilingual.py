@@ -98,7 +98,8 @@ _TECH_ZH = (
         r"(?P<who>我们团队|我们组|我们公司|我们项目|我们部门|我们小组|我们这边|我们|团队|公司|项目|"
         r"组里|咱们|我这边|我)(?:的)?"
         r"(?:(?:服务|系统|后端|前端|项目|代码|应用|网站|产品|数据库|集群|团队|文档|线上|线下|生产环境|生产|"
-        r"本地|测试环境|服务器上?|笔记|文件|照片)(?:都|也)?)?"
+        r"本地|测试环境|服务器上?|笔记|文件|照片|(?:工作|家里|个人|公司)?(?:电脑|笔记本|台式机|手机|主机))"
+        r"(?:都|也|上)?)?"
         # habit and preference words before the verb: "我习惯用 Vim", "我一般用 Go"
         r"(?:都|一直|主要|现在|目前|正在|平时|日常|在|也|还|基本|习惯|喜欢|更喜欢|偏好|爱|一般|"
         r"通常|总是|经常|常|只|还是|更)*"
@@ -128,7 +129,11 @@ _TECH_EN_LIST = _TECH_EN_ITEM + r"(?:\s*(?:,|&|\+|/|(?i:and|with|plus))\s*" + _T
 _TECH_EN = (
     re.compile(
         r"(?P<who>(?i:\bwe|\bour\s+(?:team|company|startup|project|org|shop|group|lab|backend|"
-        r"frontend|services?|app|product)|\bmy\s+(?:team|company|org|startup|group|lab)|\bi))"
+        r"frontend|services?|app|product)|\bmy\s+(?:team|company|org|startup|group|lab)|"
+        r"\bmy(?=\s+(?:work\s+|home\s+|personal\s+|main\s+|old\s+|new\s+)?(?:laptop|computer|pc|"
+        r"machine|desktop|server|phone|workstation|mac)\b)|\bi))"
+        r"(?i:\s+(?:work\s+|home\s+|personal\s+|main\s+|old\s+|new\s+)?(?:laptop|computer|pc|"
+        r"machine|desktop|server|phone|workstation|mac)\b)?"
         r"(?:\s+|(?='))"
         r"(?i:(?:(?:mostly|mainly|primarily|currently|now|still|all|also|only|usually|heavily|always|"
         r"generally|normally|typically)\s+)*"

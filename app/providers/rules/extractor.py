@@ -41,6 +41,9 @@ from app.providers.rules.zh import (
 )
 
 HEDGE_PENALTY = 0.25
+_APPROXIMATE = re.compile(
+    r"(?:大概|大约|差不多|估计)(?=[\d零一二三四五六七八九十两百千万])|(?i:\b(?:probably|maybe)\s+(?=\d))"
+)
 MIN_CONFIDENCE = 0.5
 
 # Predicates that hold many values (config/policy.yaml); the others keep one per turn.
@@ -135,7 +138,22 @@ def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[li
         free = _free_statement(body)
         if free is not None:
             hits.append(free)
-    hedged = bool(HEDGE_ZH.search(body) or HEDGE_EN.search(body))
+    if not hits and not (instruction.explicit and instruction.remember):
+        request = extract_prefs.standing_request(inner, explicit=instruction.explicit)
+        if request is not None:
+            hits.append(
+                Hit(
+                    request.type,
+                    request.predicate,
+                    request.value,
+                    request.statement,
+                    CONF_EXPLICIT,
+                    True,
+                )
+            )
+    # "大概两千", "about 400": an approximate amount, not doubt about the fact
+    unhedged = _APPROXIMATE.sub("", body)
+    hedged = bool(HEDGE_ZH.search(unhedged) or HEDGE_EN.search(unhedged))
     out = []
     for hit in hits:
         conf = CONF_EXPLICIT if explicit or hit.standing else hit.confidence

@@ -141,6 +141,24 @@ def _unwrap_polite(s: str) -> str | None:
     return None
 
 
+# The user's own household, said with the user in it: "my wife and I live in Porto",
+# "my kids are 4 and 7", "我和老婆住在波尔图", "我家孩子一个四岁一个七岁". A profile fact
+# (docs/extraction.md), not another person's data: the gate still refuses a relative's
+# contact, health or money data (docs/gate.md, third_party_pii).
+_HOUSEHOLD_EN = re.compile(
+    r"(?i)^my\s+(?:wife|husband|partner|family|girlfriend|boyfriend|fianc[eé]e?|kids|children)"
+    r"\s+and\s+i\s+(?:live|are\s+based|moved|have\s+moved|just\s+moved)\s+(?:in|to)\s+[^,]{2,40}$"
+    r"|^my\s+(?:kids|children|sons|daughters|twins|son|daughter)\s+(?:is|are)\s+"
+    r"(?:\d{1,2}|[a-z]+teen)(?:\s+(?:and|&)\s+\d{1,2})?(?:\s+years?\s+old)?$"
+)
+_HOUSEHOLD_ZH = re.compile(
+    r"^我和(?:老婆|老公|妻子|丈夫|爱人|对象|家人|男朋友|女朋友|孩子们?)(?:一起)?"
+    r"(?:住在|住|生活在|定居在|定居|搬到了?)[\u4e00-\u9fffA-Za-z ]{2,12}$"
+    r"|^我(?:家)?(?:的)?(?:孩子|儿子|女儿|小孩|闺女|宝宝)(?:们)?(?:今年)?"
+    r"(?:(?:一个|老大|老二)?[\d一二三四五六七八九十两]{1,2}岁了?){1,3}$"
+)
+
+
 def screen(s: str) -> str | None:
     """The sentence if it may carry a reusable first-person assertion, else None (dropped)."""
     tokens = segment(s)
@@ -155,9 +173,10 @@ def screen(s: str) -> str | None:
     s = TRAILING_PUNCT.sub("", s)
     if _HYPOTHETICAL_ZH.intersection(tokens) or _HYPOTHETICAL_EN.search(s):
         return None
-    if _THIRD_PARTY_ZH.search(s) or _THIRD_PERSON_ZH.intersection(tokens):
+    household = bool(_HOUSEHOLD_EN.match(s) or _HOUSEHOLD_ZH.match(s))
+    if not household and (_THIRD_PARTY_ZH.search(s) or _THIRD_PERSON_ZH.intersection(tokens)):
         return None
-    if _THIRD_PARTY_EN.search(s):
+    if not household and _THIRD_PARTY_EN.search(s):
         return None
     if _PAST_ZH.search(s) or _PAST_EN.search(s):
         return None

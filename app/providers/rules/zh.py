@@ -100,7 +100,7 @@ def allergy_zh(s: str) -> list[Hit]:
 _VEG_ZH = re.compile(
     r"(?:^|我)(?:是|一直|平时|现在|从来|都|只|也|长期)*(?:吃素|吃斋|素食者|素食主义者|吃素的)"
 )
-_VEGAN_ZH = re.compile(r"(?:^|我)(?:是|一直|平时|现在|只|也)*(?:吃全素|纯素|严格素食)")
+_VEGAN_ZH = re.compile(r"(?:^|我)(?:是|一直|平时|现在|只|也|吃)*(?:吃全素|纯素|严格素食)")
 _HALAL_ZH = re.compile(r"(?:^|我)(?:只)?吃清真")
 _NOT_EAT_ZH = re.compile(
     r"(?:^|我)(?:平时|从来|一直|也|都|基本|完全|从|向来)*(?P<verb>不吃|不能吃|从不吃|不喝|不能喝|从不喝|忌)(?P<x>[^,，。]{1,10})"
@@ -285,7 +285,7 @@ _WORK_AT_ZH = re.compile(
 )
 _JOB_IS_ZH = re.compile(
     r"(?:^|我)(?:现在|目前|也)*是(?:一名|一个|一位|个|名)?(?:(?P<e>[\u4e00-\u9fffA-Za-z]{2,10})的)?"
-    r"(?P<j>[\u4e00-\u9fffA-Za-z]{1,12}?)(?:$|[,，]|呢|啦)"
+    r"(?P<j>(?:[A-Za-z][A-Za-z+#.]{0,15}\s*)?[\u4e00-\u9fffA-Za-z]{1,12}?)(?:$|[,，]|呢|啦)"
 )
 _JOB_WORK_ZH = re.compile(
     r"我(?:的)?(?:工作|职业|职位)是(?P<j>[\u4e00-\u9fffA-Za-z]{1,12}?)(?:$|[,，])"
@@ -323,6 +323,10 @@ def where_zh(s: str) -> list[Hit]:
     if m:
         p = m.group("p").strip()
         hits: list[Hit] = []
+        # "在多伦多一家银行做…": the place, then an unnamed workplace
+        unnamed = re.match(r"(?P<place>.+?)的?(?:一家|某家|一个|某个)", p)
+        if unnamed and _is_place_zh(unnamed.group("place")):
+            p = unnamed.group("place")
         if _is_place_zh(p):
             hits.append(Hit(FactType.PROFILE, "location", p, f"用户住在{p}", CONF_IMPLIED))
         else:
