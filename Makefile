@@ -103,9 +103,11 @@ sdk: install
 	$(BIN)/python clients/python/generate.py
 
 ## CITUS_WORKERS=N: against an embedded Citus coordinator + N workers (builds Citus first);
-## BENCH_ARGS for the rest (e.g. BENCH_ARGS="--sizes 10k,100k --duration 5").
+## BENCH_ARGS for the rest (e.g. BENCH_ARGS="--sizes 10k,100k --duration 5"); then the
+## write gate's screening time alone (bench/gate_timing.py).
 bench: install $(if $(CITUS_WORKERS),citus)
 	$(BIN)/python -m bench $(if $(CITUS_WORKERS),--citus-workers $(CITUS_WORKERS)) $(BENCH_ARGS)
+	$(BIN)/python -m bench.gate_timing
 
 ## The zh/en scenarios, then the Chinese long-conversation set through the live API.
 eval: install

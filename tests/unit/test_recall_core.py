@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import re
-import time
 import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -573,33 +572,6 @@ def test_token_estimate_basics(text: str, at_least: int) -> None:
 def test_token_count_is_additive_over_lines() -> None:
     a, b = "用户对花生过敏。（来源：用户明确指示）", "User prefers tables (0.95)"
     assert count_tokens(f"{a}\n{b}") == count_tokens(a) + 1 + count_tokens(b)
-
-
-# ------------------------------------------------------------------------ speed
-
-
-def test_score_and_pack_100_rows_is_fast() -> None:
-    rng = random.Random(1)
-    rows = [
-        row(
-            n,
-            f"用户偏好 {n}：喜欢 option {n}",
-            cosine=rng.random() if n % 3 else None,
-            bm25=rng.random() * 5 if n % 4 == 0 else None,
-            structured=n % 17 == 0,
-            recency_rank=n + 1 if n < 10 else None,
-            age_days=rng.random() * 60,
-        )
-        for n in range(100)
-    ]
-    for _ in range(20):  # warm caches
-        pack(score_facts(rows, NOW, POLICY), 400, "zh", "continue", "hint", NOW)
-    n = 200
-    t0 = time.perf_counter()
-    for _ in range(n):
-        pack(score_facts(rows, NOW, POLICY), 400, "zh", "continue", "hint", NOW)
-    per_call = (time.perf_counter() - t0) / n
-    assert per_call < 0.005  # generous for slow CI; measured well under 1 ms locally
 
 
 def test_rendered_lines_have_no_stray_whitespace() -> None:
