@@ -14,13 +14,15 @@ session summaries — gets the same rules.
 from __future__ import annotations
 
 import logging
+import struct
 import uuid
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
+import numpy as np
 
 from app.context import AppContext
 from app.errors import Conflict, NotFound
@@ -32,7 +34,9 @@ from app.memory.model import (
     SENSITIVITY_RANK,
     Candidate,
     Decision,
+    ExistingFact,
     FactType,
+    FactUpdate,
     GateResult,
     KeyRights,
     Origin,
@@ -466,6 +470,86 @@ async def _screen(
     return None, screened
 
 
+def _new_fact(
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    c: Candidate,
+    policy: Policy,
+    now: datetime,
+    *,
+    vector: list[float] | None,
+    model: str | None,
+    status: Status,
+    confidence: float,
+    sensitivity: str,
+    version: int,
+    supersedes: uuid.UUID | None,
+    contested: bool,
+    valid_to: datetime | None,
+    outcome: WriteOutcome,
+    detail: dict[str, Any] | None,
+) -> tuple[facts_store.NewFact, audit.Event, list[hooks.WebhookEvent]]:
+    """The rows of a new version the gate accepted: the fact, its decision's audit event
+    and the webhook events it announces (pure: one write inserts them, a batch collects
+    them, `write_many`)."""
+    valid_from = c.valid_from or now
+    fact_id = uuid.uuid4()
+    event = _decision_event(tenant_id, rights, c, outcome, policy, now, detail, fact_id)
+    source_kind = (c.source_kind or SourceKind.USER_MESSAGE).value
+    announced = [
+        hooks.fact_written(
+            fact_id,
+            c.user_id,
+            scope=c.scope,
+            fact_type=c.type.value,
+            predicate=c.predicate,
+            sensitivity=sensitivity,
+            status=status.value,
+            source_kind=source_kind,
+            decision=outcome.decision.value,
+            version=version,
+            supersedes=supersedes,
+            superseded=outcome.superseded,
+        ),
+        *(hooks.fact_superseded(old, c.user_id, fact_id) for old in outcome.superseded),
+    ]
+    new = facts_store.NewFact(
+        id=fact_id,
+        tenant_id=tenant_id,
+        user_id=c.user_id,
+        scope=c.scope,
+        type=c.type.value,
+        predicate=c.predicate,
+        value=c.value,
+        value_key=value_key(c.predicate, c.value) if c.predicate else None,
+        statement=c.statement,
+        statement_key=statement_key(c.statement),
+        polarity=polarity(c.statement),
+        source_kind=source_kind,
+        source_trace_id=c.trace_id,
+        source_turn_id=c.turn_id,
+        source_evidence=c.evidence,
+        source_writer=rights.key_id,
+        confidence=confidence,
+        sensitivity=sensitivity,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        expires_at=_expires_at(c, policy, valid_from),
+        status=status.value,
+        version=version,
+        supersedes=supersedes,
+        contested=contested,
+        embedding=vector,
+        embedding_model=model,
+        search_text=search_document(c.statement, c.predicate or "", _value_text(c.value), *c.keys),
+        policy_version=policy.version,
+        now=now,
+        occurred_at=c.occurred_at,
+        keys=list(c.keys),
+    )
+    return new, event, announced
+
+
 async def _insert(
     conn: asyncpg.Connection,
     tenant_id: uuid.UUID,
@@ -486,71 +570,29 @@ async def _insert(
     outcome: WriteOutcome,
     detail: dict[str, Any] | None,
 ) -> WriteOutcome:
-    """Store a new version of a fact the gate accepted (the one place facts are inserted)
-    and the decision's audit event, in one round trip; `outcome` is completed with it."""
-    valid_from = c.valid_from or now
-    fact_id = uuid.uuid4()
-    event = _decision_event(tenant_id, rights, c, outcome, policy, now, detail, fact_id)
-    await _count_decision(c, outcome)
-    source_kind = (c.source_kind or SourceKind.USER_MESSAGE).value
-    announced = [
-        hooks.fact_written(
-            fact_id,
-            c.user_id,
-            scope=c.scope,
-            fact_type=c.type.value,
-            predicate=c.predicate,
-            sensitivity=sensitivity,
-            status=status.value,
-            source_kind=source_kind,
-            decision=outcome.decision.value,
-            version=version,
-            supersedes=supersedes,
-            superseded=outcome.superseded,
-        ),
-        *(hooks.fact_superseded(old, c.user_id, fact_id) for old in outcome.superseded),
-    ]
-    row = await facts_store.insert_fact(
-        conn,
-        facts_store.NewFact(
-            id=fact_id,
-            tenant_id=tenant_id,
-            user_id=c.user_id,
-            scope=c.scope,
-            type=c.type.value,
-            predicate=c.predicate,
-            value=c.value,
-            value_key=value_key(c.predicate, c.value) if c.predicate else None,
-            statement=c.statement,
-            statement_key=statement_key(c.statement),
-            polarity=polarity(c.statement),
-            source_kind=source_kind,
-            source_trace_id=c.trace_id,
-            source_turn_id=c.turn_id,
-            source_evidence=c.evidence,
-            source_writer=rights.key_id,
-            confidence=confidence,
-            sensitivity=sensitivity,
-            valid_from=valid_from,
-            valid_to=valid_to,
-            expires_at=_expires_at(c, policy, valid_from),
-            status=status.value,
-            version=version,
-            supersedes=supersedes,
-            contested=contested,
-            embedding=vector,
-            embedding_model=model,
-            search_text=search_document(
-                c.statement, c.predicate or "", _value_text(c.value), *c.keys
-            ),
-            policy_version=policy.version,
-            now=now,
-            occurred_at=c.occurred_at,
-            keys=list(c.keys),
-        ),
-        event,
-        announced,
+    """Store a new version of a fact the gate accepted (the one place facts are inserted,
+    with `write_many`) and the decision's audit event, in one round trip; `outcome` is
+    completed with it."""
+    new, event, announced = _new_fact(
+        tenant_id,
+        rights,
+        c,
+        policy,
+        now,
+        vector=vector,
+        model=model,
+        status=status,
+        confidence=confidence,
+        sensitivity=sensitivity,
+        version=version,
+        supersedes=supersedes,
+        contested=contested,
+        valid_to=valid_to,
+        outcome=outcome,
+        detail=detail,
     )
+    await _count_decision(c, outcome)
+    row = await facts_store.insert_fact(conn, new, event, announced)
     outcome.fact = fact_json(row)
     return outcome
 
@@ -1089,3 +1131,388 @@ async def reject_candidate(
         detail={"statement": redact(row["statement"])},
         at=now,
     )
+
+
+# ------------------------------------------------------------------ set-based batch writes
+
+
+def _real(x: float) -> float:
+    """What a `real` column (confidence) gives back for `x`: the pool a single write reads
+    after an earlier write stored `x` holds this value, so the batch's copy must too."""
+    out: float = struct.unpack("f", struct.pack("f", x))[0]
+    return out
+
+
+POOL_LIMIT = 20  # the conflict pool's size (facts_store.lock_conflict_pool)
+
+
+@dataclass
+class _FreeSubject:
+    """The free statements a batch wrote so far under one (user, scope, type), active
+    (merges change confidence only, never status): their ids, statement keys and unit
+    vectors (a row of zeros and `has` False when a fact has no comparable vector)."""
+
+    dim: int | None = None
+    ids: list[uuid.UUID] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    models: list[str | None] = field(default_factory=list)
+    vectors: list[Any] = field(default_factory=list)  # float64 arrays, or None
+
+    def add(
+        self, fact_id: uuid.UUID, key: str, vector: list[float] | None, model: str | None
+    ) -> None:
+        self.ids.append(fact_id)
+        self.keys.append(key)
+        self.models.append(model)
+        self.vectors.append(
+            np.asarray(vector, dtype=np.float32).astype(np.float64) if vector is not None else None
+        )
+
+    def ranked(
+        self, key: str, vector: list[float] | None, model: str | None, limit: int
+    ) -> list[tuple[bool, float | None, uuid.UUID]]:
+        """The entries that may be among the pool's first `limit` by the pool's order
+        (statement key first, then cosine distance, NULLS LAST, then id): every entry
+        ranked before or tied with the limit-th on (key, distance), as (key match,
+        distance, id). Distances as pgvector's `<=>` computes them (float32 vectors,
+        1 - cosine similarity clamped to [-1, 1])."""
+        n = len(self.ids)
+        if n == 0:
+            return []
+        miss = np.array([k != key for k in self.keys])
+        dist = np.full(n, np.inf)
+        null = np.ones(n, dtype=bool)
+        if vector is not None and model is not None:
+            q = np.asarray(vector, dtype=np.float32).astype(np.float64)
+            qn = float(np.dot(q, q))
+            rows = [
+                i
+                for i, v in enumerate(self.vectors)
+                if v is not None and self.models[i] == model and v.shape == q.shape
+            ]
+            if rows:
+                mat = np.stack([self.vectors[i] for i in rows])
+                dots = mat @ q
+                norms = np.einsum("ij,ij->i", mat, mat) * qn
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    sim = np.clip(dots / np.sqrt(norms), -1.0, 1.0)
+                dist[rows] = 1.0 - sim
+                null[rows] = False
+        order = np.lexsort((dist, null, miss))
+        if n > limit:
+            cut = order[limit - 1]
+            tie = (miss == miss[cut]) & (null == null[cut]) & ((dist == dist[cut]) | null)
+            before = (miss < miss[cut]) | ((miss == miss[cut]) & (null < null[cut]))
+            before |= (miss == miss[cut]) & (null == null[cut]) & (dist < dist[cut])
+            order = np.nonzero(before | tie)[0]
+        return [
+            (not bool(miss[i]), None if null[i] else float(dist[i]), self.ids[i]) for i in order
+        ]
+
+
+@dataclass
+class _Flush:
+    """What a batch writes, in its items' order, until the next flush."""
+
+    inserts: list[facts_store.NewFact] = field(default_factory=list)
+    insert_for: list[WriteOutcome] = field(default_factory=list)
+    changes: list[facts_store.FactChange] = field(default_factory=list)
+    merged_at: dict[int, WriteOutcome] = field(default_factory=dict)  # change index → outcome
+    events: list[audit.Event] = field(default_factory=list)
+    hooks: list[tuple[list[hooks.WebhookEvent], datetime]] = field(default_factory=list)
+    interactions: dict[str, datetime] = field(default_factory=dict)
+
+    async def run(self, conn: asyncpg.Connection, tenant_id: uuid.UUID) -> None:
+        """Insert the facts, apply the changes (each after the inserts: a change may be to
+        a fact of this batch), then the audit events and outbox rows, each in one round
+        trip; the outcomes get their facts as those statements return them."""
+        for row, outcome in zip(
+            await facts_store.insert_facts(conn, self.inserts), self.insert_for, strict=True
+        ):
+            outcome.fact = fact_json(row)
+        for n, row in enumerate(await facts_store.update_facts(conn, tenant_id, self.changes)):
+            if n in self.merged_at:
+                self.merged_at[n].fact = fact_json(row) if row is not None else None
+        await audit.insert_many(conn, self.events)
+        await webhooks_store.emit_many(conn, tenant_id, self.hooks)
+        for user_id, at in sorted(self.interactions.items()):
+            await record_interaction(conn, tenant_id, user_id, at)
+        self.__init__()  # type: ignore[misc]
+
+
+async def _embed_many(
+    ctx: AppContext, texts: list[str]
+) -> list[tuple[list[float] | None, str | None]]:
+    """`_embed` for many statements in one call (those the rules alone screened)."""
+    if ctx.embedder is None or not texts:
+        return [(None, None) for _ in texts]
+    todo = [t for t in texts if t]
+    try:
+        vectors = await ctx.embedder.embed_documents(todo) if todo else []
+    except Exception:  # as `_embed`: stored without a vector, recall still has keywords
+        log.exception("embedding failed; the facts are stored without a vector")
+        return [(None, None) for _ in texts]
+    it = iter(vectors)
+    model = ctx.embedder.model
+    return [(next(it), model) if t else (None, None) for t in texts]
+
+
+async def write_many(
+    ctx: AppContext,
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    cs: Sequence[Candidate],
+    policy: Policy,
+    nows: Sequence[datetime],
+    embedded: Sequence[Embedded],
+) -> list[WriteOutcome]:
+    """`write` for each candidate in order (the n-th at `nows[n]`), set-based: the same
+    decisions, rows, audit trail and answers as one write after another in this
+    transaction, in a handful of round trips for the whole batch.
+
+    The caller holds the users' forget-me fences and every subject's lock
+    (`facts_store.lock_subjects`), so nothing but this batch changes what its items read:
+    the tombstones are read once for all items, each item is screened in memory, the
+    statements the rules alone screened are embedded in one call, and the conflict pools
+    are read once (every active fact of each predicate; each free statement's pool as
+    the single write reads it). The conflict rules then run item by item in memory on
+    those pools as the batch's own earlier writes change them (an item may conflict
+    with, merge into or supersede an earlier item's fact), and the facts, changes,
+    audit events and outbox rows are written in item order, each kind in one round trip.
+    A candidate held for consent is written by `write` itself (after what came before
+    it is flushed): it touches no fact."""
+    n = len(cs)
+    hashes = [tombstone_hashes(c.scope, c.predicate, c.value, c.statement) for c in cs]
+    dead = await facts_store.tombstoned_among(
+        conn, tenant_id, [(c.user_id, c.scope, h) for c, h in zip(cs, hashes, strict=True)]
+    )
+    screened: list[GateResult | None] = []
+    for c, hs, e in zip(cs, hashes, embedded, strict=True):
+        tombstoned = {h for h in hs if (c.user_id, c.scope, h) in dead}
+        screened.append(await _judged_screening(ctx, c, rights, policy, tombstoned, e))
+
+    def held(i: int) -> bool:
+        s = screened[i]
+        return s is not None and s.decision in (Decision.REJECTED, Decision.PENDING)
+
+    goes_on = [i for i in range(n) if not held(i)]
+    vectors: dict[int, tuple[list[float] | None, str | None]] = {
+        i: (embedded[i].vector, embedded[i].model) for i in goes_on
+    }
+    late = [i for i in goes_on if vectors[i][0] is None]
+    for i, got in zip(late, await _embed_many(ctx, [cs[i].statement for i in late]), strict=True):
+        vectors[i] = got
+
+    by_predicate = await facts_store.predicate_pools(
+        conn,
+        tenant_id,
+        sorted(
+            {(cs[i].user_id, cs[i].scope, str(cs[i].predicate)) for i in goes_on if cs[i].predicate}
+        ),
+    )
+    free_items = [i for i in goes_on if not cs[i].predicate]
+    free_read = await facts_store.free_pools(
+        conn,
+        tenant_id,
+        [
+            (
+                cs[i].user_id,
+                cs[i].scope,
+                cs[i].type.value,
+                statement_key(cs[i].statement),
+                vectors[i][0],
+                vectors[i][1],
+            )
+            for i in free_items
+        ],
+        POOL_LIMIT,
+    )
+    free_of = dict(zip(free_items, free_read, strict=True))
+
+    # the batch's view of every fact it may touch: the pools' facts as its writes change them
+    facts: dict[uuid.UUID, ExistingFact] = {}
+    versions: dict[uuid.UUID, int] = {}
+    active: dict[tuple[str, str, str], list[uuid.UUID]] = {}
+    for subject, pool in by_predicate.items():
+        active[subject] = [p.fact.id for p in pool]
+        for p in pool:
+            facts[p.fact.id], versions[p.fact.id] = p.fact, p.version
+    for pool in free_read:
+        for p in pool:
+            facts.setdefault(p.fact.id, replace(p.fact, similarity=None))
+            versions[p.fact.id] = p.version
+    written_free: dict[tuple[str, str, str], _FreeSubject] = {}
+
+    def pool_of(i: int) -> list[ExistingFact]:
+        c = cs[i]
+        if c.predicate:
+            ids = active.get((c.user_id, c.scope, c.predicate), [])
+            rows = sorted((facts[x] for x in ids), key=lambda f: f.id)
+            rows.sort(key=lambda f: f.valid_from, reverse=True)
+            return rows[:POOL_LIMIT]
+        key = statement_key(c.statement)
+        entries = [
+            (not p.key_match, p.distance is None, p.distance or 0.0, p.fact.id, p.fact.similarity)
+            for p in free_of[i]
+        ]
+        mine = written_free.get((c.user_id, c.scope, c.type.value))
+        if mine is not None:
+            vector, model = vectors[i]
+            for match, dist, fact_id in mine.ranked(key, vector, model, POOL_LIMIT):
+                entries.append(
+                    (
+                        not match,
+                        dist is None,
+                        dist or 0.0,
+                        fact_id,
+                        1.0 - dist if dist is not None else None,
+                    )
+                )
+        entries.sort(key=lambda t: (t[0], t[1], t[2], t[3]))
+        return [replace(facts[e[3]], similarity=e[4]) for e in entries[:POOL_LIMIT]]
+
+    pending = _Flush()
+    outcomes: list[WriteOutcome] = []
+    for i, (c, e) in enumerate(zip(cs, embedded, strict=True)):
+        now = nows[i]
+        s = screened[i]
+        if s is not None and s.decision is Decision.PENDING:
+            await pending.run(conn, tenant_id)
+            outcomes.append(await write(ctx, conn, tenant_id, rights, c, policy, now, embedded=e))
+            continue
+        if s is not None and s.decision is Decision.REJECTED:
+            outcome = WriteOutcome(Decision.REJECTED, s.reason, detail=dict(s.detail))
+            await _count_decision(c, outcome)
+            detail = {**_gate_detail(policy, e), **s.detail}
+            pending.events.append(
+                _decision_event(tenant_id, rights, c, outcome, policy, now, detail)
+            )
+            outcomes.append(outcome)
+            continue
+        gate_detail = _gate_detail(policy, e)
+        result = gate.resolve(c, pool_of(i), policy, now)
+        if result.decision is Decision.REJECTED:
+            outcome = WriteOutcome(Decision.REJECTED, result.reason)
+            await _count_decision(c, outcome)
+            pending.events.append(
+                _decision_event(
+                    tenant_id, rights, c, outcome, policy, now, {**result.detail, **gate_detail}
+                )
+            )
+            outcomes.append(outcome)
+            continue
+        merged_change: int | None = None
+        for update in result.updates:
+            if update.fact_id == result.merged_into:
+                merged_change = len(pending.changes)
+            pending.changes.append(
+                facts_store.FactChange(
+                    update.fact_id,
+                    now,
+                    status=update.status.value if update.status else None,
+                    valid_to=update.valid_to,
+                    confidence=update.confidence,
+                    contested=update.contested,
+                    observations_delta=update.observations_delta,
+                )
+            )
+            _apply(facts, active, update)
+        superseded = [str(x) for x in result.superseded_ids]
+        if result.decision is Decision.MERGED:
+            assert result.merged_into is not None
+            outcome = WriteOutcome(Decision.MERGED)
+            if merged_change is not None:
+                pending.merged_at[merged_change] = outcome
+            pending.hooks.append(
+                ([hooks.fact_superseded(x, c.user_id, result.merged_into) for x in superseded], now)
+            )
+            await _count_decision(c, outcome)
+            pending.events.append(
+                _decision_event(
+                    tenant_id, rights, c, outcome, policy, now, gate_detail, result.merged_into
+                )
+            )
+            outcomes.append(outcome)
+            continue
+        version = 1
+        if result.supersedes is not None:
+            version = versions[result.supersedes] + 1
+        valid_to = c.valid_to
+        if result.status is Status.SUPERSEDED and valid_to is None:
+            valid_to = result.valid_to
+        vector, model = vectors[i]
+        outcome = WriteOutcome(result.decision, superseded=superseded)
+        new, event, announced = _new_fact(
+            tenant_id,
+            rights,
+            c,
+            policy,
+            now,
+            vector=vector,
+            model=model,
+            status=result.status,
+            confidence=result.confidence,
+            sensitivity=result.sensitivity.value,
+            version=version,
+            supersedes=result.supersedes,
+            contested=result.contested,
+            valid_to=valid_to,
+            outcome=outcome,
+            detail=gate_detail,
+        )
+        await _count_decision(c, outcome)
+        pending.inserts.append(new)
+        pending.insert_for.append(outcome)
+        pending.events.append(event)
+        pending.hooks.append((announced, now))
+        facts[new.id] = ExistingFact(
+            id=new.id,
+            scope=c.scope,
+            type=c.type,
+            predicate=c.predicate,
+            value=c.value,
+            statement=c.statement,
+            source_kind=SourceKind(new.source_kind),
+            confidence=_real(new.confidence),
+            valid_from=new.valid_from,
+            status=result.status,
+            contested=new.contested,
+        )
+        versions[new.id] = version
+        if result.status is Status.ACTIVE:
+            if c.predicate:
+                active.setdefault((c.user_id, c.scope, c.predicate), []).append(new.id)
+            else:
+                written_free.setdefault((c.user_id, c.scope, c.type.value), _FreeSubject()).add(
+                    new.id, new.statement_key, vector, model
+                )
+        if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION and rights.role in (
+            Role.USER,
+            Role.AGENT,
+        ):
+            pending.interactions[c.user_id] = max(now, pending.interactions.get(c.user_id, now))
+        outcomes.append(outcome)
+    await pending.run(conn, tenant_id)
+    return outcomes
+
+
+def _apply(
+    facts: dict[uuid.UUID, ExistingFact],
+    active: dict[tuple[str, str, str], list[uuid.UUID]],
+    update: FactUpdate,
+) -> None:
+    """A change the gate asked for, on the batch's view of the fact (as the row reads
+    after `update_fact`): a superseded fact leaves its predicate's pool."""
+    f = facts[update.fact_id]
+    changed = replace(
+        f,
+        status=update.status or f.status,
+        confidence=_real(update.confidence) if update.confidence is not None else f.confidence,
+        contested=update.contested if update.contested is not None else f.contested,
+    )
+    facts[update.fact_id] = changed
+    if changed.status is not Status.ACTIVE and f.predicate:
+        for ids in active.values():
+            if update.fact_id in ids:
+                ids.remove(update.fact_id)
