@@ -1146,27 +1146,39 @@ def _real(x: float) -> float:
 POOL_LIMIT = 20  # the conflict pool's size (facts_store.lock_conflict_pool)
 
 
-@dataclass
 class _FreeSubject:
     """The free statements a batch wrote so far under one (user, scope, type), active
-    (merges change confidence only, never status): their ids, statement keys and unit
-    vectors (a row of zeros and `has` False when a fact has no comparable vector)."""
+    (merges change confidence only, never status): their ids, statement keys and
+    vectors (float32 as stored, kept as float64 rows of one growing matrix)."""
 
-    dim: int | None = None
-    ids: list[uuid.UUID] = field(default_factory=list)
-    keys: list[str] = field(default_factory=list)
-    models: list[str | None] = field(default_factory=list)
-    vectors: list[Any] = field(default_factory=list)  # float64 arrays, or None
+    def __init__(self) -> None:
+        self.ids: list[uuid.UUID] = []
+        self.by_key: dict[str, list[int]] = {}
+        self.models: list[str | None] = []
+        self.mat: Any = None  # (capacity, dim) float64
+        self.sq: Any = None  # squared norms
+        self.has: Any = None  # a comparable vector at this row
 
     def add(
         self, fact_id: uuid.UUID, key: str, vector: list[float] | None, model: str | None
     ) -> None:
+        n = len(self.ids)
         self.ids.append(fact_id)
-        self.keys.append(key)
+        self.by_key.setdefault(key, []).append(n)
         self.models.append(model)
-        self.vectors.append(
-            np.asarray(vector, dtype=np.float32).astype(np.float64) if vector is not None else None
-        )
+        v = np.asarray(vector, dtype=np.float32).astype(np.float64) if vector is not None else None
+        if self.mat is None:
+            self.mat = np.zeros((64, len(v) if v is not None else 1))
+            self.sq = np.zeros(64)
+            self.has = np.zeros(64, dtype=bool)
+        if n == len(self.sq):  # grow by doubling
+            self.mat = np.concatenate([self.mat, np.zeros_like(self.mat)])
+            self.sq = np.concatenate([self.sq, np.zeros_like(self.sq)])
+            self.has = np.concatenate([self.has, np.zeros_like(self.has)])
+        if v is not None and v.shape[0] == self.mat.shape[1]:
+            self.mat[n] = v
+            self.sq[n] = float(np.dot(v, v))
+            self.has[n] = True
 
     def ranked(
         self, key: str, vector: list[float] | None, model: str | None, limit: int
@@ -1174,37 +1186,28 @@ class _FreeSubject:
         """The entries that may be among the pool's first `limit` by the pool's order
         (statement key first, then cosine distance, NULLS LAST, then id): every entry
         ranked before or tied with the limit-th on (key, distance), as (key match,
-        distance, id). Distances as pgvector's `<=>` computes them (float32 vectors,
-        1 - cosine similarity clamped to [-1, 1])."""
+        distance, id). Distances as pgvector's `<=>` computes them from the stored
+        float32 vectors (1 - cosine similarity clamped to [-1, 1]), up to rounding."""
         n = len(self.ids)
         if n == 0:
             return []
-        miss = np.array([k != key for k in self.keys])
-        dist = np.full(n, np.inf)
+        miss = np.ones(n, dtype=bool)
+        miss[self.by_key.get(key, [])] = False
+        dist = np.zeros(n)
         null = np.ones(n, dtype=bool)
-        if vector is not None and model is not None:
+        if vector is not None and model is not None and len(vector) == self.mat.shape[1]:
             q = np.asarray(vector, dtype=np.float32).astype(np.float64)
-            qn = float(np.dot(q, q))
-            rows = [
-                i
-                for i, v in enumerate(self.vectors)
-                if v is not None and self.models[i] == model and v.shape == q.shape
-            ]
-            if rows:
-                mat = np.stack([self.vectors[i] for i in rows])
-                dots = mat @ q
-                norms = np.einsum("ij,ij->i", mat, mat) * qn
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    sim = np.clip(dots / np.sqrt(norms), -1.0, 1.0)
-                dist[rows] = 1.0 - sim
-                null[rows] = False
+            same = self.has[:n] & np.array([m == model for m in self.models])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                sim = (self.mat[:n] @ q) / np.sqrt(self.sq[:n] * float(np.dot(q, q)))
+            dist = np.where(same, 1.0 - np.clip(sim, -1.0, 1.0), 0.0)
+            null = ~same
         order = np.lexsort((dist, null, miss))
         if n > limit:
-            cut = order[limit - 1]
-            tie = (miss == miss[cut]) & (null == null[cut]) & ((dist == dist[cut]) | null)
-            before = (miss < miss[cut]) | ((miss == miss[cut]) & (null < null[cut]))
-            before |= (miss == miss[cut]) & (null == null[cut]) & (dist < dist[cut])
-            order = np.nonzero(before | tie)[0]
+            c = order[limit - 1]
+            ahead = (miss < miss[c]) | ((miss == miss[c]) & (null < null[c]))
+            level = (miss == miss[c]) & (null == null[c])
+            order = np.nonzero(ahead | (level & (null | (dist <= dist[c]))))[0]
         return [
             (not bool(miss[i]), None if null[i] else float(dist[i]), self.ids[i]) for i in order
         ]
@@ -1282,6 +1285,7 @@ async def write_many(
     audit events and outbox rows are written in item order, each kind in one round trip.
     A candidate held for consent is written by `write` itself (after what came before
     it is flushed): it touches no fact."""
+
     n = len(cs)
     hashes = [tombstone_hashes(c.scope, c.predicate, c.value, c.statement) for c in cs]
     dead = await facts_store.tombstoned_among(
