@@ -59,6 +59,7 @@ from app.store import candidates as cand_store
 from app.store import facts as facts_store
 from app.store import users as users_store
 from app.store import webhooks as webhooks_store
+from app.store import writes as writes_store
 
 log = logging.getLogger("memgate.writer")
 
@@ -569,10 +570,12 @@ async def _insert(
     valid_to: datetime | None,
     outcome: WriteOutcome,
     detail: dict[str, Any] | None,
+    interaction: bool = False,
 ) -> WriteOutcome:
     """Store a new version of a fact the gate accepted (the one place facts are inserted,
     with `write_many`) and the decision's audit event, in one round trip; `outcome` is
-    completed with it."""
+    completed with it. `interaction`: the user's last interaction moves to `now` in the
+    same statement (`record_interaction`)."""
     new, event, announced = _new_fact(
         tenant_id,
         rights,
@@ -592,7 +595,7 @@ async def _insert(
         detail=detail,
     )
     await _count_decision(c, outcome)
-    row = await facts_store.insert_fact(conn, new, event, announced)
+    row = await facts_store.insert_fact(conn, new, event, announced, interaction=interaction)
     outcome.fact = fact_json(row)
     return outcome
 
@@ -627,7 +630,39 @@ async def write(
     """
     if embedded is None:
         embedded = await embed_candidate(ctx, c, policy, reuse)
-    tombstoned = await _fence(conn, tenant_id, c, now)
+    vector, model = embedded.vector, embedded.model
+    if (
+        vector is None
+        and reuse is not None
+        and reuse[0] is not None
+        and _current_model(ctx, reuse[1])
+    ):
+        vector, model = reuse  # a pooled candidate's vector: not embedded again
+    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+    existing: list[ExistingFact] | None = None
+    if vector is not None:
+        # The vector is known before the screening (the semantic classes embedded it):
+        # the fence, the subject lock, the tombstones and the pool in one round trip.
+        read = await writes_store.fence_lock_pool(
+            conn,
+            tenant_id,
+            c.user_id,
+            now,
+            c.scope,
+            _subject_key(c),
+            c.type.value,
+            c.predicate,
+            statement_key(c.statement),
+            vector,
+            model,
+            hashes,
+        )
+        if read.forgotten:
+            raise _forgotten()
+        tombstoned: Collection[str] = read.tombstoned
+        existing = read.existing
+    else:
+        tombstoned = await _fence(conn, tenant_id, c, now)
     rejected, screened = await _screen(
         ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail, tombstoned
     )
@@ -653,37 +688,30 @@ async def write(
         )
         return outcome
 
-    vector, model = embedded.vector, embedded.model
-    if (
-        vector is None
-        and reuse is not None
-        and reuse[0] is not None
-        and _current_model(ctx, reuse[1])
-    ):
-        vector, model = reuse  # a pooled candidate's vector: not embedded again
-    if vector is None:  # the rules alone screened it: embed the statement now
-        vector, model = await _embed(ctx, c.statement)
-    tombstoned, existing = await facts_store.lock_conflict_pool(
-        conn,
-        tenant_id,
-        c.user_id,
-        c.scope,
-        _subject_key(c),
-        c.type.value,
-        c.predicate,
-        statement_key(c.statement),
-        vector,
-        model,
-        tombstone_hashes(c.scope, c.predicate, c.value, c.statement),
-    )
-    if tombstoned:
-        # A delete that held this lock before us may have tombstoned the content since
-        # the screening above: screen again now that nothing else can.
-        rejected, _ = await _screen(
-            ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail, tombstoned
+    if existing is None:
+        if vector is None:  # the rules alone screened it: embed the statement now
+            vector, model = await _embed(ctx, c.statement)
+        tombstoned, existing = await facts_store.lock_conflict_pool(
+            conn,
+            tenant_id,
+            c.user_id,
+            c.scope,
+            _subject_key(c),
+            c.type.value,
+            c.predicate,
+            statement_key(c.statement),
+            vector,
+            model,
+            hashes,
         )
-        if rejected is not None:
-            return rejected
+        if tombstoned:
+            # A delete that held this lock before us may have tombstoned the content since
+            # the screening above: screen again now that nothing else can.
+            rejected, _ = await _screen(
+                ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail, tombstoned
+            )
+            if rejected is not None:
+                return rejected
     result = gate.resolve(c, existing, policy, now)
     if result.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, result.reason)
@@ -692,8 +720,9 @@ async def write(
         )
         return outcome
 
+    after: dict[uuid.UUID, asyncpg.Record | None] = {}
     for update in result.updates:
-        await facts_store.update_fact(
+        after[update.fact_id] = await facts_store.update_fact(
             conn,
             tenant_id,
             update.fact_id,
@@ -708,7 +737,10 @@ async def write(
 
     if result.decision is Decision.MERGED:
         assert result.merged_into is not None
-        row = await facts_store.get_fact(conn, tenant_id, c.user_id, result.merged_into)
+        # the merge's own update returned the fact as it is now (get_fact's columns)
+        row = after.get(result.merged_into)
+        if row is None:
+            row = await facts_store.get_fact(conn, tenant_id, c.user_id, result.merged_into)
         outcome = WriteOutcome(Decision.MERGED, fact=fact_json(row) if row else None)
         await webhooks_store.emit(
             conn,
@@ -743,10 +775,18 @@ async def write(
         valid_to=valid_to,
         outcome=WriteOutcome(result.decision, superseded=superseded),
         detail=gate_detail,
+        interaction=_interacts(c, rights),
     )
-    if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION and rights.role in (Role.USER, Role.AGENT):
-        await record_interaction(conn, tenant_id, c.user_id, now)
     return outcome
+
+
+def _interacts(c: Candidate, rights: KeyRights) -> bool:
+    """Whether the write is the user's interaction (docs/tiers.md#last-interaction): an
+    explicit instruction from the user or their agent, not an operator's or a worker's."""
+    return c.source_kind is SourceKind.EXPLICIT_INSTRUCTION and rights.role in (
+        Role.USER,
+        Role.AGENT,
+    )
 
 
 def _value_text(value: Any) -> str:
@@ -1491,10 +1531,7 @@ async def write_many(
                 written_free.setdefault((c.user_id, c.scope, c.type.value), _FreeSubject()).add(
                     new.id, new.statement_key, vector, model
                 )
-        if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION and rights.role in (
-            Role.USER,
-            Role.AGENT,
-        ):
+        if _interacts(c, rights):
             pending.interactions[c.user_id] = max(now, pending.interactions.get(c.user_id, now))
         outcomes.append(outcome)
     await pending.run(conn, tenant_id)

@@ -61,7 +61,8 @@ async def lock_subjects(
         )
 
 
-def _existing(row: asyncpg.Record) -> ExistingFact:
+def pool_fact(row: asyncpg.Record) -> ExistingFact:
+    """A conflict-pool row as the gate reads it."""
     return ExistingFact(
         id=row["id"],
         scope=row["scope"],
@@ -82,7 +83,7 @@ def _existing(row: asyncpg.Record) -> ExistingFact:
 # scope only). Named parameters: the statements run inside LOCK_POOL_FUNCTION.
 _POOL_COLUMNS = """id, scope, type, predicate, value, statement, source_kind, confidence,
     valid_from, status, contested"""
-_POOL_BY_PREDICATE = f"""SELECT {_POOL_COLUMNS}, NULL::float8 AS similarity
+POOL_BY_PREDICATE = f"""SELECT {_POOL_COLUMNS}, NULL::float8 AS similarity
     FROM facts
     WHERE tenant_id = p_tenant AND user_id = p_user AND scope = p_scope
       AND predicate = p_predicate AND status = 'active'
@@ -90,7 +91,7 @@ _POOL_BY_PREDICATE = f"""SELECT {_POOL_COLUMNS}, NULL::float8 AS similarity
 _SIMILARITY = """CASE WHEN p_embedding IS NOT NULL AND embedding_model = p_model
                 AND vector_dims(embedding) = vector_dims(p_embedding)
            THEN {expr} END"""
-_POOL_FREE = f"""SELECT {_POOL_COLUMNS},
+POOL_FREE = f"""SELECT {_POOL_COLUMNS},
            {_SIMILARITY.format(expr="1 - (embedding <=> p_embedding)")} AS similarity
     FROM facts
     WHERE tenant_id = p_tenant AND user_id = p_user AND scope = p_scope AND type = p_type
@@ -111,7 +112,7 @@ TOMBSTONED_IN_FUNCTION = """ARRAY(SELECT DISTINCT hash FROM tombstones
 _LOCK_POOL_ARGS = """p_lock_key text, p_tenant uuid, p_user text, p_scope text, p_type text,
     p_predicate text, p_statement_key text, p_embedding vector, p_model text, p_limit int,
     p_hashes text[]"""
-_LOCK_POOL_COLUMNS = """tombstoned text[], id uuid, scope text, type text, predicate text,
+LOCK_POOL_COLUMNS = """tombstoned text[], id uuid, scope text, type text, predicate text,
     value jsonb, statement text, source_kind text, confidence real, valid_from timestamptz,
     status text, contested boolean, similarity double precision"""
 _LOCK_POOL_BODY = f"""
@@ -121,20 +122,20 @@ BEGIN
     NULL::text, NULL::jsonb, NULL::text, NULL::text, NULL::real, NULL::timestamptz,
     NULL::text, NULL::boolean, NULL::float8;
   IF p_predicate IS NOT NULL THEN
-    RETURN QUERY SELECT NULL::text[], pool.* FROM ({_POOL_BY_PREDICATE}) pool;
+    RETURN QUERY SELECT NULL::text[], pool.* FROM ({POOL_BY_PREDICATE}) pool;
   ELSE
-    RETURN QUERY SELECT NULL::text[], pool.* FROM ({_POOL_FREE}) pool;
+    RETURN QUERY SELECT NULL::text[], pool.* FROM ({POOL_FREE}) pool;
   END IF;
 END"""
 LOCK_POOL_FUNCTION = (
     "memgate_lock_pool_"
-    + hashlib.sha256((_LOCK_POOL_ARGS + _LOCK_POOL_COLUMNS + _LOCK_POOL_BODY).encode()).hexdigest()[
+    + hashlib.sha256((_LOCK_POOL_ARGS + LOCK_POOL_COLUMNS + _LOCK_POOL_BODY).encode()).hexdigest()[
         :12
     ]
 )
 LOCK_POOL_FUNCTION_DDL = f"""
 CREATE OR REPLACE FUNCTION {LOCK_POOL_FUNCTION}({_LOCK_POOL_ARGS})
-RETURNS TABLE ({_LOCK_POOL_COLUMNS})
+RETURNS TABLE ({LOCK_POOL_COLUMNS})
 LANGUAGE plpgsql VOLATILE AS $lock_pool$
 #variable_conflict use_column
 {_LOCK_POOL_BODY}
@@ -180,7 +181,7 @@ async def lock_conflict_pool(
         hashes,
     )
     tombstoned = set(rows[0]["tombstoned"] or ()) if rows else set()
-    return tombstoned, [_existing(r) for r in rows[1:]]
+    return tombstoned, [pool_fact(r) for r in rows[1:]]
 
 
 @dataclass
@@ -224,9 +225,13 @@ async def insert_fact(
     f: NewFact,
     event: audit.Event | None = None,
     hooks: list[WebhookEvent] | None = None,
+    *,
+    interaction: bool = False,
 ) -> asyncpg.Record:
-    """Insert a fact; with `event`, its audit event, and with `hooks`, the webhook
-    deliveries they announce, in the same statement (one round trip)."""
+    """Insert a fact; with `event`, its audit event, with `hooks`, the webhook
+    deliveries they announce, and with `interaction`, the user's last interaction moved
+    to `f.now` (as `users.upsert_state` with `interaction_at`), in the same statement (one
+    round trip)."""
     insert = f"""INSERT INTO facts (id, tenant_id, user_id, scope, type, predicate, value,
                 value_key, statement, statement_key, polarity, source_kind, source_trace_id,
                 source_turn_id,
@@ -248,6 +253,8 @@ async def insert_fact(
     if hooks:
         ctes.append(f"w AS ({webhooks.deliveries_cte(2, 30, 33 + len(extra))})")
         extra.append(webhooks.event_rows(hooks, f.now))
+    if interaction:
+        ctes.append(f"i AS ({_INTERACTION})")
     if ctes:
         insert = f"WITH f AS ({insert}), {', '.join(ctes)} SELECT * FROM f"
     row = await conn.fetchrow(
@@ -288,6 +295,15 @@ async def insert_fact(
     )
     assert row is not None
     return row
+
+
+# users.upsert_state with only `interaction_at` (= updated_at = $30, the write's time)
+_INTERACTION = """INSERT INTO user_state (tenant_id, user_id, last_interaction_at, updated_at)
+    VALUES ($2, $3, $30, $30)
+    ON CONFLICT (tenant_id, user_id) DO UPDATE
+    SET last_interaction_at = GREATEST(user_state.last_interaction_at,
+                                       EXCLUDED.last_interaction_at),
+        updated_at = EXCLUDED.updated_at"""
 
 
 async def update_fact(
@@ -591,7 +607,7 @@ async def predicate_pools(
     subjects: list[tuple[str, str, str]],
 ) -> dict[tuple[str, str, str], list[PoolFact]]:
     """Every active fact of each (user, scope, predicate), in one statement: the pool
-    `_POOL_BY_PREDICATE` reads, unlimited (the caller orders and limits it per item, as
+    `POOL_BY_PREDICATE` reads, unlimited (the caller orders and limits it per item, as
     the batch changes it)."""
     out: dict[tuple[str, str, str], list[PoolFact]] = {s: [] for s in subjects}
     if not subjects:
@@ -610,7 +626,7 @@ async def predicate_pools(
     )
     for r in rows:
         out[(r["q_user"], r["q_scope"], r["q_predicate"])].append(
-            PoolFact(_existing(r), int(r["version"]))
+            PoolFact(pool_fact(r), int(r["version"]))
         )
     return out
 
@@ -622,7 +638,7 @@ async def free_pools(
     limit: int = 20,
 ) -> list[list[PoolFact]]:
     """For each (user, scope, type, statement key, embedding, model), the pool of a free
-    statement as `_POOL_FREE` reads it (the same order and limit), in one statement."""
+    statement as `POOL_FREE` reads it (the same order and limit), in one statement."""
     if not items:
         return []
     rows = await conn.fetch(
@@ -657,7 +673,7 @@ async def free_pools(
     for r in rows:
         out[int(r["n"]) - 1].append(
             PoolFact(
-                _existing(r),
+                pool_fact(r),
                 int(r["version"]),
                 key_match=bool(r["key_match"]),
                 distance=float(r["distance"]) if r["distance"] is not None else None,
