@@ -1557,3 +1557,76 @@ def _apply(
         for ids in active.values():
             if update.fact_id in ids:
                 ids.remove(update.fact_id)
+
+
+@dataclass
+class Extracted:
+    """One extracted candidate of a batch of observe jobs, with what its job gates it by:
+    the job's rights and policy, the time its turns were received, the turn's key and
+    its embeddings when the caller computed them (a candidate written directly)."""
+
+    rights: KeyRights
+    candidate: Candidate
+    policy: Policy
+    at: datetime
+    turn_key: str
+    embedded: Embedded | None
+
+
+async def submit_many(
+    ctx: AppContext, conn: asyncpg.Connection, tenant_id: uuid.UUID, items: Sequence[Extracted]
+) -> list[WriteOutcome]:
+    """`submit_extracted` for each item, in order: a run of consecutive items written
+    directly (explicit instructions, `direct` mode; embedded already; one key's rights and
+    one policy) goes through `write_many` under its fences and subject locks, taken at
+    once in one order; a pooled one through `submit_extracted` itself, after the run
+    before it."""
+    out: list[WriteOutcome] = []
+    run: list[Extracted] = []
+
+    async def flush() -> None:
+        if not run:
+            return
+        cs = [x.candidate for x in run]
+        for user_id in sorted({c.user_id for c in cs}):
+            await guard_user(conn, tenant_id, user_id, min(x.at for x in run))
+        await facts_store.lock_subjects(conn, tenant_id, [subject_of(c) for c in cs])
+        embedded = [x.embedded for x in run]
+        assert all(e is not None for e in embedded)
+        out.extend(
+            await write_many(
+                ctx,
+                conn,
+                tenant_id,
+                run[0].rights,
+                cs,
+                run[0].policy,
+                [x.at for x in run],
+                [e for e in embedded if e is not None],
+            )
+        )
+        run.clear()
+
+    for x in items:
+        direct = writes_directly(x.candidate, x.policy) and x.embedded is not None
+        if direct and run and (x.rights != run[0].rights or x.policy is not run[0].policy):
+            await flush()
+        if direct:
+            run.append(x)
+            continue
+        await flush()
+        out.append(
+            await submit_extracted(
+                ctx,
+                conn,
+                tenant_id,
+                x.rights,
+                x.candidate,
+                x.policy,
+                x.at,
+                x.turn_key,
+                x.embedded,
+            )
+        )
+    await flush()
+    return out
