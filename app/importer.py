@@ -46,6 +46,7 @@ from app.writer import (
     SYSTEM_RIGHTS,
     WriteOutcome,
     audit_refusal,
+    embed_and_screen,
     embed_candidates,
     guard_user,
     preview,
@@ -104,11 +105,14 @@ async def write_batch(
     """Every candidate through the gate and the conflict rules, in order, in one
     transaction: one decision per candidate."""
     policy = await tenant_policy(ctx, who.tenant_id)
-    embedded = await embed_candidates(ctx, cs, policy)  # before the locks: one call
+    # before the locks: embedded together, each screened as its vectors come back
+    embedded, ahead = await embed_and_screen(ctx, who.tenant_id, who.rights, cs, policy)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         await _fence_and_lock(conn, who.tenant_id, cs, now)
         nows = [_nth(now, n) for n in range(len(cs))]
-        return await write_many(ctx, conn, who.tenant_id, who.rights, cs, policy, nows, embedded)
+        return await write_many(
+            ctx, conn, who.tenant_id, who.rights, cs, policy, nows, embedded, ahead
+        )
 
 
 def _nth(now: datetime, n: int) -> datetime:

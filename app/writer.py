@@ -13,6 +13,7 @@ session summaries — gets the same rules.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import struct
 import uuid
@@ -60,6 +61,7 @@ from app.store import facts as facts_store
 from app.store import users as users_store
 from app.store import webhooks as webhooks_store
 from app.store import writes as writes_store
+from app.store.db import tenant_tx
 
 log = logging.getLogger("memgate.writer")
 
@@ -345,6 +347,50 @@ async def embed_candidates(
         at += len(segs)
         out.append(Embedded(semantic.assess(segs, mine, model), mine[0], model))
     return out
+
+
+@dataclass
+class Screened:
+    """A batch's screening done before its transaction (`embed_and_screen`): per item,
+    the tombstones it was screened with and the gate's screening result. Inside the
+    transaction (`write_many`) an item is screened again only when its tombstones read
+    under the locks differ (a delete committed meanwhile): the screening is a function
+    of those inputs, so the result stands otherwise."""
+
+    tombstoned: list[frozenset[str]]
+    results: list[GateResult | None]
+
+
+async def embed_and_screen(
+    ctx: AppContext,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    cs: Sequence[Candidate],
+    policy: Policy,
+) -> tuple[list[Embedded], Screened]:
+    """`embed_candidate` for every candidate (their texts go to the embedder together, in
+    its batches) and each candidate screened as soon as its own vectors are back: the
+    gate's rules run here while the embedder (a child process) encodes the next batch.
+    The tombstones are read meanwhile, outside any transaction (`Screened`)."""
+    tasks = [asyncio.ensure_future(embed_candidate(ctx, c, policy)) for c in cs]
+    try:
+        hashes = [tombstone_hashes(c.scope, c.predicate, c.value, c.statement) for c in cs]
+        async with tenant_tx(ctx.pool, tenant_id) as conn:
+            dead = await facts_store.tombstoned_among(
+                conn, tenant_id, [(c.user_id, c.scope, h) for c, h in zip(cs, hashes, strict=True)]
+            )
+        embedded: list[Embedded] = []
+        screened = Screened([], [])
+        for c, hs, task in zip(cs, hashes, tasks, strict=True):
+            e = await task
+            tombstoned = frozenset(h for h in hs if (c.user_id, c.scope, h) in dead)
+            embedded.append(e)
+            screened.tombstoned.append(tombstoned)
+            screened.results.append(await _judged_screening(ctx, c, rights, policy, tombstoned, e))
+    finally:
+        for task in tasks:
+            task.cancel()
+    return embedded, screened
 
 
 def _gate_detail(policy: Policy, embedded: Embedded) -> dict[str, Any]:
@@ -1309,6 +1355,7 @@ async def write_many(
     policy: Policy,
     nows: Sequence[datetime],
     embedded: Sequence[Embedded],
+    ahead: Screened | None = None,
 ) -> list[WriteOutcome]:
     """`write` for each candidate in order (the n-th at `nows[n]`), set-based: the same
     decisions, rows, audit trail and answers as one write after another in this
@@ -1316,7 +1363,8 @@ async def write_many(
 
     The caller holds the users' forget-me fences and every subject's lock
     (`facts_store.lock_subjects`), so nothing but this batch changes what its items read:
-    the tombstones are read once for all items, each item is screened in memory, the
+    the tombstones are read once for all items, each item is screened in memory (or its
+    screening before the transaction stands, `ahead`: `embed_and_screen`), the
     statements the rules alone screened are embedded in one call, and the conflict pools
     are read once (every active fact of each predicate; each free statement's pool as
     the single write reads it). The conflict rules then run item by item in memory on
@@ -1332,9 +1380,12 @@ async def write_many(
         conn, tenant_id, [(c.user_id, c.scope, h) for c, h in zip(cs, hashes, strict=True)]
     )
     screened: list[GateResult | None] = []
-    for c, hs, e in zip(cs, hashes, embedded, strict=True):
-        tombstoned = {h for h in hs if (c.user_id, c.scope, h) in dead}
-        screened.append(await _judged_screening(ctx, c, rights, policy, tombstoned, e))
+    for i, (c, hs, e) in enumerate(zip(cs, hashes, embedded, strict=True)):
+        tombstoned = frozenset(h for h in hs if (c.user_id, c.scope, h) in dead)
+        if ahead is not None and ahead.tombstoned[i] == tombstoned:
+            screened.append(ahead.results[i])  # screened before, on the same inputs
+        else:
+            screened.append(await _judged_screening(ctx, c, rights, policy, tombstoned, e))
 
     def held(i: int) -> bool:
         s = screened[i]

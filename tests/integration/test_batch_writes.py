@@ -23,7 +23,7 @@ from app.api.schemas.facts import FactIn
 from app.importer import _fence_and_lock, _nth
 from app.services.policies import tenant_policy
 from app.store.db import tenant_tx
-from app.writer import SYSTEM_RIGHTS, embed_candidates, write, write_many
+from app.writer import SYSTEM_RIGHTS, embed_and_screen, embed_candidates, write, write_many
 from tests.conftest import Tenant
 
 AWS_KEY = "AKIAZ7Q3X5M2N8P4R6TB"
@@ -274,3 +274,36 @@ async def test_a_batch_of_many_near_duplicates_decides_as_one_by_one(
     assert bat["facts"] == seq["facts"]
     assert bat["audit"] == seq["audit"]
     assert bat["_ids"](_as(answers[many], many)) == seq["_ids"](_as(answers[one], one))
+
+
+async def test_a_delete_between_the_screening_and_the_batch_is_seen(
+    app: Any, client: httpx.AsyncClient, tenant: Tenant
+) -> None:
+    """The batch is screened before its transaction (app.writer.embed_and_screen); a fact
+    deleted after that screening is tombstoned when the batch writes: the item that
+    repeats it is refused, as a single write after the delete would be."""
+    ctx = app.state.ctx
+    user = f"late-{uuid.uuid4().hex[:6]}"
+    res = await client.post(
+        f"/v1/users/{user}/facts", json=fact("The user lives in Lisbon"), headers=tenant.h()
+    )
+    assert res.status_code == 201, res.text
+    items = [fact("The user lives in Lisbon"), fact("The user sails on Sundays")]
+    cs = [candidate_from(FactIn.model_validate(i), user) for i in items]
+    policy = await tenant_policy(ctx, tenant.id)
+    embedded, ahead = await embed_and_screen(ctx, tenant.id, SYSTEM_RIGHTS, cs, policy)
+    assert ahead.results == [None, None]  # both passed the screening
+    gone = await client.delete(
+        f"/v1/users/{user}/facts/{res.json()['fact']['id']}", headers=tenant.h()
+    )
+    assert gone.status_code == 200, gone.text
+    now = clock.now()
+    async with tenant_tx(ctx.pool, tenant.id) as conn:
+        await _fence_and_lock(conn, tenant.id, cs, now)
+        outs = await write_many(
+            ctx, conn, tenant.id, SYSTEM_RIGHTS, cs, policy, [now, _nth(now, 1)], embedded, ahead
+        )
+    assert [(o.decision.value, o.reason.value if o.reason else None) for o in outs] == [
+        ("rejected", "tombstoned"),
+        ("written", None),
+    ]
