@@ -3,7 +3,8 @@
 The payload was redacted by the API before it was stored. Extraction (possibly a slow
 LLM call) runs outside any transaction; every candidate then goes through the one gate
 (`writer.submit_many`: `submit_extracted` per candidate, the ones written directly
-set-based, `writer.write_many`) inside the transaction that marks the job done, so a retried job never counts a turn twice or writes a fact twice. Jobs that finish
+set-based, `writer.write_many`) inside the transaction that marks the job done, so a
+retried job never counts a turn twice or writes a fact twice. Jobs that finish
 extracting together are written together (`ObserveBatcher`): one embedding call and one
 transaction for the batch, each job still marked done with exactly its own writes.
 """
@@ -270,10 +271,18 @@ async def _write_batch(tenant_id: uuid.UUID, batch: list[Extracted]) -> set[uuid
             app, conn, tenant_id, [x for j in live for x in _items(j, mine[j.run.id])]
         )
         at = 0
+        interacted: dict[str, list[datetime]] = {}
         for job in live:
-            await _record(conn, job, outcomes[at : at + len(job.candidates)])
+            if _record(job, outcomes[at : at + len(job.candidates)]):
+                interacted.setdefault(job.user_id, []).append(job.at)
             at += len(job.candidates)
             job.outcome.result["batch"] = len(live)
+        # the users' last interactions, once per user: the fence as of the earliest job
+        # (a forget-me after it refuses the batch, as that job's own fence would), the
+        # latest time (the interaction only moves forward)
+        for user_id, times in sorted(interacted.items()):
+            await guard_user(conn, tenant_id, user_id, min(times))  # also with no candidate
+            await record_interaction(conn, tenant_id, user_id, max(times))
         await jobs_store.mark_done_many(
             conn,
             tenant_id,
@@ -295,12 +304,15 @@ async def _apply(conn: asyncpg.Connection, job: Extracted, embedded: list[Embedd
     through the one gate (`writer.submit_many`), and the user's last interaction."""
     run = job.run
     outcomes = await submit_many(run.app, conn, run.tenant_id, _items(job, embedded))
-    await _record(conn, job, outcomes)
+    if _record(job, outcomes):
+        await guard_user(conn, run.tenant_id, job.user_id, job.at)  # also with no candidate
+        await record_interaction(conn, run.tenant_id, job.user_id, job.at)
 
 
-async def _record(conn: asyncpg.Connection, job: Extracted, outcomes: list[WriteOutcome]) -> None:
-    """A job's decisions and result, and the user's last interaction."""
-    run, payload, app = job.run, job.run.payload, job.run.app
+def _record(job: Extracted, outcomes: list[WriteOutcome]) -> bool:
+    """A job's decisions and result; whether its turns are the user's interaction
+    (a user turn, as the user's own message)."""
+    payload, app = job.run.payload, job.run.app
     job.outcome.decisions = []
     for c, result in zip(job.candidates, outcomes, strict=True):
         decision: dict[str, Any] = {"turn_id": c.turn_id, "decision": result.decision.value}
@@ -313,10 +325,6 @@ async def _record(conn: asyncpg.Connection, job: Extracted, outcomes: list[Write
         if result.candidate_id is not None:
             decision["candidate_id"] = str(result.candidate_id)
         job.outcome.decisions.append(decision)
-    source_kind = payload.get("source_kind")
-    if any(t.role == "user" for t in job.turns) and source_kind in (None, "user_message"):
-        await guard_user(conn, run.tenant_id, job.user_id, job.at)  # also with no candidate
-        await record_interaction(conn, run.tenant_id, job.user_id, job.at)
     job.outcome.result = {
         "turns": len(job.turns),
         "user_turns": sum(1 for t in job.turns if t.role == "user"),
@@ -324,6 +332,8 @@ async def _record(conn: asyncpg.Connection, job: Extracted, outcomes: list[Write
         "extractor": extractor_for(app.settings).name,
         "mode": job.policy.extract.mode,
     }
+    source_kind = payload.get("source_kind")
+    return any(t.role == "user" for t in job.turns) and source_kind in (None, "user_message")
 
 
 def _without_turns(payload: dict[str, Any], turns: list[Turn]) -> dict[str, Any]:
