@@ -183,12 +183,16 @@ def _expires_at(c: Candidate, policy: Policy, start: datetime) -> datetime | Non
     return start + timedelta(days=days) if days else None
 
 
-def _audit_sensitivity(c: Candidate, outcome: WriteOutcome, policy: Policy) -> str:
+def _audit_sensitivity(
+    c: Candidate, outcome: WriteOutcome, policy: Policy, derived: Sensitivity | None = None
+) -> str:
     """How sensitive the event's statement is, for who may read the audit trail: what the
     gate derives from the content (sensitive categories, contact data) or what the caller
     declared, whichever is higher, also for a write it refused; sensitive content the gate
-    held back counts as personal at least. A stored fact's own level is read from it."""
-    level = gate.derive_sensitivity(c, policy)
+    held back counts as personal at least. A stored fact's own level is read from it.
+    `derived`: `gate.derive_sensitivity(c, policy)` when the caller has it (the conflict
+    rules' result carries it)."""
+    level = derived if derived is not None else gate.derive_sensitivity(c, policy)
     if outcome.reason is Reason.SENSITIVE_NEEDS_CONSENT:
         level = max(level, Sensitivity.PERSONAL, key=lambda s: SENSITIVITY_RANK[s])
     return level.value
@@ -203,8 +207,10 @@ def _decision_event(
     now: datetime,
     detail: dict[str, Any] | None = None,
     fact_id: uuid.UUID | None = None,
+    derived: Sensitivity | None = None,
 ) -> audit.Event:
-    """The audit event of one gate decision, about `fact_id` (default: the outcome's)."""
+    """The audit event of one gate decision, about `fact_id` (default: the outcome's);
+    `derived`: the content's derived sensitivity when the caller has it."""
     action = "reject" if outcome.decision is Decision.REJECTED else "write"
     if c.origin is Origin.CORRECTION and action == "write":
         action = "update"
@@ -222,7 +228,7 @@ def _decision_event(
         trace_id=c.trace_id,
         policy_version=policy.version,
         scope=c.scope,
-        sensitivity=_audit_sensitivity(c, outcome, policy),
+        sensitivity=_audit_sensitivity(c, outcome, policy, derived),
         detail={
             "origin": c.origin.value,
             "scope": c.scope,
@@ -251,9 +257,12 @@ async def _audit_decision(
     policy: Policy,
     now: datetime,
     detail: dict[str, Any] | None = None,
+    derived: Sensitivity | None = None,
 ) -> None:
     await _count_decision(c, outcome)
-    await audit.insert(conn, _decision_event(tenant_id, rights, c, outcome, policy, now, detail))
+    await audit.insert(
+        conn, _decision_event(tenant_id, rights, c, outcome, policy, now, detail, derived=derived)
+    )
 
 
 async def record_interaction(
@@ -535,13 +544,16 @@ def _new_fact(
     valid_to: datetime | None,
     outcome: WriteOutcome,
     detail: dict[str, Any] | None,
+    derived: Sensitivity | None = None,
 ) -> tuple[facts_store.NewFact, audit.Event, list[hooks.WebhookEvent]]:
     """The rows of a new version the gate accepted: the fact, its decision's audit event
     and the webhook events it announces (pure: one write inserts them, a batch collects
-    them, `write_many`)."""
+    them, `write_many`). `derived`: the content's derived sensitivity, when known."""
     valid_from = c.valid_from or now
     fact_id = uuid.uuid4()
-    event = _decision_event(tenant_id, rights, c, outcome, policy, now, detail, fact_id)
+    event = _decision_event(
+        tenant_id, rights, c, outcome, policy, now, detail, fact_id, derived=derived
+    )
     source_kind = (c.source_kind or SourceKind.USER_MESSAGE).value
     announced = [
         hooks.fact_written(
@@ -617,6 +629,7 @@ async def _insert(
     outcome: WriteOutcome,
     detail: dict[str, Any] | None,
     interaction: bool = False,
+    derived: Sensitivity | None = None,
 ) -> WriteOutcome:
     """Store a new version of a fact the gate accepted (the one place facts are inserted,
     with `write_many`) and the decision's audit event, in one round trip; `outcome` is
@@ -639,6 +652,7 @@ async def _insert(
         valid_to=valid_to,
         outcome=outcome,
         detail=detail,
+        derived=derived,
     )
     await _count_decision(c, outcome)
     row = await facts_store.insert_fact(conn, new, event, announced, interaction=interaction)
@@ -794,7 +808,9 @@ async def write(
             [hooks.fact_superseded(i, c.user_id, result.merged_into) for i in superseded],
             now,
         )
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, gate_detail)
+        await _audit_decision(
+            conn, tenant_id, rights, c, outcome, policy, now, gate_detail, result.sensitivity
+        )
         return outcome
 
     version = 1
@@ -822,6 +838,7 @@ async def write(
         outcome=WriteOutcome(result.decision, superseded=superseded),
         detail=gate_detail,
         interaction=_interacts(c, rights),
+        derived=result.sensitivity,  # the conflict rules derived it (`gate.resolve`)
     )
     return outcome
 
@@ -1240,7 +1257,7 @@ class _FreeSubject:
     def __init__(self) -> None:
         self.ids: list[uuid.UUID] = []
         self.by_key: dict[str, list[int]] = {}
-        self.models: list[str | None] = []
+        self.by_model: dict[str | None, list[int]] = {}
         self.mat: Any = None  # (capacity, dim) float64
         self.sq: Any = None  # squared norms
         self.has: Any = None  # a comparable vector at this row
@@ -1251,7 +1268,7 @@ class _FreeSubject:
         n = len(self.ids)
         self.ids.append(fact_id)
         self.by_key.setdefault(key, []).append(n)
-        self.models.append(model)
+        self.by_model.setdefault(model, []).append(n)
         v = np.asarray(vector, dtype=np.float32).astype(np.float64) if vector is not None else None
         if self.mat is None:
             self.mat = np.zeros((64, len(v) if v is not None else 1))
@@ -1283,7 +1300,9 @@ class _FreeSubject:
         null = np.ones(n, dtype=bool)
         if vector is not None and model is not None and len(vector) == self.mat.shape[1]:
             q = np.asarray(vector, dtype=np.float32).astype(np.float64)
-            same = self.has[:n] & np.array([m == model for m in self.models])
+            same = np.zeros(n, dtype=bool)
+            same[self.by_model.get(model, [])] = True
+            same &= self.has[:n]
             with np.errstate(invalid="ignore", divide="ignore"):
                 sim = (self.mat[:n] @ q) / np.sqrt(self.sq[:n] * float(np.dot(q, q)))
             dist = np.where(same, 1.0 - np.clip(sim, -1.0, 1.0), 0.0)
@@ -1525,7 +1544,15 @@ async def write_many(
             await _count_decision(c, outcome)
             pending.events.append(
                 _decision_event(
-                    tenant_id, rights, c, outcome, policy, now, gate_detail, result.merged_into
+                    tenant_id,
+                    rights,
+                    c,
+                    outcome,
+                    policy,
+                    now,
+                    gate_detail,
+                    result.merged_into,
+                    derived=result.sensitivity,
                 )
             )
             outcomes.append(outcome)
@@ -1555,6 +1582,7 @@ async def write_many(
             valid_to=valid_to,
             outcome=outcome,
             detail=gate_detail,
+            derived=result.sensitivity,
         )
         await _count_decision(c, outcome)
         pending.inserts.append(new)
