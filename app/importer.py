@@ -128,12 +128,8 @@ async def screen_batch(
     """A dry run: what the gate's screening decides for each candidate (rules, semantic
     classes, the user's tombstones), writing nothing."""
     policy = await tenant_policy(ctx, who.tenant_id)
-    embedded = await embed_candidates(ctx, cs, policy)
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        return [
-            _screened(await preview(ctx, conn, who.tenant_id, who.rights, c, policy, e))
-            for c, e in zip(cs, embedded, strict=True)
-        ]
+    _, screened = await embed_and_screen(ctx, who.tenant_id, who.rights, cs, policy)
+    return [_screened(result) for result in screened.results]
 
 
 # ------------------------------------------------------------------------------ imports
