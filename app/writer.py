@@ -208,9 +208,11 @@ def _decision_event(
     detail: dict[str, Any] | None = None,
     fact_id: uuid.UUID | None = None,
     derived: Sensitivity | None = None,
+    redacted: str | None = None,
 ) -> audit.Event:
     """The audit event of one gate decision, about `fact_id` (default: the outcome's);
-    `derived`: the content's derived sensitivity when the caller has it."""
+    `derived`: the content's derived sensitivity, `redacted`: `redact(c.statement)`, when
+    the caller has them."""
     action = "reject" if outcome.decision is Decision.REJECTED else "write"
     if c.origin is Origin.CORRECTION and action == "write":
         action = "update"
@@ -234,7 +236,7 @@ def _decision_event(
             "scope": c.scope,
             "type": c.type.value,
             "predicate": redact_identifier(c.predicate),
-            "statement": redact(c.statement),
+            "statement": redacted if redacted is not None else redact(c.statement),
             "superseded": outcome.superseded,
             **(detail or {}),
         },
@@ -358,6 +360,23 @@ async def embed_candidates(
     return out
 
 
+def _search_text(c: Candidate) -> str:
+    """The text a fact is found by (keywords): its statement, predicate, value and keys."""
+    return search_document(c.statement, c.predicate or "", _value_text(c.value), *c.keys)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a batch item's decision and rows need from its content alone, computed in
+    `embed_and_screen` while the embedder encodes the next items: the audit's redacted
+    statement, and for an item the screening passed, its sensitive categories (the
+    conflict rules' `categories`) and its search text."""
+
+    redacted: str
+    categories: list[str] | None = None
+    search_text: str | None = None
+
+
 @dataclass
 class Screened:
     """A batch's screening done before its transaction (`embed_and_screen`): per item,
@@ -368,6 +387,7 @@ class Screened:
 
     tombstoned: list[frozenset[str]]
     results: list[GateResult | None]
+    prepared: list[Prepared] = field(default_factory=list)
 
 
 async def embed_and_screen(
@@ -395,7 +415,16 @@ async def embed_and_screen(
             tombstoned = frozenset(h for h in hs if (c.user_id, c.scope, h) in dead)
             embedded.append(e)
             screened.tombstoned.append(tombstoned)
-            screened.results.append(await _judged_screening(ctx, c, rights, policy, tombstoned, e))
+            result = await _judged_screening(ctx, c, rights, policy, tombstoned, e)
+            screened.results.append(result)
+            passed = result is None or result.decision not in (Decision.REJECTED, Decision.PENDING)
+            screened.prepared.append(
+                Prepared(
+                    redact(c.statement),
+                    gate.sensitive_categories(c, policy) if passed else None,
+                    _search_text(c) if passed else None,
+                )
+            )
     finally:
         for task in tasks:
             task.cancel()
@@ -545,14 +574,25 @@ def _new_fact(
     outcome: WriteOutcome,
     detail: dict[str, Any] | None,
     derived: Sensitivity | None = None,
+    prepared: Prepared | None = None,
 ) -> tuple[facts_store.NewFact, audit.Event, list[hooks.WebhookEvent]]:
     """The rows of a new version the gate accepted: the fact, its decision's audit event
     and the webhook events it announces (pure: one write inserts them, a batch collects
-    them, `write_many`). `derived`: the content's derived sensitivity, when known."""
+    them, `write_many`). `derived`: the content's derived sensitivity, when known;
+    `prepared`: what a batch computed from the content already."""
     valid_from = c.valid_from or now
     fact_id = uuid.uuid4()
     event = _decision_event(
-        tenant_id, rights, c, outcome, policy, now, detail, fact_id, derived=derived
+        tenant_id,
+        rights,
+        c,
+        outcome,
+        policy,
+        now,
+        detail,
+        fact_id,
+        derived=derived,
+        redacted=prepared.redacted if prepared is not None else None,
     )
     source_kind = (c.source_kind or SourceKind.USER_MESSAGE).value
     announced = [
@@ -600,7 +640,9 @@ def _new_fact(
         contested=contested,
         embedding=vector,
         embedding_model=model,
-        search_text=search_document(c.statement, c.predicate or "", _value_text(c.value), *c.keys),
+        search_text=prepared.search_text
+        if prepared is not None and prepared.search_text is not None
+        else _search_text(c),
         policy_version=policy.version,
         now=now,
         occurred_at=c.occurred_at,
@@ -1490,6 +1532,8 @@ async def write_many(
     outcomes: list[WriteOutcome] = []
     for i, (c, e) in enumerate(zip(cs, embedded, strict=True)):
         now = nows[i]
+        prep = ahead.prepared[i] if ahead is not None and ahead.prepared else None
+        redacted = prep.redacted if prep is not None else None
         s = screened[i]
         if s is not None and s.decision is Decision.PENDING:
             await pending.run(conn, tenant_id)
@@ -1500,18 +1544,29 @@ async def write_many(
             await _count_decision(c, outcome)
             detail = {**_gate_detail(policy, e), **s.detail}
             pending.events.append(
-                _decision_event(tenant_id, rights, c, outcome, policy, now, detail)
+                _decision_event(
+                    tenant_id, rights, c, outcome, policy, now, detail, redacted=redacted
+                )
             )
             outcomes.append(outcome)
             continue
         gate_detail = _gate_detail(policy, e)
-        result = gate.resolve(c, pool_of(i), policy, now)
+        result = gate.resolve(
+            c, pool_of(i), policy, now, prep.categories if prep is not None else None
+        )
         if result.decision is Decision.REJECTED:
             outcome = WriteOutcome(Decision.REJECTED, result.reason)
             await _count_decision(c, outcome)
             pending.events.append(
                 _decision_event(
-                    tenant_id, rights, c, outcome, policy, now, {**result.detail, **gate_detail}
+                    tenant_id,
+                    rights,
+                    c,
+                    outcome,
+                    policy,
+                    now,
+                    {**result.detail, **gate_detail},
+                    redacted=redacted,
                 )
             )
             outcomes.append(outcome)
@@ -1553,6 +1608,7 @@ async def write_many(
                     gate_detail,
                     result.merged_into,
                     derived=result.sensitivity,
+                    redacted=redacted,
                 )
             )
             outcomes.append(outcome)
@@ -1583,6 +1639,7 @@ async def write_many(
             outcome=outcome,
             detail=gate_detail,
             derived=result.sensitivity,
+            prepared=prep,
         )
         await _count_decision(c, outcome)
         pending.inserts.append(new)

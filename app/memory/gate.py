@@ -647,10 +647,13 @@ def resolve(
     existing: Sequence[ExistingFact],
     policy: Policy,
     now: datetime,
+    categories: list[str] | None = None,
 ) -> GateResult:
-    """How a screened candidate lands among the existing facts: written/merged/superseded."""
+    """How a screened candidate lands among the existing facts: written/merged/superseded.
+    `categories`: the candidate's `sensitive_categories` when the caller has them."""
     valid_from = candidate.valid_from or now
-    categories = sensitive_categories(candidate, policy)
+    if categories is None:
+        categories = sensitive_categories(candidate, policy)
     base = GateResult(
         decision=Decision.WRITTEN,
         status=Status.ACTIVE,

@@ -185,16 +185,22 @@ async def test_a_batch_decides_and_stores_as_its_items_one_by_one(
     app: Any, client: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
 ) -> None:
     ctx = app.state.ctx
-    one, many = f"seq-{uuid.uuid4().hex[:6]}", f"bat-{uuid.uuid4().hex[:6]}"
-    for user in (one, many):
+    tag = uuid.uuid4().hex[:6]
+    # one by one; a batch; a batch screened before its transaction (as facts:batch runs)
+    one, many, ahead = f"seq-{tag}", f"bat-{tag}", f"pre-{tag}"
+    for user in (one, many, ahead):
         await _setup(client, tenant, user)
     policy = await tenant_policy(ctx, tenant.id)
     now = clock.now()
     nows = [_nth(now, n) for n in range(len(ITEMS))]
     answers: dict[str, list[dict[str, Any]]] = {}
-    for user in (one, many):
+    for user in (one, many, ahead):
         cs = [candidate_from(FactIn.model_validate(i), user) for i in ITEMS]
-        embedded = await embed_candidates(ctx, cs, policy)
+        screened = None
+        if user == ahead:
+            embedded, screened = await embed_and_screen(ctx, tenant.id, SYSTEM_RIGHTS, cs, policy)
+        else:
+            embedded = await embed_candidates(ctx, cs, policy)
         async with tenant_tx(ctx.pool, tenant.id) as conn:
             await _fence_and_lock(conn, tenant.id, cs, now)
             if user == one:
@@ -204,7 +210,7 @@ async def test_a_batch_decides_and_stores_as_its_items_one_by_one(
                 ]
             else:
                 outs = await write_many(
-                    ctx, conn, tenant.id, SYSTEM_RIGHTS, cs, policy, nows, embedded
+                    ctx, conn, tenant.id, SYSTEM_RIGHTS, cs, policy, nows, embedded, screened
                 )
         answers[user] = [o.body() for o in outs]
 
@@ -218,17 +224,19 @@ async def test_a_batch_decides_and_stores_as_its_items_one_by_one(
     assert decisions[15] == "merged"
 
     seq = await _stored(owner_db, tenant, one, now)
-    bat = await _stored(owner_db, tenant, many, now)
-    differ = _diff(bat["facts"], seq["facts"])
-    assert not differ, "\n".join(map(str, differ))
-    assert bat["facts"] == seq["facts"]
-    assert bat["vectors"] == seq["vectors"]
-    assert bat["audit"] == seq["audit"]
-    assert bat["interaction"] == seq["interaction"]
-    # the answers name the same facts (in the ids' order of appearance in the rows)
-    mine, theirs = bat["_ids"](_as(answers[many], many)), seq["_ids"](_as(answers[one], one))
-    differ = _diff([_flat(a) for a in mine], [_flat(a) for a in theirs])
-    assert not differ, "\n".join(map(str, differ))
+    theirs = seq["_ids"](_as(answers[one], one))
+    for user in (many, ahead):
+        bat = await _stored(owner_db, tenant, user, now)
+        differ = _diff(bat["facts"], seq["facts"])
+        assert not differ, "\n".join(map(str, differ))
+        assert bat["facts"] == seq["facts"]
+        assert bat["vectors"] == seq["vectors"]
+        assert bat["audit"] == seq["audit"]
+        assert bat["interaction"] == seq["interaction"]
+        # the answers name the same facts (in the ids' order of appearance in the rows)
+        mine = bat["_ids"](_as(answers[user], user))
+        differ = _diff([_flat(a) for a in mine], [_flat(a) for a in theirs])
+        assert not differ, "\n".join(map(str, differ))
 
 
 async def test_a_batch_of_many_near_duplicates_decides_as_one_by_one(
