@@ -5,8 +5,10 @@ export) run by a worker with its progress and report on the job row.
 A batch is one transaction. Its statements are embedded in one call before it begins;
 inside, the users' forget-me fences and then every subject the batch writes are locked
 in one order (two batches that share subjects wait for each other, never deadlock), and
-each item is an ordinary gated write (`app.writer.write`): item 2 sees item 1's fact, an
-item's refusal is that item's answer only. Either every decision commits or none does, so
+the items are decided as ordinary gated writes one after another would be, set-based
+(`app.writer.write_many`: one read of the tombstones and conflict pools, the rules in
+memory in item order, multi-row writes): item 2 sees item 1's fact, an item's refusal is
+that item's answer only. Either every decision commits or none does, so
 a failed batch can be sent again as it was (with its Idempotency-Key, a replay of a
 batch that committed writes nothing twice).
 
@@ -44,11 +46,12 @@ from app.writer import (
     SYSTEM_RIGHTS,
     WriteOutcome,
     audit_refusal,
+    embed_and_screen,
     embed_candidates,
     guard_user,
     preview,
     subject_of,
-    write,
+    write_many,
 )
 
 log = logging.getLogger("memgate.importer")
@@ -102,13 +105,14 @@ async def write_batch(
     """Every candidate through the gate and the conflict rules, in order, in one
     transaction: one decision per candidate."""
     policy = await tenant_policy(ctx, who.tenant_id)
-    embedded = await embed_candidates(ctx, cs, policy)  # before the locks: one call
+    # before the locks: embedded together, each screened as its vectors come back
+    embedded, ahead = await embed_and_screen(ctx, who.tenant_id, who.rights, cs, policy)
     async with tenant_tx(ctx.pool, who.tenant_id) as conn:
         await _fence_and_lock(conn, who.tenant_id, cs, now)
-        return [
-            await write(ctx, conn, who.tenant_id, who.rights, c, policy, _nth(now, n), embedded=e)
-            for n, (c, e) in enumerate(zip(cs, embedded, strict=True))
-        ]
+        nows = [_nth(now, n) for n in range(len(cs))]
+        return await write_many(
+            ctx, conn, who.tenant_id, who.rights, cs, policy, nows, embedded, ahead
+        )
 
 
 def _nth(now: datetime, n: int) -> datetime:
@@ -124,12 +128,8 @@ async def screen_batch(
     """A dry run: what the gate's screening decides for each candidate (rules, semantic
     classes, the user's tombstones), writing nothing."""
     policy = await tenant_policy(ctx, who.tenant_id)
-    embedded = await embed_candidates(ctx, cs, policy)
-    async with tenant_tx(ctx.pool, who.tenant_id) as conn:
-        return [
-            _screened(await preview(ctx, conn, who.tenant_id, who.rights, c, policy, e))
-            for c, e in zip(cs, embedded, strict=True)
-        ]
+    _, screened = await embed_and_screen(ctx, who.tenant_id, who.rights, cs, policy)
+    return [_screened(result) for result in screened.results]
 
 
 # ------------------------------------------------------------------------------ imports
@@ -315,10 +315,8 @@ async def _decide_chunk(
             outs.append(_screened(await preview(ctx, conn, tenant_id, rights, c, policy, e)))
     else:
         await _fence_and_lock(conn, tenant_id, cs, now)
-        for n, (c, e) in enumerate(zip(cs, embedded, strict=True)):
-            outs.append(
-                await write(ctx, conn, tenant_id, rights, c, policy, _nth(now, n), embedded=e)
-            )
+        nows = [_nth(now, n) for n in range(len(cs))]
+        outs.extend(await write_many(ctx, conn, tenant_id, rights, cs, policy, nows, embedded))
     return [
         _report_entry(_entry(i["line"], i.get("id"), c.user_id), out)
         for i, c, out in zip(chunk, cs, outs, strict=True)

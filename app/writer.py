@@ -13,14 +13,17 @@ session summaries — gets the same rules.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import struct
 import uuid
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
+import numpy as np
 
 from app.context import AppContext
 from app.errors import Conflict, NotFound
@@ -32,7 +35,9 @@ from app.memory.model import (
     SENSITIVITY_RANK,
     Candidate,
     Decision,
+    ExistingFact,
     FactType,
+    FactUpdate,
     GateResult,
     KeyRights,
     Origin,
@@ -55,6 +60,8 @@ from app.store import candidates as cand_store
 from app.store import facts as facts_store
 from app.store import users as users_store
 from app.store import webhooks as webhooks_store
+from app.store import writes as writes_store
+from app.store.db import tenant_tx
 
 log = logging.getLogger("memgate.writer")
 
@@ -176,12 +183,16 @@ def _expires_at(c: Candidate, policy: Policy, start: datetime) -> datetime | Non
     return start + timedelta(days=days) if days else None
 
 
-def _audit_sensitivity(c: Candidate, outcome: WriteOutcome, policy: Policy) -> str:
+def _audit_sensitivity(
+    c: Candidate, outcome: WriteOutcome, policy: Policy, derived: Sensitivity | None = None
+) -> str:
     """How sensitive the event's statement is, for who may read the audit trail: what the
     gate derives from the content (sensitive categories, contact data) or what the caller
     declared, whichever is higher, also for a write it refused; sensitive content the gate
-    held back counts as personal at least. A stored fact's own level is read from it."""
-    level = gate.derive_sensitivity(c, policy)
+    held back counts as personal at least. A stored fact's own level is read from it.
+    `derived`: `gate.derive_sensitivity(c, policy)` when the caller has it (the conflict
+    rules' result carries it)."""
+    level = derived if derived is not None else gate.derive_sensitivity(c, policy)
     if outcome.reason is Reason.SENSITIVE_NEEDS_CONSENT:
         level = max(level, Sensitivity.PERSONAL, key=lambda s: SENSITIVITY_RANK[s])
     return level.value
@@ -196,8 +207,12 @@ def _decision_event(
     now: datetime,
     detail: dict[str, Any] | None = None,
     fact_id: uuid.UUID | None = None,
+    derived: Sensitivity | None = None,
+    redacted: str | None = None,
 ) -> audit.Event:
-    """The audit event of one gate decision, about `fact_id` (default: the outcome's)."""
+    """The audit event of one gate decision, about `fact_id` (default: the outcome's);
+    `derived`: the content's derived sensitivity, `redacted`: `redact(c.statement)`, when
+    the caller has them."""
     action = "reject" if outcome.decision is Decision.REJECTED else "write"
     if c.origin is Origin.CORRECTION and action == "write":
         action = "update"
@@ -215,13 +230,13 @@ def _decision_event(
         trace_id=c.trace_id,
         policy_version=policy.version,
         scope=c.scope,
-        sensitivity=_audit_sensitivity(c, outcome, policy),
+        sensitivity=_audit_sensitivity(c, outcome, policy, derived),
         detail={
             "origin": c.origin.value,
             "scope": c.scope,
             "type": c.type.value,
             "predicate": redact_identifier(c.predicate),
-            "statement": redact(c.statement),
+            "statement": redacted if redacted is not None else redact(c.statement),
             "superseded": outcome.superseded,
             **(detail or {}),
         },
@@ -244,9 +259,12 @@ async def _audit_decision(
     policy: Policy,
     now: datetime,
     detail: dict[str, Any] | None = None,
+    derived: Sensitivity | None = None,
 ) -> None:
     await _count_decision(c, outcome)
-    await audit.insert(conn, _decision_event(tenant_id, rights, c, outcome, policy, now, detail))
+    await audit.insert(
+        conn, _decision_event(tenant_id, rights, c, outcome, policy, now, detail, derived=derived)
+    )
 
 
 async def record_interaction(
@@ -342,6 +360,77 @@ async def embed_candidates(
         at += len(segs)
         out.append(Embedded(semantic.assess(segs, mine, model), mine[0], model))
     return out
+
+
+def _search_text(c: Candidate) -> str:
+    """The text a fact is found by (keywords): its statement, predicate, value and keys."""
+    return search_document(c.statement, c.predicate or "", _value_text(c.value), *c.keys)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a batch item's decision and rows need from its content alone, computed in
+    `embed_and_screen` while the embedder encodes the next items: the audit's redacted
+    statement, and for an item the screening passed, its sensitive categories (the
+    conflict rules' `categories`) and its search text."""
+
+    redacted: str
+    categories: list[str] | None = None
+    search_text: str | None = None
+
+
+@dataclass
+class Screened:
+    """A batch's screening done before its transaction (`embed_and_screen`): per item,
+    the tombstones it was screened with and the gate's screening result. Inside the
+    transaction (`write_many`) an item is screened again only when its tombstones read
+    under the locks differ (a delete committed meanwhile): the screening is a function
+    of those inputs, so the result stands otherwise."""
+
+    tombstoned: list[frozenset[str]]
+    results: list[GateResult | None]
+    prepared: list[Prepared] = field(default_factory=list)
+
+
+async def embed_and_screen(
+    ctx: AppContext,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    cs: Sequence[Candidate],
+    policy: Policy,
+) -> tuple[list[Embedded], Screened]:
+    """`embed_candidate` for every candidate (their texts go to the embedder together, in
+    its batches) and each candidate screened as soon as its own vectors are back: the
+    gate's rules run here while the embedder (a child process) encodes the next batch.
+    The tombstones are read meanwhile, outside any transaction (`Screened`)."""
+    tasks = [asyncio.ensure_future(embed_candidate(ctx, c, policy)) for c in cs]
+    try:
+        hashes = [tombstone_hashes(c.scope, c.predicate, c.value, c.statement) for c in cs]
+        async with tenant_tx(ctx.pool, tenant_id) as conn:
+            dead = await facts_store.tombstoned_among(
+                conn, tenant_id, [(c.user_id, c.scope, h) for c, h in zip(cs, hashes, strict=True)]
+            )
+        embedded: list[Embedded] = []
+        screened = Screened([], [])
+        for c, hs, task in zip(cs, hashes, tasks, strict=True):
+            e = await task
+            tombstoned = frozenset(h for h in hs if (c.user_id, c.scope, h) in dead)
+            embedded.append(e)
+            screened.tombstoned.append(tombstoned)
+            result = await _judged_screening(ctx, c, rights, policy, tombstoned, e)
+            screened.results.append(result)
+            passed = result is None or result.decision not in (Decision.REJECTED, Decision.PENDING)
+            screened.prepared.append(
+                Prepared(
+                    redact(c.statement),
+                    gate.sensitive_categories(c, policy) if passed else None,
+                    _search_text(c) if passed else None,
+                )
+            )
+    finally:
+        for task in tasks:
+            task.cancel()
+    return embedded, screened
 
 
 def _gate_detail(policy: Policy, embedded: Embedded) -> dict[str, Any]:
@@ -469,6 +558,102 @@ async def _screen(
     return None, screened
 
 
+def _new_fact(
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    c: Candidate,
+    policy: Policy,
+    now: datetime,
+    *,
+    vector: list[float] | None,
+    model: str | None,
+    status: Status,
+    confidence: float,
+    sensitivity: str,
+    version: int,
+    supersedes: uuid.UUID | None,
+    contested: bool,
+    valid_to: datetime | None,
+    outcome: WriteOutcome,
+    detail: dict[str, Any] | None,
+    derived: Sensitivity | None = None,
+    prepared: Prepared | None = None,
+) -> tuple[facts_store.NewFact, audit.Event, list[hooks.WebhookEvent]]:
+    """The rows of a new version the gate accepted: the fact, its decision's audit event
+    and the webhook events it announces (pure: one write inserts them, a batch collects
+    them, `write_many`). `derived`: the content's derived sensitivity, when known;
+    `prepared`: what a batch computed from the content already."""
+    valid_from = c.valid_from or now
+    fact_id = uuid.uuid4()
+    event = _decision_event(
+        tenant_id,
+        rights,
+        c,
+        outcome,
+        policy,
+        now,
+        detail,
+        fact_id,
+        derived=derived,
+        redacted=prepared.redacted if prepared is not None else None,
+    )
+    source_kind = (c.source_kind or SourceKind.USER_MESSAGE).value
+    announced = [
+        hooks.fact_written(
+            fact_id,
+            c.user_id,
+            scope=c.scope,
+            fact_type=c.type.value,
+            predicate=c.predicate,
+            sensitivity=sensitivity,
+            status=status.value,
+            source_kind=source_kind,
+            decision=outcome.decision.value,
+            version=version,
+            supersedes=supersedes,
+            superseded=outcome.superseded,
+        ),
+        *(hooks.fact_superseded(old, c.user_id, fact_id) for old in outcome.superseded),
+    ]
+    new = facts_store.NewFact(
+        id=fact_id,
+        tenant_id=tenant_id,
+        user_id=c.user_id,
+        scope=c.scope,
+        type=c.type.value,
+        predicate=c.predicate,
+        value=c.value,
+        value_key=value_key(c.predicate, c.value) if c.predicate else None,
+        statement=c.statement,
+        statement_key=statement_key(c.statement),
+        polarity=polarity(c.statement),
+        source_kind=source_kind,
+        source_trace_id=c.trace_id,
+        source_turn_id=c.turn_id,
+        source_evidence=c.evidence,
+        source_writer=rights.key_id,
+        confidence=confidence,
+        sensitivity=sensitivity,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        expires_at=_expires_at(c, policy, valid_from),
+        status=status.value,
+        version=version,
+        supersedes=supersedes,
+        contested=contested,
+        embedding=vector,
+        embedding_model=model,
+        search_text=prepared.search_text
+        if prepared is not None and prepared.search_text is not None
+        else _search_text(c),
+        policy_version=policy.version,
+        now=now,
+        occurred_at=c.occurred_at,
+        keys=list(c.keys),
+    )
+    return new, event, announced
+
+
 async def _insert(
     conn: asyncpg.Connection,
     tenant_id: uuid.UUID,
@@ -488,72 +673,34 @@ async def _insert(
     valid_to: datetime | None,
     outcome: WriteOutcome,
     detail: dict[str, Any] | None,
+    interaction: bool = False,
+    derived: Sensitivity | None = None,
 ) -> WriteOutcome:
-    """Store a new version of a fact the gate accepted (the one place facts are inserted)
-    and the decision's audit event, in one round trip; `outcome` is completed with it."""
-    valid_from = c.valid_from or now
-    fact_id = uuid.uuid4()
-    event = _decision_event(tenant_id, rights, c, outcome, policy, now, detail, fact_id)
-    await _count_decision(c, outcome)
-    source_kind = (c.source_kind or SourceKind.USER_MESSAGE).value
-    announced = [
-        hooks.fact_written(
-            fact_id,
-            c.user_id,
-            scope=c.scope,
-            fact_type=c.type.value,
-            predicate=c.predicate,
-            sensitivity=sensitivity,
-            status=status.value,
-            source_kind=source_kind,
-            decision=outcome.decision.value,
-            version=version,
-            supersedes=supersedes,
-            superseded=outcome.superseded,
-        ),
-        *(hooks.fact_superseded(old, c.user_id, fact_id) for old in outcome.superseded),
-    ]
-    row = await facts_store.insert_fact(
-        conn,
-        facts_store.NewFact(
-            id=fact_id,
-            tenant_id=tenant_id,
-            user_id=c.user_id,
-            scope=c.scope,
-            type=c.type.value,
-            predicate=c.predicate,
-            value=c.value,
-            value_key=value_key(c.predicate, c.value) if c.predicate else None,
-            statement=c.statement,
-            statement_key=statement_key(c.statement),
-            polarity=polarity(c.statement),
-            source_kind=source_kind,
-            source_trace_id=c.trace_id,
-            source_turn_id=c.turn_id,
-            source_evidence=c.evidence,
-            source_writer=rights.key_id,
-            confidence=confidence,
-            sensitivity=sensitivity,
-            valid_from=valid_from,
-            valid_to=valid_to,
-            expires_at=_expires_at(c, policy, valid_from),
-            status=status.value,
-            version=version,
-            supersedes=supersedes,
-            contested=contested,
-            embedding=vector,
-            embedding_model=model,
-            search_text=search_document(
-                c.statement, c.predicate or "", _value_text(c.value), *c.keys
-            ),
-            policy_version=policy.version,
-            now=now,
-            occurred_at=c.occurred_at,
-            keys=list(c.keys),
-        ),
-        event,
-        announced,
+    """Store a new version of a fact the gate accepted (the one place facts are inserted,
+    with `write_many`) and the decision's audit event, in one round trip; `outcome` is
+    completed with it. `interaction`: the user's last interaction moves to `now` in the
+    same statement (`record_interaction`)."""
+    new, event, announced = _new_fact(
+        tenant_id,
+        rights,
+        c,
+        policy,
+        now,
+        vector=vector,
+        model=model,
+        status=status,
+        confidence=confidence,
+        sensitivity=sensitivity,
+        version=version,
+        supersedes=supersedes,
+        contested=contested,
+        valid_to=valid_to,
+        outcome=outcome,
+        detail=detail,
+        derived=derived,
     )
+    await _count_decision(c, outcome)
+    row = await facts_store.insert_fact(conn, new, event, announced, interaction=interaction)
     outcome.fact = fact_json(row)
     return outcome
 
@@ -588,7 +735,39 @@ async def write(
     """
     if embedded is None:
         embedded = await embed_candidate(ctx, c, policy, reuse)
-    tombstoned = await _fence(conn, tenant_id, c, now)
+    vector, model = embedded.vector, embedded.model
+    if (
+        vector is None
+        and reuse is not None
+        and reuse[0] is not None
+        and _current_model(ctx, reuse[1])
+    ):
+        vector, model = reuse  # a pooled candidate's vector: not embedded again
+    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+    existing: list[ExistingFact] | None = None
+    if vector is not None:
+        # The vector is known before the screening (the semantic classes embedded it):
+        # the fence, the subject lock, the tombstones and the pool in one round trip.
+        read = await writes_store.fence_lock_pool(
+            conn,
+            tenant_id,
+            c.user_id,
+            now,
+            c.scope,
+            _subject_key(c),
+            c.type.value,
+            c.predicate,
+            statement_key(c.statement),
+            vector,
+            model,
+            hashes,
+        )
+        if read.forgotten:
+            raise _forgotten()
+        tombstoned: Collection[str] = read.tombstoned
+        existing = read.existing
+    else:
+        tombstoned = await _fence(conn, tenant_id, c, now)
     rejected, screened = await _screen(
         ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail, tombstoned
     )
@@ -614,37 +793,30 @@ async def write(
         )
         return outcome
 
-    vector, model = embedded.vector, embedded.model
-    if (
-        vector is None
-        and reuse is not None
-        and reuse[0] is not None
-        and _current_model(ctx, reuse[1])
-    ):
-        vector, model = reuse  # a pooled candidate's vector: not embedded again
-    if vector is None:  # the rules alone screened it: embed the statement now
-        vector, model = await _embed(ctx, c.statement)
-    tombstoned, existing = await facts_store.lock_conflict_pool(
-        conn,
-        tenant_id,
-        c.user_id,
-        c.scope,
-        _subject_key(c),
-        c.type.value,
-        c.predicate,
-        statement_key(c.statement),
-        vector,
-        model,
-        tombstone_hashes(c.scope, c.predicate, c.value, c.statement),
-    )
-    if tombstoned:
-        # A delete that held this lock before us may have tombstoned the content since
-        # the screening above: screen again now that nothing else can.
-        rejected, _ = await _screen(
-            ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail, tombstoned
+    if existing is None:
+        if vector is None:  # the rules alone screened it: embed the statement now
+            vector, model = await _embed(ctx, c.statement)
+        tombstoned, existing = await facts_store.lock_conflict_pool(
+            conn,
+            tenant_id,
+            c.user_id,
+            c.scope,
+            _subject_key(c),
+            c.type.value,
+            c.predicate,
+            statement_key(c.statement),
+            vector,
+            model,
+            hashes,
         )
-        if rejected is not None:
-            return rejected
+        if tombstoned:
+            # A delete that held this lock before us may have tombstoned the content since
+            # the screening above: screen again now that nothing else can.
+            rejected, _ = await _screen(
+                ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail, tombstoned
+            )
+            if rejected is not None:
+                return rejected
     result = gate.resolve(c, existing, policy, now)
     if result.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, result.reason)
@@ -653,8 +825,9 @@ async def write(
         )
         return outcome
 
+    after: dict[uuid.UUID, asyncpg.Record | None] = {}
     for update in result.updates:
-        await facts_store.update_fact(
+        after[update.fact_id] = await facts_store.update_fact(
             conn,
             tenant_id,
             update.fact_id,
@@ -669,7 +842,10 @@ async def write(
 
     if result.decision is Decision.MERGED:
         assert result.merged_into is not None
-        row = await facts_store.get_fact(conn, tenant_id, c.user_id, result.merged_into)
+        # the merge's own update returned the fact as it is now (get_fact's columns)
+        row = after.get(result.merged_into)
+        if row is None:
+            row = await facts_store.get_fact(conn, tenant_id, c.user_id, result.merged_into)
         outcome = WriteOutcome(Decision.MERGED, fact=fact_json(row) if row else None)
         await webhooks_store.emit(
             conn,
@@ -677,7 +853,9 @@ async def write(
             [hooks.fact_superseded(i, c.user_id, result.merged_into) for i in superseded],
             now,
         )
-        await _audit_decision(conn, tenant_id, rights, c, outcome, policy, now, gate_detail)
+        await _audit_decision(
+            conn, tenant_id, rights, c, outcome, policy, now, gate_detail, result.sensitivity
+        )
         return outcome
 
     version = 1
@@ -704,10 +882,19 @@ async def write(
         valid_to=valid_to,
         outcome=WriteOutcome(result.decision, superseded=superseded),
         detail=gate_detail,
+        interaction=_interacts(c, rights),
+        derived=result.sensitivity,  # the conflict rules derived it (`gate.resolve`)
     )
-    if c.source_kind is SourceKind.EXPLICIT_INSTRUCTION and rights.role in (Role.USER, Role.AGENT):
-        await record_interaction(conn, tenant_id, c.user_id, now)
     return outcome
+
+
+def _interacts(c: Candidate, rights: KeyRights) -> bool:
+    """Whether the write is the user's interaction (docs/tiers.md#last-interaction): an
+    explicit instruction from the user or their agent, not an operator's or a worker's."""
+    return c.source_kind is SourceKind.EXPLICIT_INSTRUCTION and rights.role in (
+        Role.USER,
+        Role.AGENT,
+    )
 
 
 def _value_text(value: Any) -> str:
@@ -1092,3 +1279,493 @@ async def reject_candidate(
         detail={"statement": redact(row["statement"])},
         at=now,
     )
+
+
+# ------------------------------------------------------------------ set-based batch writes
+
+
+def _real(x: float) -> float:
+    """What a `real` column (confidence) gives back for `x`: the pool a single write reads
+    after an earlier write stored `x` holds this value, so the batch's copy must too."""
+    out: float = struct.unpack("f", struct.pack("f", x))[0]
+    return out
+
+
+POOL_LIMIT = 20  # the conflict pool's size (facts_store.lock_conflict_pool)
+
+
+class _FreeSubject:
+    """The free statements a batch wrote so far under one (user, scope, type), active
+    (merges change confidence only, never status): their ids, statement keys and
+    vectors (float32 as stored, kept as float64 rows of one growing matrix)."""
+
+    def __init__(self) -> None:
+        self.ids: list[uuid.UUID] = []
+        self.by_key: dict[str, list[int]] = {}
+        self.by_model: dict[str | None, list[int]] = {}
+        self.mat: Any = None  # (capacity, dim) float64
+        self.sq: Any = None  # squared norms
+        self.has: Any = None  # a comparable vector at this row
+
+    def add(
+        self, fact_id: uuid.UUID, key: str, vector: list[float] | None, model: str | None
+    ) -> None:
+        n = len(self.ids)
+        self.ids.append(fact_id)
+        self.by_key.setdefault(key, []).append(n)
+        self.by_model.setdefault(model, []).append(n)
+        v = np.asarray(vector, dtype=np.float32).astype(np.float64) if vector is not None else None
+        if self.mat is None:
+            self.mat = np.zeros((64, len(v) if v is not None else 1))
+            self.sq = np.zeros(64)
+            self.has = np.zeros(64, dtype=bool)
+        if n == len(self.sq):  # grow by doubling
+            self.mat = np.concatenate([self.mat, np.zeros_like(self.mat)])
+            self.sq = np.concatenate([self.sq, np.zeros_like(self.sq)])
+            self.has = np.concatenate([self.has, np.zeros_like(self.has)])
+        if v is not None and v.shape[0] == self.mat.shape[1]:
+            self.mat[n] = v
+            self.sq[n] = float(np.dot(v, v))
+            self.has[n] = True
+
+    def ranked(
+        self, key: str, vector: list[float] | None, model: str | None, limit: int
+    ) -> list[tuple[bool, float | None, uuid.UUID]]:
+        """The entries that may be among the pool's first `limit` by the pool's order
+        (statement key first, then cosine distance, NULLS LAST, then id): every entry
+        ranked before or tied with the limit-th on (key, distance), as (key match,
+        distance, id). Distances as pgvector's `<=>` computes them from the stored
+        float32 vectors (1 - cosine similarity clamped to [-1, 1]), up to rounding."""
+        n = len(self.ids)
+        if n == 0:
+            return []
+        miss = np.ones(n, dtype=bool)
+        miss[self.by_key.get(key, [])] = False
+        dist = np.zeros(n)
+        null = np.ones(n, dtype=bool)
+        if vector is not None and model is not None and len(vector) == self.mat.shape[1]:
+            q = np.asarray(vector, dtype=np.float32).astype(np.float64)
+            same = np.zeros(n, dtype=bool)
+            same[self.by_model.get(model, [])] = True
+            same &= self.has[:n]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                sim = (self.mat[:n] @ q) / np.sqrt(self.sq[:n] * float(np.dot(q, q)))
+            dist = np.where(same, 1.0 - np.clip(sim, -1.0, 1.0), 0.0)
+            null = ~same
+        order = np.lexsort((dist, null, miss))
+        if n > limit:
+            c = order[limit - 1]
+            ahead = (miss < miss[c]) | ((miss == miss[c]) & (null < null[c]))
+            level = (miss == miss[c]) & (null == null[c])
+            order = np.nonzero(ahead | (level & (null | (dist <= dist[c]))))[0]
+        return [
+            (not bool(miss[i]), None if null[i] else float(dist[i]), self.ids[i]) for i in order
+        ]
+
+
+@dataclass
+class _Flush:
+    """What a batch writes, in its items' order, until the next flush."""
+
+    inserts: list[facts_store.NewFact] = field(default_factory=list)
+    insert_for: list[WriteOutcome] = field(default_factory=list)
+    changes: list[facts_store.FactChange] = field(default_factory=list)
+    merged_at: dict[int, WriteOutcome] = field(default_factory=dict)  # change index → outcome
+    events: list[audit.Event] = field(default_factory=list)
+    hooks: list[tuple[list[hooks.WebhookEvent], datetime]] = field(default_factory=list)
+    interactions: dict[str, datetime] = field(default_factory=dict)
+
+    async def run(self, conn: asyncpg.Connection, tenant_id: uuid.UUID) -> None:
+        """Insert the facts, apply the changes (each after the inserts: a change may be to
+        a fact of this batch), then the audit events and outbox rows, each in one round
+        trip; the outcomes get their facts as those statements return them."""
+        for row, outcome in zip(
+            await facts_store.insert_facts(conn, self.inserts), self.insert_for, strict=True
+        ):
+            outcome.fact = fact_json(row)
+        for n, row in enumerate(await facts_store.update_facts(conn, tenant_id, self.changes)):
+            if n in self.merged_at:
+                self.merged_at[n].fact = fact_json(row) if row is not None else None
+        await audit.insert_many(conn, self.events)
+        await webhooks_store.emit_many(conn, tenant_id, self.hooks)
+        for user_id, at in sorted(self.interactions.items()):
+            await record_interaction(conn, tenant_id, user_id, at)
+        self.__init__()  # type: ignore[misc]
+
+
+async def _embed_many(
+    ctx: AppContext, texts: list[str]
+) -> list[tuple[list[float] | None, str | None]]:
+    """`_embed` for many statements in one call (those the rules alone screened)."""
+    if ctx.embedder is None or not texts:
+        return [(None, None) for _ in texts]
+    todo = [t for t in texts if t]
+    try:
+        vectors = await ctx.embedder.embed_documents(todo) if todo else []
+    except Exception:  # as `_embed`: stored without a vector, recall still has keywords
+        log.exception("embedding failed; the facts are stored without a vector")
+        return [(None, None) for _ in texts]
+    it = iter(vectors)
+    model = ctx.embedder.model
+    return [(next(it), model) if t else (None, None) for t in texts]
+
+
+async def write_many(
+    ctx: AppContext,
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    rights: KeyRights,
+    cs: Sequence[Candidate],
+    policy: Policy,
+    nows: Sequence[datetime],
+    embedded: Sequence[Embedded],
+    ahead: Screened | None = None,
+) -> list[WriteOutcome]:
+    """`write` for each candidate in order (the n-th at `nows[n]`), set-based: the same
+    decisions, rows, audit trail and answers as one write after another in this
+    transaction, in a handful of round trips for the whole batch.
+
+    The caller holds the users' forget-me fences and every subject's lock
+    (`facts_store.lock_subjects`), so nothing but this batch changes what its items read:
+    the tombstones are read once for all items, each item is screened in memory (or its
+    screening before the transaction stands, `ahead`: `embed_and_screen`), the
+    statements the rules alone screened are embedded in one call, and the conflict pools
+    are read once (every active fact of each predicate; each free statement's pool as
+    the single write reads it). The conflict rules then run item by item in memory on
+    those pools as the batch's own earlier writes change them (an item may conflict
+    with, merge into or supersede an earlier item's fact), and the facts, changes,
+    audit events and outbox rows are written in item order, each kind in one round trip.
+    A candidate held for consent is written by `write` itself (after what came before
+    it is flushed): it touches no fact."""
+
+    n = len(cs)
+    hashes = [tombstone_hashes(c.scope, c.predicate, c.value, c.statement) for c in cs]
+    dead = await facts_store.tombstoned_among(
+        conn, tenant_id, [(c.user_id, c.scope, h) for c, h in zip(cs, hashes, strict=True)]
+    )
+    screened: list[GateResult | None] = []
+    for i, (c, hs, e) in enumerate(zip(cs, hashes, embedded, strict=True)):
+        tombstoned = frozenset(h for h in hs if (c.user_id, c.scope, h) in dead)
+        if ahead is not None and ahead.tombstoned[i] == tombstoned:
+            screened.append(ahead.results[i])  # screened before, on the same inputs
+        else:
+            screened.append(await _judged_screening(ctx, c, rights, policy, tombstoned, e))
+
+    def held(i: int) -> bool:
+        s = screened[i]
+        return s is not None and s.decision in (Decision.REJECTED, Decision.PENDING)
+
+    goes_on = [i for i in range(n) if not held(i)]
+    vectors: dict[int, tuple[list[float] | None, str | None]] = {
+        i: (embedded[i].vector, embedded[i].model) for i in goes_on
+    }
+    late = [i for i in goes_on if vectors[i][0] is None]
+    for i, got in zip(late, await _embed_many(ctx, [cs[i].statement for i in late]), strict=True):
+        vectors[i] = got
+
+    by_predicate = await facts_store.predicate_pools(
+        conn,
+        tenant_id,
+        sorted(
+            {(cs[i].user_id, cs[i].scope, str(cs[i].predicate)) for i in goes_on if cs[i].predicate}
+        ),
+    )
+    free_items = [i for i in goes_on if not cs[i].predicate]
+    free_read = await facts_store.free_pools(
+        conn,
+        tenant_id,
+        [
+            (
+                cs[i].user_id,
+                cs[i].scope,
+                cs[i].type.value,
+                statement_key(cs[i].statement),
+                vectors[i][0],
+                vectors[i][1],
+            )
+            for i in free_items
+        ],
+        POOL_LIMIT,
+    )
+    free_of = dict(zip(free_items, free_read, strict=True))
+
+    # the batch's view of every fact it may touch: the pools' facts as its writes change them
+    facts: dict[uuid.UUID, ExistingFact] = {}
+    versions: dict[uuid.UUID, int] = {}
+    active: dict[tuple[str, str, str], list[uuid.UUID]] = {}
+    for subject, pool in by_predicate.items():
+        active[subject] = [p.fact.id for p in pool]
+        for p in pool:
+            facts[p.fact.id], versions[p.fact.id] = p.fact, p.version
+    for pool in free_read:
+        for p in pool:
+            facts.setdefault(p.fact.id, replace(p.fact, similarity=None))
+            versions[p.fact.id] = p.version
+    written_free: dict[tuple[str, str, str], _FreeSubject] = {}
+
+    def pool_of(i: int) -> list[ExistingFact]:
+        c = cs[i]
+        if c.predicate:
+            ids = active.get((c.user_id, c.scope, c.predicate), [])
+            rows = sorted((facts[x] for x in ids), key=lambda f: f.id)
+            rows.sort(key=lambda f: f.valid_from, reverse=True)
+            return rows[:POOL_LIMIT]
+        key = statement_key(c.statement)
+        entries = [
+            (not p.key_match, p.distance is None, p.distance or 0.0, p.fact.id, p.fact.similarity)
+            for p in free_of[i]
+        ]
+        mine = written_free.get((c.user_id, c.scope, c.type.value))
+        if mine is not None:
+            vector, model = vectors[i]
+            for match, dist, fact_id in mine.ranked(key, vector, model, POOL_LIMIT):
+                entries.append(
+                    (
+                        not match,
+                        dist is None,
+                        dist or 0.0,
+                        fact_id,
+                        1.0 - dist if dist is not None else None,
+                    )
+                )
+        entries.sort(key=lambda t: (t[0], t[1], t[2], t[3]))
+        return [replace(facts[e[3]], similarity=e[4]) for e in entries[:POOL_LIMIT]]
+
+    pending = _Flush()
+    outcomes: list[WriteOutcome] = []
+    for i, (c, e) in enumerate(zip(cs, embedded, strict=True)):
+        now = nows[i]
+        prep = ahead.prepared[i] if ahead is not None and ahead.prepared else None
+        redacted = prep.redacted if prep is not None else None
+        s = screened[i]
+        if s is not None and s.decision is Decision.PENDING:
+            await pending.run(conn, tenant_id)
+            outcomes.append(await write(ctx, conn, tenant_id, rights, c, policy, now, embedded=e))
+            continue
+        if s is not None and s.decision is Decision.REJECTED:
+            outcome = WriteOutcome(Decision.REJECTED, s.reason, detail=dict(s.detail))
+            await _count_decision(c, outcome)
+            detail = {**_gate_detail(policy, e), **s.detail}
+            pending.events.append(
+                _decision_event(
+                    tenant_id, rights, c, outcome, policy, now, detail, redacted=redacted
+                )
+            )
+            outcomes.append(outcome)
+            continue
+        gate_detail = _gate_detail(policy, e)
+        result = gate.resolve(
+            c, pool_of(i), policy, now, prep.categories if prep is not None else None
+        )
+        if result.decision is Decision.REJECTED:
+            outcome = WriteOutcome(Decision.REJECTED, result.reason)
+            await _count_decision(c, outcome)
+            pending.events.append(
+                _decision_event(
+                    tenant_id,
+                    rights,
+                    c,
+                    outcome,
+                    policy,
+                    now,
+                    {**result.detail, **gate_detail},
+                    redacted=redacted,
+                )
+            )
+            outcomes.append(outcome)
+            continue
+        merged_change: int | None = None
+        for update in result.updates:
+            if update.fact_id == result.merged_into:
+                merged_change = len(pending.changes)
+            pending.changes.append(
+                facts_store.FactChange(
+                    update.fact_id,
+                    now,
+                    status=update.status.value if update.status else None,
+                    valid_to=update.valid_to,
+                    confidence=update.confidence,
+                    contested=update.contested,
+                    observations_delta=update.observations_delta,
+                )
+            )
+            _apply(facts, active, update)
+        superseded = [str(x) for x in result.superseded_ids]
+        if result.decision is Decision.MERGED:
+            assert result.merged_into is not None
+            outcome = WriteOutcome(Decision.MERGED)
+            if merged_change is not None:
+                pending.merged_at[merged_change] = outcome
+            pending.hooks.append(
+                ([hooks.fact_superseded(x, c.user_id, result.merged_into) for x in superseded], now)
+            )
+            await _count_decision(c, outcome)
+            pending.events.append(
+                _decision_event(
+                    tenant_id,
+                    rights,
+                    c,
+                    outcome,
+                    policy,
+                    now,
+                    gate_detail,
+                    result.merged_into,
+                    derived=result.sensitivity,
+                    redacted=redacted,
+                )
+            )
+            outcomes.append(outcome)
+            continue
+        version = 1
+        if result.supersedes is not None:
+            version = versions[result.supersedes] + 1
+        valid_to = c.valid_to
+        if result.status is Status.SUPERSEDED and valid_to is None:
+            valid_to = result.valid_to
+        vector, model = vectors[i]
+        outcome = WriteOutcome(result.decision, superseded=superseded)
+        new, event, announced = _new_fact(
+            tenant_id,
+            rights,
+            c,
+            policy,
+            now,
+            vector=vector,
+            model=model,
+            status=result.status,
+            confidence=result.confidence,
+            sensitivity=result.sensitivity.value,
+            version=version,
+            supersedes=result.supersedes,
+            contested=result.contested,
+            valid_to=valid_to,
+            outcome=outcome,
+            detail=gate_detail,
+            derived=result.sensitivity,
+            prepared=prep,
+        )
+        await _count_decision(c, outcome)
+        pending.inserts.append(new)
+        pending.insert_for.append(outcome)
+        pending.events.append(event)
+        pending.hooks.append((announced, now))
+        facts[new.id] = ExistingFact(
+            id=new.id,
+            scope=c.scope,
+            type=c.type,
+            predicate=c.predicate,
+            value=c.value,
+            statement=c.statement,
+            source_kind=SourceKind(new.source_kind),
+            confidence=_real(new.confidence),
+            valid_from=new.valid_from,
+            status=result.status,
+            contested=new.contested,
+        )
+        versions[new.id] = version
+        if result.status is Status.ACTIVE:
+            if c.predicate:
+                active.setdefault((c.user_id, c.scope, c.predicate), []).append(new.id)
+            else:
+                written_free.setdefault((c.user_id, c.scope, c.type.value), _FreeSubject()).add(
+                    new.id, new.statement_key, vector, model
+                )
+        if _interacts(c, rights):
+            pending.interactions[c.user_id] = max(now, pending.interactions.get(c.user_id, now))
+        outcomes.append(outcome)
+    await pending.run(conn, tenant_id)
+    return outcomes
+
+
+def _apply(
+    facts: dict[uuid.UUID, ExistingFact],
+    active: dict[tuple[str, str, str], list[uuid.UUID]],
+    update: FactUpdate,
+) -> None:
+    """A change the gate asked for, on the batch's view of the fact (as the row reads
+    after `update_fact`): a superseded fact leaves its predicate's pool."""
+    f = facts[update.fact_id]
+    changed = replace(
+        f,
+        status=update.status or f.status,
+        confidence=_real(update.confidence) if update.confidence is not None else f.confidence,
+        contested=update.contested if update.contested is not None else f.contested,
+    )
+    facts[update.fact_id] = changed
+    if changed.status is not Status.ACTIVE and f.predicate:
+        for ids in active.values():
+            if update.fact_id in ids:
+                ids.remove(update.fact_id)
+
+
+@dataclass
+class Extracted:
+    """One extracted candidate of a batch of observe jobs, with what its job gates it by:
+    the job's rights and policy, the time its turns were received, the turn's key and
+    its embeddings when the caller computed them (a candidate written directly)."""
+
+    rights: KeyRights
+    candidate: Candidate
+    policy: Policy
+    at: datetime
+    turn_key: str
+    embedded: Embedded | None
+
+
+async def submit_many(
+    ctx: AppContext, conn: asyncpg.Connection, tenant_id: uuid.UUID, items: Sequence[Extracted]
+) -> list[WriteOutcome]:
+    """`submit_extracted` for each item, in order: a run of consecutive items written
+    directly (explicit instructions, `direct` mode; embedded already; one key's rights and
+    one policy) goes through `write_many` under its fences and subject locks, taken at
+    once in one order; a pooled one through `submit_extracted` itself, after the run
+    before it."""
+    out: list[WriteOutcome] = []
+    run: list[Extracted] = []
+
+    async def flush() -> None:
+        if not run:
+            return
+        cs = [x.candidate for x in run]
+        for user_id in sorted({c.user_id for c in cs}):
+            await guard_user(conn, tenant_id, user_id, min(x.at for x in run))
+        await facts_store.lock_subjects(conn, tenant_id, [subject_of(c) for c in cs])
+        embedded = [x.embedded for x in run]
+        assert all(e is not None for e in embedded)
+        out.extend(
+            await write_many(
+                ctx,
+                conn,
+                tenant_id,
+                run[0].rights,
+                cs,
+                run[0].policy,
+                [x.at for x in run],
+                [e for e in embedded if e is not None],
+            )
+        )
+        run.clear()
+
+    for x in items:
+        direct = writes_directly(x.candidate, x.policy) and x.embedded is not None
+        if direct and run and (x.rights != run[0].rights or x.policy is not run[0].policy):
+            await flush()
+        if direct:
+            run.append(x)
+            continue
+        await flush()
+        out.append(
+            await submit_extracted(
+                ctx,
+                conn,
+                tenant_id,
+                x.rights,
+                x.candidate,
+                x.policy,
+                x.at,
+                x.turn_key,
+                x.embedded,
+            )
+        )
+    await flush()
+    return out

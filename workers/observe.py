@@ -1,9 +1,10 @@
 """The "observe" job: conversation turns → extractor → write gate (docs/extraction.md#extractors).
 
 The payload was redacted by the API before it was stored. Extraction (possibly a slow
-LLM call) runs outside any transaction; every candidate then goes through
-`writer.submit_extracted` — the one gate — inside the transaction that marks the job
-done, so a retried job never counts a turn twice or writes a fact twice. Jobs that finish
+LLM call) runs outside any transaction; every candidate then goes through the one gate
+(`writer.submit_many`: `submit_extracted` per candidate, the ones written directly
+set-based, `writer.write_many`) inside the transaction that marks the job done, so a
+retried job never counts a turn twice or writes a fact twice. Jobs that finish
 extracting together are written together (`ObserveBatcher`): one embedding call and one
 transaction for the batch, each job still marked done with exactly its own writes.
 """
@@ -21,7 +22,7 @@ from typing import Any
 
 import asyncpg
 
-from app import clock
+from app import clock, writer
 from app.config import Settings
 from app.context import AppContext
 from app.faults import is_outage
@@ -33,10 +34,11 @@ from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
 from app.writer import (
     Embedded,
+    WriteOutcome,
     embed_candidate,
     guard_user,
     record_interaction,
-    submit_extracted,
+    submit_many,
     writes_directly,
 )
 from workers.jobs import JobAlreadyDone, JobResult, JobRun
@@ -259,13 +261,28 @@ async def _write_batch(tenant_id: uuid.UUID, batch: list[Extracted]) -> set[uuid
     async with tenant_tx(app.pool, tenant_id) as conn:
         states = await jobs_store.lock_states(conn, tenant_id, [job.run.id for job in batch])
         live = [j for j in batch if states.get(j.run.id) not in (None, "done", "failed")]
+        mine: dict[uuid.UUID, list[Embedded | None]] = {}
         i = 0
         for job in batch:
-            mine: list[Embedded | None] = list(embedded[i : i + len(job.candidates)])
+            mine[job.run.id] = list(embedded[i : i + len(job.candidates)])
             i += len(job.candidates)
-            if job in live:
-                await _apply(conn, job, mine)
-                job.outcome.result["batch"] = len(live)
+        # every live job's candidates in job order, set-based (app.writer.submit_many)
+        outcomes = await submit_many(
+            app, conn, tenant_id, [x for j in live for x in _items(j, mine[j.run.id])]
+        )
+        at = 0
+        interacted: dict[str, list[datetime]] = {}
+        for job in live:
+            if _record(job, outcomes[at : at + len(job.candidates)]):
+                interacted.setdefault(job.user_id, []).append(job.at)
+            at += len(job.candidates)
+            job.outcome.result["batch"] = len(live)
+        # the users' last interactions, once per user: the fence as of the earliest job
+        # (a forget-me after it refuses the batch, as that job's own fence would), the
+        # latest time (the interaction only moves forward)
+        for user_id, times in sorted(interacted.items()):
+            await guard_user(conn, tenant_id, user_id, min(times))  # also with no candidate
+            await record_interaction(conn, tenant_id, user_id, max(times))
         await jobs_store.mark_done_many(
             conn,
             tenant_id,
@@ -275,16 +292,29 @@ async def _write_batch(tenant_id: uuid.UUID, batch: list[Extracted]) -> set[uuid
     return {j.run.id for j in live}
 
 
+def _items(job: Extracted, embedded: list[Embedded | None]) -> list[writer.Extracted]:
+    return [
+        writer.Extracted(job.rights, c, job.policy, job.at, c.turn_id or f"{job.run.id}:?", pre)
+        for c, pre in zip(job.candidates, embedded, strict=True)
+    ]
+
+
 async def _apply(conn: asyncpg.Connection, job: Extracted, embedded: list[Embedded | None]) -> None:
     """One job's writes (inside the transaction that marks it done): every candidate
-    through `writer.submit_extracted`, the one gate, and the user's last interaction."""
-    run, payload, app = job.run, job.run.payload, job.run.app
+    through the one gate (`writer.submit_many`), and the user's last interaction."""
+    run = job.run
+    outcomes = await submit_many(run.app, conn, run.tenant_id, _items(job, embedded))
+    if _record(job, outcomes):
+        await guard_user(conn, run.tenant_id, job.user_id, job.at)  # also with no candidate
+        await record_interaction(conn, run.tenant_id, job.user_id, job.at)
+
+
+def _record(job: Extracted, outcomes: list[WriteOutcome]) -> bool:
+    """A job's decisions and result; whether its turns are the user's interaction
+    (a user turn, as the user's own message)."""
+    payload, app = job.run.payload, job.run.app
     job.outcome.decisions = []
-    for c, pre in zip(job.candidates, embedded, strict=True):
-        turn_key = c.turn_id or f"{run.id}:?"
-        result = await submit_extracted(
-            app, conn, run.tenant_id, job.rights, c, job.policy, job.at, turn_key, pre
-        )
+    for c, result in zip(job.candidates, outcomes, strict=True):
         decision: dict[str, Any] = {"turn_id": c.turn_id, "decision": result.decision.value}
         if result.reason is not None:
             decision["reason"] = result.reason.value
@@ -295,10 +325,6 @@ async def _apply(conn: asyncpg.Connection, job: Extracted, embedded: list[Embedd
         if result.candidate_id is not None:
             decision["candidate_id"] = str(result.candidate_id)
         job.outcome.decisions.append(decision)
-    source_kind = payload.get("source_kind")
-    if any(t.role == "user" for t in job.turns) and source_kind in (None, "user_message"):
-        await guard_user(conn, run.tenant_id, job.user_id, job.at)  # also with no candidate
-        await record_interaction(conn, run.tenant_id, job.user_id, job.at)
     job.outcome.result = {
         "turns": len(job.turns),
         "user_turns": sum(1 for t in job.turns if t.role == "user"),
@@ -306,6 +332,8 @@ async def _apply(conn: asyncpg.Connection, job: Extracted, embedded: list[Embedd
         "extractor": extractor_for(app.settings).name,
         "mode": job.policy.extract.mode,
     }
+    source_kind = payload.get("source_kind")
+    return any(t.role == "user" for t in job.turns) and source_kind in (None, "user_message")
 
 
 def _without_turns(payload: dict[str, Any], turns: list[Turn]) -> dict[str, Any]:

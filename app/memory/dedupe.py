@@ -12,6 +12,8 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from functools import lru_cache
 
 import rjieba
 
@@ -83,8 +85,10 @@ def _stem(word: str) -> str:
     return word
 
 
-def _tokens(statement: str) -> dict[str, bool]:
-    """The statement's words (folded key → informative?)."""
+@lru_cache(maxsize=16384)
+def _tokens(statement: str) -> Mapping[str, bool]:
+    """The statement's words (folded key → informative?). Cached (pure, and asked for
+    each pool fact of each write); read-only: the cached mapping is shared."""
     text = nfkc(statement)
     chinese = _CJK.search(text) is not None
     out: dict[str, bool] = {}

@@ -505,10 +505,15 @@ def _max_sensitivity(a: Sensitivity, b: Sensitivity) -> Sensitivity:
     return a if SENSITIVITY_RANK[a] >= SENSITIVITY_RANK[b] else b
 
 
-def derive_sensitivity(candidate: Candidate, policy: Policy) -> Sensitivity:
-    """At least `personal` for sensitive categories or the user's own contact data."""
+def derive_sensitivity(
+    candidate: Candidate, policy: Policy, categories: list[str] | None = None
+) -> Sensitivity:
+    """At least `personal` for sensitive categories or the user's own contact data.
+    `categories`: the candidate's `sensitive_categories` when the caller has them."""
     derived = Sensitivity.NORMAL
-    if sensitive_categories(candidate, policy) or detectors.find_personal(_content(candidate)):
+    if categories is None:
+        categories = sensitive_categories(candidate, policy)
+    if categories or detectors.find_personal(_content(candidate)):
         derived = Sensitivity.PERSONAL
     if candidate.sensitivity is not None:
         derived = _max_sensitivity(Sensitivity(candidate.sensitivity), derived)
@@ -642,16 +647,19 @@ def resolve(
     existing: Sequence[ExistingFact],
     policy: Policy,
     now: datetime,
+    categories: list[str] | None = None,
 ) -> GateResult:
-    """How a screened candidate lands among the existing facts: written/merged/superseded."""
+    """How a screened candidate lands among the existing facts: written/merged/superseded.
+    `categories`: the candidate's `sensitive_categories` when the caller has them."""
     valid_from = candidate.valid_from or now
+    if categories is None:
+        categories = sensitive_categories(candidate, policy)
     base = GateResult(
         decision=Decision.WRITTEN,
         status=Status.ACTIVE,
-        sensitivity=derive_sensitivity(candidate, policy),
+        sensitivity=derive_sensitivity(candidate, policy, categories),
         confidence=default_confidence(candidate),
     )
-    categories = sensitive_categories(candidate, policy)
     if categories:
         base.detail["categories"] = categories
     peers = _active_peers(candidate, existing)

@@ -156,3 +156,12 @@ async def list_for_user(
             sensitivities,
         )
     )
+
+
+async def insert_many(conn: asyncpg.Connection, events: list[Event]) -> None:
+    """Insert events in one round trip (pipelined), in order: their ids follow it."""
+    if events:
+        await conn.executemany(
+            f"INSERT INTO audit_events ({COLUMNS}) VALUES ({placeholders(1)})",
+            [e.values() for e in events],
+        )

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
+from pgvector import Vector
 
 from app.memory.model import ExistingFact, FactType, SourceKind, Status
 from app.memory.webhooks import WebhookEvent
@@ -60,7 +61,8 @@ async def lock_subjects(
         )
 
 
-def _existing(row: asyncpg.Record) -> ExistingFact:
+def pool_fact(row: asyncpg.Record) -> ExistingFact:
+    """A conflict-pool row as the gate reads it."""
     return ExistingFact(
         id=row["id"],
         scope=row["scope"],
@@ -81,7 +83,7 @@ def _existing(row: asyncpg.Record) -> ExistingFact:
 # scope only). Named parameters: the statements run inside LOCK_POOL_FUNCTION.
 _POOL_COLUMNS = """id, scope, type, predicate, value, statement, source_kind, confidence,
     valid_from, status, contested"""
-_POOL_BY_PREDICATE = f"""SELECT {_POOL_COLUMNS}, NULL::float8 AS similarity
+POOL_BY_PREDICATE = f"""SELECT {_POOL_COLUMNS}, NULL::float8 AS similarity
     FROM facts
     WHERE tenant_id = p_tenant AND user_id = p_user AND scope = p_scope
       AND predicate = p_predicate AND status = 'active'
@@ -89,7 +91,7 @@ _POOL_BY_PREDICATE = f"""SELECT {_POOL_COLUMNS}, NULL::float8 AS similarity
 _SIMILARITY = """CASE WHEN p_embedding IS NOT NULL AND embedding_model = p_model
                 AND vector_dims(embedding) = vector_dims(p_embedding)
            THEN {expr} END"""
-_POOL_FREE = f"""SELECT {_POOL_COLUMNS},
+POOL_FREE = f"""SELECT {_POOL_COLUMNS},
            {_SIMILARITY.format(expr="1 - (embedding <=> p_embedding)")} AS similarity
     FROM facts
     WHERE tenant_id = p_tenant AND user_id = p_user AND scope = p_scope AND type = p_type
@@ -110,7 +112,7 @@ TOMBSTONED_IN_FUNCTION = """ARRAY(SELECT DISTINCT hash FROM tombstones
 _LOCK_POOL_ARGS = """p_lock_key text, p_tenant uuid, p_user text, p_scope text, p_type text,
     p_predicate text, p_statement_key text, p_embedding vector, p_model text, p_limit int,
     p_hashes text[]"""
-_LOCK_POOL_COLUMNS = """tombstoned text[], id uuid, scope text, type text, predicate text,
+LOCK_POOL_COLUMNS = """tombstoned text[], id uuid, scope text, type text, predicate text,
     value jsonb, statement text, source_kind text, confidence real, valid_from timestamptz,
     status text, contested boolean, similarity double precision"""
 _LOCK_POOL_BODY = f"""
@@ -120,20 +122,20 @@ BEGIN
     NULL::text, NULL::jsonb, NULL::text, NULL::text, NULL::real, NULL::timestamptz,
     NULL::text, NULL::boolean, NULL::float8;
   IF p_predicate IS NOT NULL THEN
-    RETURN QUERY SELECT NULL::text[], pool.* FROM ({_POOL_BY_PREDICATE}) pool;
+    RETURN QUERY SELECT NULL::text[], pool.* FROM ({POOL_BY_PREDICATE}) pool;
   ELSE
-    RETURN QUERY SELECT NULL::text[], pool.* FROM ({_POOL_FREE}) pool;
+    RETURN QUERY SELECT NULL::text[], pool.* FROM ({POOL_FREE}) pool;
   END IF;
 END"""
 LOCK_POOL_FUNCTION = (
     "memgate_lock_pool_"
-    + hashlib.sha256((_LOCK_POOL_ARGS + _LOCK_POOL_COLUMNS + _LOCK_POOL_BODY).encode()).hexdigest()[
+    + hashlib.sha256((_LOCK_POOL_ARGS + LOCK_POOL_COLUMNS + _LOCK_POOL_BODY).encode()).hexdigest()[
         :12
     ]
 )
 LOCK_POOL_FUNCTION_DDL = f"""
 CREATE OR REPLACE FUNCTION {LOCK_POOL_FUNCTION}({_LOCK_POOL_ARGS})
-RETURNS TABLE ({_LOCK_POOL_COLUMNS})
+RETURNS TABLE ({LOCK_POOL_COLUMNS})
 LANGUAGE plpgsql VOLATILE AS $lock_pool$
 #variable_conflict use_column
 {_LOCK_POOL_BODY}
@@ -179,7 +181,7 @@ async def lock_conflict_pool(
         hashes,
     )
     tombstoned = set(rows[0]["tombstoned"] or ()) if rows else set()
-    return tombstoned, [_existing(r) for r in rows[1:]]
+    return tombstoned, [pool_fact(r) for r in rows[1:]]
 
 
 @dataclass
@@ -223,9 +225,13 @@ async def insert_fact(
     f: NewFact,
     event: audit.Event | None = None,
     hooks: list[WebhookEvent] | None = None,
+    *,
+    interaction: bool = False,
 ) -> asyncpg.Record:
-    """Insert a fact; with `event`, its audit event, and with `hooks`, the webhook
-    deliveries they announce, in the same statement (one round trip)."""
+    """Insert a fact; with `event`, its audit event, with `hooks`, the webhook
+    deliveries they announce, and with `interaction`, the user's last interaction moved
+    to `f.now` (as `users.upsert_state` with `interaction_at`), in the same statement (one
+    round trip)."""
     insert = f"""INSERT INTO facts (id, tenant_id, user_id, scope, type, predicate, value,
                 value_key, statement, statement_key, polarity, source_kind, source_trace_id,
                 source_turn_id,
@@ -247,6 +253,8 @@ async def insert_fact(
     if hooks:
         ctes.append(f"w AS ({webhooks.deliveries_cte(2, 30, 33 + len(extra))})")
         extra.append(webhooks.event_rows(hooks, f.now))
+    if interaction:
+        ctes.append(f"i AS ({_INTERACTION})")
     if ctes:
         insert = f"WITH f AS ({insert}), {', '.join(ctes)} SELECT * FROM f"
     row = await conn.fetchrow(
@@ -289,6 +297,15 @@ async def insert_fact(
     return row
 
 
+# users.upsert_state with only `interaction_at` (= updated_at = $30, the write's time)
+_INTERACTION = """INSERT INTO user_state (tenant_id, user_id, last_interaction_at, updated_at)
+    VALUES ($2, $3, $30, $30)
+    ON CONFLICT (tenant_id, user_id) DO UPDATE
+    SET last_interaction_at = GREATEST(user_state.last_interaction_at,
+                                       EXCLUDED.last_interaction_at),
+        updated_at = EXCLUDED.updated_at"""
+
+
 async def update_fact(
     conn: asyncpg.Connection,
     tenant_id: uuid.UUID,
@@ -305,18 +322,7 @@ async def update_fact(
     # RETURNING: Citus refuses those (RLS puts a STABLE function in them). fact_hits is not
     # written here, so the join reads the same counters.
     return await conn.fetchrow(
-        f"""WITH u AS (UPDATE facts SET
-               status = coalesce($3, status),
-               valid_to = coalesce($4, valid_to),
-               confidence = coalesce($5, confidence),
-               contested = coalesce($6, contested),
-               observations = observations + $7,
-               last_observed_at = CASE WHEN $7 > 0 THEN $8 ELSE last_observed_at END,
-               updated_at = $8
-            WHERE tenant_id = $1 AND id = $2 AND status <> 'deleted'
-            RETURNING {_ROW_COLUMNS})
-            SELECT u.*, coalesce(h.hits, 0) AS hits, h.last_hit_at
-            FROM u LEFT JOIN fact_hits h ON h.tenant_id = $1 AND h.fact_id = u.id""",
+        _UPDATE_FACT,
         tenant_id,
         fact_id,
         status,
@@ -540,3 +546,259 @@ async def count_active(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: 
             user_id,
         )
     )
+
+
+# ------------------------------------------------------------------ set-based batch writes
+# A batch (facts:batch, an import chunk, an extraction batch) reads once what its items'
+# single writes would each read, under the subject locks it already holds
+# (`lock_subjects`), and writes its rows in a few statements (app.writer.write_many).
+# Every statement binds the tenant as $1 (one shard group on Citus).
+
+
+async def tombstoned_among(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    contents: list[tuple[str, str, list[str]]],
+) -> set[tuple[str, str, str]]:
+    """The tombstoned (user, scope, hash) among many contents' hashes, in one statement:
+    `matching_tombstones` for each (user, scope, hashes)."""
+    users: list[str] = []
+    scopes: list[str] = []
+    hashes: list[str] = []
+    for user, scope, hs in contents:
+        for h in hs:
+            users.append(user)
+            scopes.append(scope)
+            hashes.append(h)
+    if not hashes:
+        return set()
+    rows = await conn.fetch(
+        """SELECT DISTINCT t.user_id, t.scope, t.hash
+           FROM unnest($2::text[], $3::text[], $4::text[]) AS q(user_id, scope, hash)
+           JOIN tombstones t ON t.tenant_id = $1 AND t.user_id = q.user_id
+                             AND t.scope = q.scope AND t.hash = q.hash""",
+        tenant_id,
+        users,
+        scopes,
+        hashes,
+    )
+    return {(r["user_id"], r["scope"], r["hash"]) for r in rows}
+
+
+@dataclass
+class PoolFact:
+    """A conflict-pool row of a batch read: the fact as the gate sees it, its version
+    (a superseding write's chain continues from it) and, for a free statement's pool,
+    whether its statement key is the candidate's and its cosine distance (None: no
+    comparable vector), the two the single write's pool is ordered by."""
+
+    fact: ExistingFact
+    version: int
+    key_match: bool = False
+    distance: float | None = None
+
+
+_BATCH_POOL_COLUMNS = f"{_POOL_COLUMNS}, version"
+
+
+async def predicate_pools(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    subjects: list[tuple[str, str, str]],
+) -> dict[tuple[str, str, str], list[PoolFact]]:
+    """Every active fact of each (user, scope, predicate), in one statement: the pool
+    `POOL_BY_PREDICATE` reads, unlimited (the caller orders and limits it per item, as
+    the batch changes it)."""
+    out: dict[tuple[str, str, str], list[PoolFact]] = {s: [] for s in subjects}
+    if not subjects:
+        return out
+    rows = await conn.fetch(
+        f"""SELECT q.user_id AS q_user, q.scope AS q_scope, q.predicate AS q_predicate,
+                   {", ".join("f." + c.strip() for c in _BATCH_POOL_COLUMNS.split(","))},
+                   NULL::float8 AS similarity
+            FROM unnest($2::text[], $3::text[], $4::text[]) AS q(user_id, scope, predicate)
+            JOIN facts f ON f.tenant_id = $1 AND f.user_id = q.user_id AND f.scope = q.scope
+                        AND f.predicate = q.predicate AND f.status = 'active'""",
+        tenant_id,
+        [s[0] for s in subjects],
+        [s[1] for s in subjects],
+        [s[2] for s in subjects],
+    )
+    for r in rows:
+        out[(r["q_user"], r["q_scope"], r["q_predicate"])].append(
+            PoolFact(pool_fact(r), int(r["version"]))
+        )
+    return out
+
+
+async def free_pools(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    items: list[tuple[str, str, str, str, list[float] | None, str | None]],
+    limit: int = 20,
+) -> list[list[PoolFact]]:
+    """For each (user, scope, type, statement key, embedding, model), the pool of a free
+    statement as `POOL_FREE` reads it (the same order and limit), in one statement."""
+    if not items:
+        return []
+    rows = await conn.fetch(
+        f"""SELECT q.n, p.*
+            FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::vector[],
+                        $7::text[]) WITH ORDINALITY
+                 AS q(user_id, scope, type, statement_key, embedding, model, n)
+            CROSS JOIN LATERAL (
+                SELECT {_BATCH_POOL_COLUMNS}, statement_key = q.statement_key AS key_match,
+                       d.distance, 1 - d.distance AS similarity
+                FROM facts
+                CROSS JOIN LATERAL (SELECT CASE WHEN q.embedding IS NOT NULL
+                        AND embedding_model = q.model
+                        AND vector_dims(embedding) = vector_dims(q.embedding)
+                    THEN embedding <=> q.embedding END AS distance) d
+                WHERE tenant_id = $1 AND user_id = q.user_id AND scope = q.scope
+                  AND type = q.type AND predicate IS NULL AND status = 'active'
+                ORDER BY (statement_key = q.statement_key) DESC, d.distance NULLS LAST, id
+                LIMIT $8) p
+            ORDER BY q.n""",
+        tenant_id,
+        [i[0] for i in items],
+        [i[1] for i in items],
+        [i[2] for i in items],
+        [i[3] for i in items],
+        # Vector objects: a list of lists would be read as a 2-d array
+        [Vector(i[4]) if i[4] is not None else None for i in items],
+        [i[5] for i in items],
+        limit,
+    )
+    out: list[list[PoolFact]] = [[] for _ in items]
+    for r in rows:
+        out[int(r["n"]) - 1].append(
+            PoolFact(
+                pool_fact(r),
+                int(r["version"]),
+                key_match=bool(r["key_match"]),
+                distance=float(r["distance"]) if r["distance"] is not None else None,
+            )
+        )
+    return out
+
+
+_INSERT_FACT = """INSERT INTO facts (id, tenant_id, user_id, scope, type, predicate, value,
+        value_key, statement, statement_key, polarity, source_kind, source_trace_id,
+        source_turn_id, source_evidence, source_writer, confidence, sensitivity, valid_from,
+        valid_to, expires_at, status, version, supersedes, contested, embedding,
+        embedding_model, search_text, policy_version, last_observed_at, created_at, updated_at,
+        occurred_at, keys)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+            $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $30, $30,
+            $31, $32)"""
+
+
+def _fact_args(f: NewFact) -> tuple[Any, ...]:
+    return (
+        f.id,
+        f.tenant_id,
+        f.user_id,
+        f.scope,
+        f.type,
+        f.predicate,
+        f.value,
+        f.value_key,
+        f.statement,
+        f.statement_key,
+        f.polarity,
+        f.source_kind,
+        f.source_trace_id,
+        f.source_turn_id,
+        f.source_evidence,
+        f.source_writer,
+        f.confidence,
+        f.sensitivity,
+        f.valid_from,
+        f.valid_to,
+        f.expires_at,
+        f.status,
+        f.version,
+        f.supersedes,
+        f.contested,
+        f.embedding,
+        f.embedding_model,
+        f.search_text,
+        f.policy_version,
+        f.now,
+        f.occurred_at,
+        f.keys or None,
+    )
+
+
+async def insert_facts(conn: asyncpg.Connection, facts: list[NewFact]) -> list[asyncpg.Record]:
+    """Insert many facts in one round trip (pipelined), each row as `insert_fact` returns
+    it, in order."""
+    if not facts:
+        return []
+    return list(
+        await conn.fetchmany(
+            f"{_INSERT_FACT} RETURNING {_NEW_FACT_COLUMNS}", [_fact_args(f) for f in facts]
+        )
+    )
+
+
+@dataclass
+class FactChange:
+    """One `update_fact` of a batch, at the time of the write that asked for it."""
+
+    fact_id: uuid.UUID
+    now: datetime
+    status: str | None = None
+    valid_to: datetime | None = None
+    confidence: float | None = None
+    contested: bool | None = None
+    observations_delta: int = 0
+
+
+_UPDATE_FACT = f"""WITH u AS (UPDATE facts SET
+           status = coalesce($3, status),
+           valid_to = coalesce($4, valid_to),
+           confidence = coalesce($5, confidence),
+           contested = coalesce($6, contested),
+           observations = observations + $7,
+           last_observed_at = CASE WHEN $7 > 0 THEN $8 ELSE last_observed_at END,
+           updated_at = $8
+        WHERE tenant_id = $1 AND id = $2 AND status <> 'deleted'
+        RETURNING {_ROW_COLUMNS})
+        SELECT u.*, coalesce(h.hits, 0) AS hits, h.last_hit_at
+        FROM u LEFT JOIN fact_hits h ON h.tenant_id = $1 AND h.fact_id = u.id"""
+
+
+async def update_facts(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, changes: list[FactChange]
+) -> list[asyncpg.Record | None]:
+    """`update_fact` for each change, in order, in one round trip (pipelined): the row
+    after each change (None: the fact is gone)."""
+    if not changes:
+        return []
+    rows = await conn.fetchmany(
+        _UPDATE_FACT,
+        [
+            (
+                tenant_id,
+                ch.fact_id,
+                ch.status,
+                ch.valid_to,
+                ch.confidence,
+                ch.contested,
+                ch.observations_delta,
+                ch.now,
+            )
+            for ch in changes
+        ],
+    )
+    # one row per change that found its fact, in order: align them by id
+    out: list[asyncpg.Record | None] = []
+    at = 0
+    for ch in changes:
+        if at < len(rows) and rows[at]["id"] == ch.fact_id:
+            out.append(rows[at])
+            at += 1
+        else:
+            out.append(None)
+    return out

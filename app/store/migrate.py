@@ -26,12 +26,23 @@ from app.config import ROOT
 from app.store.facts import LOCK_POOL_FUNCTION, LOCK_POOL_FUNCTION_DDL
 from app.store.recall import RECALL_ARGS, RECALL_FUNCTION, RECALL_FUNCTION_DDL
 from app.store.users import FENCE_FUNCTION, FENCE_FUNCTION_DDL
+from app.store.writes import WRITE_READ_FUNCTION, WRITE_READ_FUNCTION_DDL
 
 log = logging.getLogger("memgate.migrate")
 MIGRATIONS_DIR = ROOT / "migrations"
 _LOCK_KEY = 0x6D656D67617465  # "memgate"
-ROUTINES = (RECALL_FUNCTION_DDL, LOCK_POOL_FUNCTION_DDL, FENCE_FUNCTION_DDL)
-HASHED_PREFIXES = ("memgate_recall_", "memgate_lock_pool_", "memgate_fence_")
+ROUTINES = (
+    RECALL_FUNCTION_DDL,
+    LOCK_POOL_FUNCTION_DDL,
+    FENCE_FUNCTION_DDL,
+    WRITE_READ_FUNCTION_DDL,
+)
+HASHED_PREFIXES = (
+    "memgate_recall_",
+    "memgate_lock_pool_",
+    "memgate_fence_",
+    "memgate_write_read_",
+)
 _NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
 
 # Citus: one tenant's rows of every table live on one shard group (colocated with facts),
@@ -268,7 +279,8 @@ def _ident(name: str) -> str:
 
 async def prune_routines(conn: asyncpg.Connection) -> list[str]:
     """Drop the hashed functions of earlier releases (every `memgate_recall_<hash>`,
-    `memgate_lock_pool_<hash>` and `memgate_fence_<hash>` but this code's). `migrate`
+    `memgate_lock_pool_<hash>`, `memgate_fence_<hash>` and `memgate_write_read_<hash>` but
+    this code's). `migrate`
     leaves them so that replicas of the previous release keep working during a rolling
     deploy; run this once no replica of it is left."""
     rows = await conn.fetch(
@@ -278,7 +290,7 @@ async def prune_routines(conn: asyncpg.Connection) -> list[str]:
              AND p.proname <> ALL($2::text[])
            ORDER BY 1""",
         [prefix.replace("_", "\\_") + "%" for prefix in HASHED_PREFIXES],
-        [RECALL_FUNCTION, LOCK_POOL_FUNCTION, FENCE_FUNCTION],
+        [RECALL_FUNCTION, LOCK_POOL_FUNCTION, FENCE_FUNCTION, WRITE_READ_FUNCTION],
     )
     dropped = [r["signature"] for r in rows]
     async with conn.transaction():

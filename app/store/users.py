@@ -134,7 +134,7 @@ def _count(status: str) -> int:
     return int(status.split()[-1])
 
 
-def _user_lock_key(tenant_id: uuid.UUID, user_id: str) -> str:
+def user_lock_key(tenant_id: uuid.UUID, user_id: str) -> str:
     return f"{tenant_id}|{user_id}|user"
 
 
@@ -186,7 +186,7 @@ async def fence_user(
     that are tombstoned, read in the same round trip."""
     row = await conn.fetchrow(
         f"SELECT forgotten, tombstoned FROM {FENCE_FUNCTION}($1, $2, $3, $4, $5, $6)",
-        _user_lock_key(tenant_id, user_id),
+        user_lock_key(tenant_id, user_id),
         tenant_id,
         user_id,
         started_at,
@@ -203,7 +203,7 @@ async def try_share_user(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id
     return bool(
         await conn.fetchval(
             "SELECT pg_try_advisory_xact_lock_shared(hashtextextended($1, 0))",
-            _user_lock_key(tenant_id, user_id),
+            user_lock_key(tenant_id, user_id),
         )
     )
 
@@ -212,7 +212,7 @@ async def lock_user(conn: asyncpg.Connection, tenant_id: uuid.UUID, user_id: str
     """Forget-me's side of the fence: the user's lock, exclusively, until commit."""
     await conn.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-        _user_lock_key(tenant_id, user_id),
+        user_lock_key(tenant_id, user_id),
     )
 
 

@@ -277,3 +277,14 @@ async def record_attempt(
         error,
         now,
     )
+
+
+async def emit_many(
+    conn: asyncpg.Connection,
+    tenant_id: uuid.UUID,
+    batches: list[tuple[list[WebhookEvent], datetime]],
+) -> None:
+    """`emit` for each (events, time), in order, in one round trip (pipelined)."""
+    args = [(tenant_id, at, event_rows(events, at)) for events, at in batches if events]
+    if args:
+        await conn.executemany(deliveries_cte(1, 2, 3), args)
