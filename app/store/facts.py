@@ -232,17 +232,7 @@ async def insert_fact(
     deliveries they announce, and with `interaction`, the user's last interaction moved
     to `f.now` (as `users.upsert_state` with `interaction_at`), in the same statement (one
     round trip)."""
-    insert = f"""INSERT INTO facts (id, tenant_id, user_id, scope, type, predicate, value,
-                value_key, statement, statement_key, polarity, source_kind, source_trace_id,
-                source_turn_id,
-                source_evidence, source_writer, confidence, sensitivity, valid_from, valid_to,
-                expires_at, status, version, supersedes, contested, embedding, embedding_model,
-                search_text, policy_version, last_observed_at, created_at, updated_at,
-                occurred_at, keys)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                    $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $30, $30,
-                    $31, $32)
-            RETURNING {_NEW_FACT_COLUMNS}"""
+    insert = f"{_INSERT_FACT} RETURNING {_NEW_FACT_COLUMNS}"
     ctes: list[str] = []
     extra: list[Any] = []
     if event is not None:
@@ -257,42 +247,7 @@ async def insert_fact(
         ctes.append(f"i AS ({_INTERACTION})")
     if ctes:
         insert = f"WITH f AS ({insert}), {', '.join(ctes)} SELECT * FROM f"
-    row = await conn.fetchrow(
-        insert,
-        f.id,
-        f.tenant_id,
-        f.user_id,
-        f.scope,
-        f.type,
-        f.predicate,
-        f.value,
-        f.value_key,
-        f.statement,
-        f.statement_key,
-        f.polarity,
-        f.source_kind,
-        f.source_trace_id,
-        f.source_turn_id,
-        f.source_evidence,
-        f.source_writer,
-        f.confidence,
-        f.sensitivity,
-        f.valid_from,
-        f.valid_to,
-        f.expires_at,
-        f.status,
-        f.version,
-        f.supersedes,
-        f.contested,
-        f.embedding,
-        f.embedding_model,
-        f.search_text,
-        f.policy_version,
-        f.now,
-        f.occurred_at,
-        f.keys or None,
-        *extra,
-    )
+    row = await conn.fetchrow(insert, *_fact_args(f), *extra)
     assert row is not None
     return row
 
