@@ -60,7 +60,6 @@ from app.store import candidates as cand_store
 from app.store import facts as facts_store
 from app.store import users as users_store
 from app.store import webhooks as webhooks_store
-from app.store import writes as writes_store
 from app.store.db import tenant_tx
 
 log = logging.getLogger("memgate.writer")
@@ -744,30 +743,10 @@ async def write(
     ):
         vector, model = reuse  # a pooled candidate's vector: not embedded again
     hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+    # The fence reads the tombstones by their digests; the statement itself (its
+    # normalised key included) reaches PostgreSQL only once the screening has passed.
     existing: list[ExistingFact] | None = None
-    if vector is not None:
-        # The vector is known before the screening (the semantic classes embedded it):
-        # the fence, the subject lock, the tombstones and the pool in one round trip.
-        read = await writes_store.fence_lock_pool(
-            conn,
-            tenant_id,
-            c.user_id,
-            now,
-            c.scope,
-            _subject_key(c),
-            c.type.value,
-            c.predicate,
-            statement_key(c.statement),
-            vector,
-            model,
-            hashes,
-        )
-        if read.forgotten:
-            raise _forgotten()
-        tombstoned: Collection[str] = read.tombstoned
-        existing = read.existing
-    else:
-        tombstoned = await _fence(conn, tenant_id, c, now)
+    tombstoned: Collection[str] = await _fence(conn, tenant_id, c, now)
     rejected, screened = await _screen(
         ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail, tombstoned
     )
@@ -1319,6 +1298,9 @@ class _FreeSubject:
             self.mat = np.zeros((64, len(v) if v is not None else 1))
             self.sq = np.zeros(64)
             self.has = np.zeros(64, dtype=bool)
+        if v is not None and not self.has[:n].any() and self.mat.shape[1] != v.shape[0]:
+            # the first vector of the group (facts before it had none): it sets the width
+            self.mat = np.zeros((len(self.sq), v.shape[0]))
         if n == len(self.sq):  # grow by doubling
             self.mat = np.concatenate([self.mat, np.zeros_like(self.mat)])
             self.sq = np.concatenate([self.sq, np.zeros_like(self.sq)])

@@ -137,7 +137,7 @@ async def sweep_missing_vectors(app: AppContext, now: datetime) -> int:
     embedder = app.embedder
     if embedder is None:
         return 0
-    total = 0
+    total, failed_in_a_row = 0, 0
     for tid in await tenant_ids(app.pool):
         after: uuid.UUID | None = None
         for _ in range(VECTOR_BATCHES_PER_TENANT):
@@ -150,9 +150,15 @@ async def sweep_missing_vectors(app: AppContext, now: datetime) -> int:
             texts = [r["statement"] for r in batch]
             try:
                 vectors = await embedder.embed_documents(texts)
-            except Exception:  # still down: the facts wait for the next tick
+            except Exception:
+                # One batch the embedder refuses is skipped (the next ones and the next
+                # tenants still get theirs); two in a row is an outage: the next tick.
                 log.exception("sweep missing_vectors: embedding failed")
-                return total
+                failed_in_a_row += 1
+                if failed_in_a_row >= 2:
+                    return total
+                continue
+            failed_in_a_row = 0
             async with tenant_tx(app.pool, tid) as conn:
                 total += await reembed.apply_batch(conn, tid, embedder.model, ids, texts, vectors)
             if len(batch) < VECTOR_BATCH:

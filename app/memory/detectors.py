@@ -1459,6 +1459,10 @@ _CONTACT_FIELD = _rx(
 )
 
 
+_PEOPLE_PER_SENTENCE = 4
+_CLAUSE_MAX = 400
+
+
 def _other_person_sensitive(folded: str) -> list[Span]:
     """Another person and a sensitive category in the same sentence, the category after
     the person and not the user's own ("My roommate Jake has a DUI conviction", "我领导
@@ -1466,9 +1470,18 @@ def _other_person_sensitive(folded: str) -> list[Span]:
     sexuality, ethnicity, records) decide what is sensitive, this decides whose it is."""
     spans: list[Span] = []
     for pattern in (_OTHER_PERSON_EN, _OTHER_PERSON_ZH):
+        # Linear in the text: at most a few people per sentence, each clause cut at
+        # _CLAUSE_MAX (a value of 1,000 "他，" once took seconds, every match rescanning
+        # the rest of its sentence).
+        sentence_end, seen = -1, 0
         for m in pattern.finditer(folded):
-            end = _SENTENCE_END.search(folded, m.end())
-            clause = folded[m.start() : end.start() if end else len(folded)]
+            if m.start() >= sentence_end:
+                end = _SENTENCE_END.search(folded, m.end())
+                sentence_end, seen = (end.start() if end else len(folded)), 0
+            seen += 1
+            if seen > _PEOPLE_PER_SENTENCE:
+                continue
+            clause = folded[m.start() : min(sentence_end, m.start() + _CLAUSE_MAX)]
             rest = clause[m.end() - m.start() :]
             if _OWN_DATA.search(rest):
                 continue  # "a friend made it for my birthday": the data is the user's

@@ -36,6 +36,7 @@ from app.memory.normalize import (
     normalize_predicate,
     polarity,
     statement_key,
+    stored_statement_key,
     tombstone_hashes,
     value_key,
 )
@@ -560,7 +561,7 @@ def _resolve_free_statement(
         if f.type is candidate.type and not f.predicate and polarity(f.statement) == sign
     ]
     for fact in same_kind:
-        if statement_key(fact.statement) == key:
+        if stored_statement_key(fact.statement) == key:
             return _merge(fact, base)
     if candidate.type is FactType.EPISODIC:
         return base  # episodes are events: only an exact repeat is the same episode

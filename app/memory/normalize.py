@@ -46,15 +46,22 @@ def normalize_text(text: str) -> str:
 
 
 # Pure functions of a statement, called for every fact of a conflict pool by every write
-# (a batch of 500 asks for the same few hundred statements thousands of times): cached.
+# (a batch of 500 asks for the same few hundred statements thousands of times): cached,
+# but only for text that is stored, so screened (a refused secret must not rest in a
+# process cache either): `statement_key` itself is not cached, it sees every candidate.
 _STATEMENTS_CACHED = 16384
 
 
-@lru_cache(maxsize=_STATEMENTS_CACHED)
 def statement_key(statement: str) -> str:
     """The statement with case, width, spacing and all punctuation folded away."""
     text = "".join(" " if _is_punct(ch) else ch for ch in normalize_text(statement))
     return _CJK_SPACE.sub("", _SPACE.sub(" ", text)).strip()
+
+
+@lru_cache(maxsize=_STATEMENTS_CACHED)
+def stored_statement_key(statement: str) -> str:
+    """`statement_key` of a stored fact's statement (a conflict pool's), cached."""
+    return statement_key(statement)
 
 
 def _number(value: float) -> str:

@@ -26,7 +26,6 @@ from app.config import ROOT
 from app.store.facts import LOCK_POOL_FUNCTION, LOCK_POOL_FUNCTION_DDL
 from app.store.recall import RECALL_ARGS, RECALL_FUNCTION, RECALL_FUNCTION_DDL
 from app.store.users import FENCE_FUNCTION, FENCE_FUNCTION_DDL
-from app.store.writes import WRITE_READ_FUNCTION, WRITE_READ_FUNCTION_DDL
 
 log = logging.getLogger("memgate.migrate")
 MIGRATIONS_DIR = ROOT / "migrations"
@@ -35,7 +34,6 @@ ROUTINES = (
     RECALL_FUNCTION_DDL,
     LOCK_POOL_FUNCTION_DDL,
     FENCE_FUNCTION_DDL,
-    WRITE_READ_FUNCTION_DDL,
 )
 HASHED_PREFIXES = (
     "memgate_recall_",
@@ -279,8 +277,8 @@ def _ident(name: str) -> str:
 
 async def prune_routines(conn: asyncpg.Connection) -> list[str]:
     """Drop the hashed functions of earlier releases (every `memgate_recall_<hash>`,
-    `memgate_lock_pool_<hash>`, `memgate_fence_<hash>` and `memgate_write_read_<hash>` but
-    this code's). `migrate`
+    `memgate_lock_pool_<hash>`, `memgate_fence_<hash>` but this code's, and every
+    `memgate_write_read_<hash>`, which no release uses any more). `migrate`
     leaves them so that replicas of the previous release keep working during a rolling
     deploy; run this once no replica of it is left."""
     rows = await conn.fetch(
@@ -290,7 +288,7 @@ async def prune_routines(conn: asyncpg.Connection) -> list[str]:
              AND p.proname <> ALL($2::text[])
            ORDER BY 1""",
         [prefix.replace("_", "\\_") + "%" for prefix in HASHED_PREFIXES],
-        [RECALL_FUNCTION, LOCK_POOL_FUNCTION, FENCE_FUNCTION, WRITE_READ_FUNCTION],
+        [RECALL_FUNCTION, LOCK_POOL_FUNCTION, FENCE_FUNCTION],
     )
     dropped = [r["signature"] for r in rows]
     async with conn.transaction():

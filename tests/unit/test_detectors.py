@@ -476,8 +476,9 @@ def test_redact_keeps_the_rest_of_the_sentence() -> None:
         "seed phrase: " + "abc " * 5000,
         "passport " + "1 " * 8000,
         "TOTP " + "A" * 16000,
+        "他说，" * 1300,  # a person in every clause of one long sentence
     ],
-    ids=["spaces", "mixed_spaces", "colons", "words", "digits", "base32"],
+    ids=["spaces", "mixed_spaces", "colons", "words", "digits", "base32", "people_zh"],
 )
 def test_no_pattern_backtracks_on_long_input(text: str) -> None:
     """No catastrophic backtracking: 16 KB of the worst filler each pattern can meet is
