@@ -19,6 +19,7 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from app.auth import load_secret
 from app.config import Settings, policy_defaults
 from app.memory.policy import Policy, effective_policy
+from app.metrics import flush_worker_counts
 from app.providers.embedders import Embedder, build_embedder
 from app.providers.extract_llm import LLMExtractor, LLMSummarizer
 from app.providers.judge import LLMJudge
@@ -179,5 +180,6 @@ async def close_context(ctx: AppContext) -> None:
         await ctx.judge.aclose()
     if ctx.session_cluster is not None:
         await ctx.session_cluster.aclose()
+    await flush_worker_counts(ctx.redis)
     await ctx.redis.aclose()
     await ctx.pool.close()

@@ -12,6 +12,7 @@ process answers. Replicas on other machines are scraped one by one, as usual.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from typing import Any
@@ -79,12 +80,48 @@ def _escape(value: str) -> str:
     return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
 
 
+# Worker-side counts wait here and go to Redis together: one pipelined round trip per
+# FLUSH_S and Redis client, not one per decision (a batch of observe jobs counts hundreds).
+FLUSH_S = 0.25
+_pending: dict[int, tuple[Redis, dict[str, float]]] = {}
+_flushers: dict[int, asyncio.Task[None]] = {}
+
+
 async def worker_incr(redis: Redis, name: str, amount: float = 1, **labels: str) -> None:
-    """Count a worker-side event (best effort: metrics never fail a job)."""
+    """Count a worker-side event (best effort: metrics never fail a job). Counted in
+    Redis within FLUSH_S, or at `flush_worker_counts` (a worker's shutdown)."""
+    _, counts = _pending.setdefault(id(redis), (redis, {}))
+    key = _field(name, labels)
+    counts[key] = counts.get(key, 0) + amount
+    task = _flushers.get(id(redis))
+    if task is None or task.done():
+        _flushers[id(redis)] = asyncio.get_running_loop().create_task(_flush_later(redis))
+
+
+async def _flush_later(redis: Redis) -> None:
+    await asyncio.sleep(FLUSH_S)
+    await _flush(redis)
+
+
+async def _flush(redis: Redis) -> None:
+    _, counts = _pending.pop(id(redis), (redis, {}))
+    if not counts:
+        return
     try:
-        await redis.hincrbyfloat(WORKER_METRICS_KEY, _field(name, labels), amount)  # type: ignore[misc]
+        async with redis.pipeline(transaction=False) as pipe:
+            for key, amount in counts.items():
+                pipe.hincrbyfloat(WORKER_METRICS_KEY, key, amount)
+            await pipe.execute()
     except Exception:  # metrics are advisory: never fail a job
         pass
+
+
+async def flush_worker_counts(redis: Redis) -> None:
+    """Send the counts still waiting for this client now (before it closes)."""
+    task = _flushers.pop(id(redis), None)
+    if task is not None and not task.done():
+        task.cancel()
+    await _flush(redis)
 
 
 # Set in worker processes (workers.settings startup): their counts go to Redis, where the

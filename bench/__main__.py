@@ -824,7 +824,7 @@ class Bench:
         users = [f"o{i:03d}" for i in range(100)]
         job_ids: list[str] = []
         turns = 0
-        n = 30 if self.quick else 150
+        n = 30 if self.quick else 1500  # ~3,000 jobs: a minute of extraction, not its start
         for c in (1, 8):
             res = self.loadgen(
                 "observe",
