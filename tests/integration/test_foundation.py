@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from typing import Any
 
 import asyncpg
 import httpx
@@ -252,3 +254,28 @@ async def test_rate_limit_per_key_answers_429(migrated: Stack, tenant: Tenant) -
             assert int(res.headers["retry-after"]) >= 1
             # another key has its own bucket
             assert (await c.get("/v1/users/u/facts", headers=tenant.h("ops"))).status_code == 200
+
+
+async def test_worker_counters_reach_metrics_in_one_batch(
+    app: Any, client: httpx.AsyncClient
+) -> None:
+    """Worker-side counts wait in the process and reach Redis together (one pipelined
+    call, not one per event), within FLUSH_S or at once on flush_worker_counts."""
+    from app import metrics
+
+    redis = app.state.ctx.redis
+    label = uuid.uuid4().hex[:8]  # a fresh series: counts left by other tests do not mix in
+    for _ in range(250):
+        await metrics.worker_incr(redis, "memgate_jobs_total", kind=label, outcome="done")
+    await metrics.worker_incr(redis, "memgate_jobs_total", 2, kind=label, outcome="failed")
+    series = f'memgate_jobs_total{{kind="{label}",outcome="done"}}'
+    assert await redis.hget(metrics.WORKER_METRICS_KEY, series) is None  # not sent yet
+    await metrics.flush_worker_counts(redis)
+    assert float(await redis.hget(metrics.WORKER_METRICS_KEY, series)) == 250
+    text = (await client.get("/metrics")).text
+    assert f"{series} 250.0" in text
+    assert f'memgate_jobs_total{{kind="{label}",outcome="failed"}} 2.0' in text
+    # without an explicit flush, the next counts arrive within FLUSH_S
+    await metrics.worker_incr(redis, "memgate_jobs_total", kind=label, outcome="done")
+    await asyncio.sleep(metrics.FLUSH_S + 0.3)
+    assert float(await redis.hget(metrics.WORKER_METRICS_KEY, series)) == 251
