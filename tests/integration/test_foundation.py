@@ -222,6 +222,43 @@ async def test_pooled_connections_keep_role_and_no_tenant_between_requests(app: 
             assert await conn.fetchval("SELECT current_user") == "memgate_app"
 
 
+async def test_tenant_tx_commits_on_success_and_rolls_back_on_error(
+    app: object, owner_db: asyncpg.Pool, tenant: Tenant
+) -> None:
+    """BEGIN and the tenant's SET LOCAL go in one message: the transaction commits what
+    its block wrote, rolls everything back when the block raises (the error is the
+    block's own), and the connection goes back to the pool outside any transaction."""
+    ctx = app.state.ctx  # type: ignore[attr-defined]
+    kept, dropped = f"tx-kept-{uuid.uuid4().hex[:8]}", f"tx-dropped-{uuid.uuid4().hex[:8]}"
+    insert = "INSERT INTO audit_events (tenant_id, action) VALUES ($1, $2)"
+    async with tenant_tx(ctx.pool, tenant.id) as conn:
+        assert conn.is_in_transaction()
+        assert await conn.fetchval("SELECT memgate_tenant()") == tenant.id
+        await conn.execute(insert, tenant.id, kept)
+    with pytest.raises(LookupError, match="the block's own"):
+        async with tenant_tx(ctx.pool, tenant.id) as conn:
+            await conn.execute(insert, tenant.id, dropped)
+            raise LookupError("the block's own")
+    with pytest.raises(asyncpg.PostgresError):  # a failed statement: all rolled back
+        async with tenant_tx(ctx.pool, tenant.id) as conn:
+            await conn.execute(insert, tenant.id, dropped)
+            await conn.execute(insert, uuid.uuid4(), dropped)  # another tenant's: refused
+    async with owner_db.acquire() as conn:
+        actions = {
+            r["action"]
+            for r in await conn.fetch(
+                "SELECT action FROM audit_events WHERE tenant_id = $1 AND action = ANY($2)",
+                tenant.id,
+                [kept, dropped],
+            )
+        }
+    assert actions == {kept}
+    for _ in range(ctx.pool.get_max_size()):  # every pooled connection is clean
+        async with ctx.pool.acquire() as conn:
+            assert not conn.is_in_transaction()
+            assert await conn.fetchval("SELECT memgate_tenant()") is None
+
+
 async def test_trace_id_is_echoed_and_used_by_recall(
     client: httpx.AsyncClient, tenant: Tenant
 ) -> None:
