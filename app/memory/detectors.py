@@ -1313,6 +1313,63 @@ def find_injection(text: str) -> list[Finding]:
     )
 
 
+# A disease by the shape of its name (…症, …炎, …病; …itis, …osis) counts only where
+# someone has it: the shape alone is also an idiom or a plain word (问题的症结, 饱受诟病,
+# 炎黄子孙, 世态炎凉, osmosis, symbiosis). Having, catching, being diagnosed, a severity
+# or a person's own (我的胃炎) before the name, or a flare-up after it; the name is a
+# short run of characters ending in the shape character where a word ends (症结, 炎热,
+# 病毒, 病态 go on), and not one of the everyday compounds in which the character is
+# figurative (毛病, 通病, 弊病, 诟病, 语病, 同病相怜, 无病呻吟, 趋炎附势, 对症下药).
+_SHAPE_BEFORE_ZH = (
+    r"(?:有|患|得了?|得过|染上了?|查出(?:了|来)?|确诊(?:了|为)?|诊断(?:出|为)|犯了?|治疗?|"
+    r"慢性|急性|过敏性|遗传性|先天性|轻度|中度|重度|轻微的?|严重的?|晚期|早期|"
+    r"(?<![\u4e00-\u9fff])(?:我|他|她)(?:的)?|用户(?:的)?)"
+)
+_SHAPE_NAME_ZH = (
+    r"[\u4e00-\u9fff]{1,6}?(?<![毛通弊诟语同无趋对世态])(?:症|炎|病)(?![结黄凉热夏炎毒句态根])"
+)
+_SHAPE_AFTER_ZH = (
+    r"(?:又|还|也|一直|经常|总是?|老是?)?"
+    r"(?:犯了?|复发|发作|加重|好转|好了|治好|严重|没好|恶化|患者|病人|住院)"
+)
+_DISEASE_SHAPE_ZH = (
+    r"(?:" + _SHAPE_BEFORE_ZH + _SHAPE_NAME_ZH + r"|"
+    r"(?<=[\u4e00-\u9fff])" + _SHAPE_NAME_ZH + _SHAPE_AFTER_ZH + r")"
+)
+# …itis / …osis / …iasis where someone has it ("I have arthritis", "my tendinitis flared up");
+# the everyday words of the shape (osmosis, symbiosis, hypnosis, …) are never a disease.
+_OSIS_WORDS = r"(?:osmosis|symbiosis|metamorphosis|hypnosis|apotheosis|mitosis|meiosis|gnosis)"
+_SHAPE_NAME_EN = r"(?!" + _OSIS_WORDS + r"\b)[a-z]{3,}(?:itis|osis|iasis)\b"
+_DISEASE_SHAPE_EN = (
+    r"\b(?:(?:have|has|had|having|got|get|gets|getting|developed|develops?|caught|"
+    r"diagnosed\s+with|suffer(?:s|ed|ing)?\s+from|(?:live|lives|living|deal|deals|dealing|"
+    r"struggl(?:e|es|ed|ing))\s+with|recover(?:s|ed|ing)?\s+from|treated\s+for|"
+    r"treatment\s+for|bouts?\s+of|case\s+of|chronic|acute|mild|severe)\s+(?:\w+\s+){0,2}?"
+    r"|\b(?:my|his|her|their)\s+)"
+    + _SHAPE_NAME_EN
+    + r"|\b"
+    + _SHAPE_NAME_EN
+    + r"(?=\s+(?:flared?|flares|flare-?ups?|is\s+(?:acting\s+up|back|"
+    r"worse)|diagnosis|treatment|medication|symptoms|patients?))"
+)
+# Therapy and counselling are health when clinical (speech therapy, grief counselling,
+# psychotherapy) or when someone goes to, is in, starts or stops them ("I go to therapy
+# on Tuesdays", "my therapy"); a word before them that is not clinical makes them
+# something else (retail therapy, career counseling).
+_THERAPY_EN = (
+    r"\b(?:(?:physical|physio|speech|language|occupational|cognitive|behaviou?ral|cbt|dbt|emdr|"
+    r"group|couples?|marriage|marital|family|grief|bereavement|trauma|talk|hormone|radiation|"
+    r"exposure|light|iv|infusion|drug|alcohol|addiction|substance|mental\s+health|respiratory|"
+    r"play|art|music|crisis|psychological)[- ]+(?:therapy|therapies|counsell?ing)"
+    r"|(?:psycho|physio|hydro|immuno|radio)therap(?:y|ies)"
+    r"|(?:in|into|to|from|for|of|with|after|before|my|his|her|their|has|have|had|having|"
+    r"weekly|regular|started?|starting|"
+    r"began|begin|need(?:s|ed)?|tried|try(?:ing)?|doing|does|do|attend(?:s|ed|ing)?|quit|"
+    r"stopped|finish(?:ed)?|go(?:es|ing)?|went|sees?|seeing)\s+(?:(?:a|some|more|regular|"
+    r"weekly)\s+)?(?:therapy|counsell?ing)(?!\s+(?:dogs?|horses?|pets?|animals?))"
+    r"|^(?:therapy|counsell?ing)\s+(?:has|is|was|helps?|helped))\b"
+)
+
 # ---------------------------------------------------------------------------------------
 # Personal data: the user's own (sensitivity) and other people's (third_party_pii)
 # ---------------------------------------------------------------------------------------
@@ -1351,7 +1408,7 @@ _PII_EN = (
     r"health|"
     r"diagnos\w*|has\s+(?:diabetes|cancer|hiv|aids|asthma|depression|dementia|epilepsy|"
     r"a\s+disease|an\s+illness)|suffers?\s+from|is\s+pregnant|pregnant|sick|ill\b|"
-    r"allerg\w*|diabetes|cancer|depress\w*|hospital\w*|medication|therapy|disease|"
+    r"allerg\w*|diabetes|cancer|depress\w*|hospital\w*|medication|" + _THERAPY_EN + r"|disease|"
     r"undocumented|arrested|convicted|in\s+(?:prison|jail)|criminal\s+record|deported|"
     r"overstay\w*)"
 )
@@ -1526,6 +1583,25 @@ def find_personal(text: str) -> list[Finding]:
 # Sensitive categories (docs/gate.md#reason-codes: 健康、财务、身份等敏感信息默认不写或需显式同意)
 # ---------------------------------------------------------------------------------------
 
+# A wing is a political stance, or a position on a pitch, a flank, a part of a building:
+# political when a political word follows (左翼政党, right-wing views) or someone takes
+# it as their side (我偏左翼, 支持右翼), never before a player, a position or a building.
+_WING_NOT_POLITICAL_ZH = (
+    r"(?![^。，,；;！？!?\n]{0,2}(?:球员|队员|选手|前锋|后卫|边锋|边路|位置|进攻|突破|防守|传中|"
+    r"大楼|楼|厢房|部队|阵地|机翼))"
+)
+_WING_ZH = (
+    r"(?:左翼|右翼)(?=的?(?:政党|党|思想|人士|分子|立场|政治|观点|阵营|势力|政府|运动|组织|团体|"
+    r"青年|选民|理念|倾向|主义|媒体|主张))"
+    r"|(?:偏|倾向于?|支持|我是|自己是|属于|站在|同情|投给|投票给)(?:左翼|右翼)"
+    + _WING_NOT_POLITICAL_ZH
+)
+_WING_EN = (
+    r"(?<!play\s)(?<!plays\s)(?<!played\s)(?<!playing\s)(?:far-?|hard-?)?(?:left|right)-wing"
+    r"(?!\s+(?:players?|positions?|forwards?|backs?|wingers?|strikers?|midfielders?|defenders?|"
+    r"attackers?|spots?|roles?|flanks?|sides?)\b)"
+)
+
 _SENSITIVE: dict[str, re.Pattern[str]] = {
     "health": _rx(
         r"过敏|糖尿病|高血压|低血压|癌|肿瘤|抑郁症?|焦虑症|双相|精神病|精神疾病|心理疾病|心脏病|哮喘|癫痫|"
@@ -1533,10 +1609,8 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"吃药|服药|用药|处方|残疾|失眠症|痛风|血型|进食障碍|厌食症?|暴食症?|强迫症|创伤后应激|"
         r"自闭症|孤独症|阿尔茨海默|老年痴呆|帕金森|中风|脑卒中|肾病|透析|化疗|放疗|不孕|精神科|"
         r"疾病|病情|诊断|症状|戒酒|戒毒|酗酒|成瘾|试管婴儿|心理咨询|心理医生|心理治疗|抗焦虑|安眠药|胰岛素|"
-        r"性病|梅毒|避孕|"
-        # a disease by the shape of its name: …综合征, …症, …炎 (not 炎热), …病 (not 毛病, 病毒)
-        r"综合征|综合症|(?<=[\u4e00-\u9fff])(?<![对病])症(?!状态)|(?<=[\u4e00-\u9fff])炎(?!热|夏|症)|"
-        r"(?<=[\u4e00-\u9fff])(?<![毛语通弊])病(?!毒|句|了吧)|"
+        r"性病|梅毒|避孕|发炎|炎症|"
+        r"综合征|综合症|" + _DISEASE_SHAPE_ZH + "|"
         r"\b(?:allerg\w*|diabet\w*|cancer|tumou?r|depress(?:ion|ed)|anxiety\s+disorder|bipolar|"
         r"schizophreni\w*|adhd|autis\w*|asthma|epilep\w*|hiv|hepatitis|pregnan\w*|"
         r"miscarriage|diagnosed\s+with|diagnosis\s+of|medical\s+(?:history|condition|record)|"
@@ -1546,9 +1620,9 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"eating\s+disorders?|anorexi\w*|bulimi\w*|(?-i:OCD|PTSD)|dementia|alzheimer\w*|"
         r"parkinson\w*|dialysis|chemotherapy|radiotherapy|infertil\w*|ivf|sober|sobriety|"
         r"rehab|addict\w*|alcoholi\w*|syndrome|antidepressants?|anti-?anxiety|ssris?|insulin|"
-        r"therapy|counsell?ing|stds?|stis?|birth\s+control|"
+        r"stds?|stis?|birth\s+control|"
         r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder)\b"
-        r"|(?<=[a-z]{3})(?:itis|osis)\b",
+        r"|" + _THERAPY_EN + r"|" + _DISEASE_SHAPE_EN,
         _I,
     ),
     "finance": _rx(
@@ -1575,11 +1649,11 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
     ),
     "politics": _rx(
         r"政治|党员|入党|共产党|国民党|民进党|政党|投票给|票投给|选票|投给了?[^。，,]{0,8}党|"
-        r"极右|极左|右翼|左翼|"
+        r"极右|极左|" + _WING_ZH + "|"
         r"支持[^。，,]{0,4}(?:总统|政党|候选人)|"
         r"\b(?:politic\w*|democrats?|democratic\s+party|republicans?|(?:i'?m|am|a)\s+(?:liberal|"
         r"conservative|progressive)|socialist|communist|libertarian|labou?r\s+party|tory|"
-        r"party\s+member|(?:far-?|hard-?)?(?:left|right)-wing|far-?(?:left|right)|"
+        r"party\s+member|" + _WING_EN + r"|far-?(?:left|right)|"
         r"donat\w*\s+to\s+(?:a|the|his|her|their)\s+[^.!?\n]{0,20}?party|"
         r"vot(?:e|ed|ing)\s+for\s+(?:the\s+)?\w*\s*"
         r"(?:party|president|candidate))\b",
@@ -1691,6 +1765,13 @@ _TODAY_EN = (
     r"(?<!from\s)(?:today|tonight|this\s+(?:morning|afternoon|evening)|at\s+noon|after\s+work|"
     r"later(?:\s+today)?)(?!\s+on\b|\s+onwards?\b)"
 )
+# …unless the "-ing" phrase is the subject of its own verb, or a habit: "Teaching yoga
+# after work is my favourite thing", "Walking the dog after work every day".
+_GERUND_SUBJECT_NOT = (
+    r"(?!\s+(?:is|are|was|were|has|have|had|makes?|made|helps?|helped|keeps?|kept|gives?|"
+    r"feels?|felt|remains?|becomes?|became|beats?|sounds?|seems?|every|each|most|usually|"
+    r"always|on\s+(?:weekdays|weekends))\b|'s\b)"
+)
 _PLAN = _rx(
     r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:just\s+|about\s+to\s+)?[a-z]+ing\b[^.!?\n]{0,40}?"
     r"\b" + _TODAY_EN + r"\b"
@@ -1705,8 +1786,9 @@ _PLAN = _rx(
     r"cooking|baking|swimming|cycling)\b)[a-z]+ing\b[^.!?\n]{0,40}?\b(?:"
     + _TODAY_EN
     + r"|in\s+a\s+(?:bit|minute|sec|few))\b"
-    r"|(?<!从)(?:今天|今晚|今早|今儿|待会儿?|一会儿|等下|等会儿?)(?!起|开始|以后|之后)[^。！？!?，,\n]{0,10}?"
-    r"(?:要|去|得|打算|准备|想|约了|约)"
+    + _GERUND_SUBJECT_NOT
+    + r"|(?<!从)(?:今天|今晚|今早|今儿|待会儿?|一会儿|等下|等会儿?)(?!起|开始|以后|之后)"
+    r"[^。！？!?，,\n]{0,10}?(?:要|去|得|打算|准备|想|约了|约)"
     r"|这(?:封|篇|份)(?:邮件|信|报告|文档|稿子|稿|回复|消息|简历|总结|方案|合同|PPT|ppt)",
     _I,
 )

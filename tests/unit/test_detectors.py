@@ -731,3 +731,130 @@ def test_round2_more_formats_and_categories(text: str, kind: str) -> None:
 )
 def test_round2_format_look_alikes(text: str) -> None:
     assert not [f for f in detectors.screen(text) if f.reason is not None], text
+
+
+# ---------------------------------------------------------------------------------------
+# Disease shapes, therapy, wings and gerund subjects: look-alikes found by a reviewer's
+# probe (the first of each block) and more of the same shape, written for this test
+# ---------------------------------------------------------------------------------------
+
+SHAPE_LOOK_ALIKES = [
+    # 症 / 病 / 炎 in idioms and plain words
+    "问题的症结在于沟通不畅",
+    "这个设计一直被用户诟病",
+    "我们都是炎黄子孙",
+    "找到症结之后再动手改代码",
+    "这个方案饱受诟病，我们换了架构",
+    "世态炎凉，我更珍惜老朋友",
+    "我不喜欢趋炎附势的人",
+    "我们同病相怜，都在赶项目",
+    "我讨厌无病呻吟的文章",
+    "代码里的通病是缺少测试",
+    "炎炎夏日我只喝冰美式",
+    "病毒式营销是我的研究方向",
+    "对症下药是我解决问题的原则",
+    "我觉得他的方案有一种病态的完美主义",
+    "我是校队的左翼球员",
+    "踢球时我习惯打右翼",
+    "我们公司在大楼的左翼办公",
+    # therapy / counselling / …osis that are not health
+    "retail therapy",
+    "career counseling",
+    "osmosis",
+    "Retail therapy is my way to unwind",
+    "Shopping is my retail therapy",
+    "I give career counseling to junior engineers",
+    "Our team does career counselling for graduates",
+    "I volunteer with an admissions counseling program",
+    "I picked up Spanish by osmosis",
+    "The symbiosis between design and engineering matters to me",
+    "I love reading about the metamorphosis of butterflies",
+    "My thesis covers mitosis and meiosis",
+    "I love the apotheosis scene in that opera",
+    "I play left-wing on my hockey team",
+    "He is our best right-wing forward",
+]
+
+
+@pytest.mark.parametrize("text", SHAPE_LOOK_ALIKES)
+def test_shape_look_alikes_are_not_sensitive(text: str) -> None:
+    assert detectors.sensitive_categories(text) == [], text
+    assert detectors.find_third_party_pii(text) == [], text
+
+
+# The same shapes where someone has the condition stay health (and another person's
+# health stays third-party).
+SHAPE_HEALTH = [
+    "我有鼻炎",
+    "我得了肺炎，在家休息",
+    "我的胃炎又犯了",
+    "我有慢性咽炎",
+    "我有多动症",
+    "我有颈椎病",
+    "我有恐高症",
+    "我有冠心病",
+    "我有皮炎，不能用这款洗面奶",
+    "伤口发炎了",
+    "I have arthritis in my knees",
+    "I've been dealing with tendinitis in my wrist",
+    "I have chronic bronchitis",
+    "I have dermatitis so I avoid scented soap",
+    "I'm recovering from tuberculosis",
+    "my colitis flared up again",
+    "I have psoriasis on my elbows",
+    "I go to therapy every Tuesday",
+    "I'm in physical therapy for my shoulder",
+    "I started therapy last year",
+    "Therapy has helped me a lot",
+    "I see a counselor for grief counseling",
+    "Speech therapy for my son on Mondays",
+]
+
+
+@pytest.mark.parametrize("text", SHAPE_HEALTH)
+def test_shapes_with_someone_who_has_them_are_health(text: str) -> None:
+    assert "health" in detectors.sensitive_categories(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我妈有关节炎",
+        "他得了阑尾炎",
+        "My daughter has scoliosis",
+        "my son is in speech therapy",
+        "my son goes to therapy on Fridays",
+    ],
+)
+def test_other_peoples_conditions_by_shape_are_third_party(text: str) -> None:
+    assert detectors.find_third_party_pii(text), text
+
+
+@pytest.mark.parametrize(
+    "text", ["我是左翼", "他是右翼分子", "我支持左翼政党", "I'm left-wing", "far-right views"]
+)
+def test_political_wings_are_politics(text: str) -> None:
+    assert "politics" in detectors.sensitive_categories(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Teaching yoga after work is my favourite thing",
+        "Cooking dinner after work is how I relax",
+        "Walking the dog after work is part of my routine",
+        "Gardening after work keeps me calm",
+        "Going to the gym after work every day",
+        "Stretching after work helps my back",
+    ],
+)
+def test_gerund_subjects_are_not_plans(text: str) -> None:
+    assert detectors.find_not_reusable(text) == [], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Picking up my dry cleaning after work", "Heading to the dentist later today"],
+)
+def test_gerund_errands_are_still_plans(text: str) -> None:
+    assert "plan" in {f.detail for f in detectors.find_not_reusable(text)}, text

@@ -1134,3 +1134,39 @@ def test_result_never_depends_on_existing_order() -> None:
     assert first.supersedes is not None
     assert {u.fact_id for u in first.updates} == {u.fact_id for u in second.updates}
     assert first.decision is second.decision
+
+
+# Ordinary text a reviewer's probe found refused (disease-name shapes in idioms, non-
+# clinical therapy and counselling, a football wing, a gerund subject read as a plan):
+# written as the user said it. The same shapes about someone's condition stay refused.
+PROBE_LOOK_ALIKES = [
+    "问题的症结",
+    "诟病",
+    "炎黄子孙",
+    "retail therapy",
+    "career counseling",
+    "osmosis",
+    "左翼球员",
+    "Teaching yoga after work is my favourite thing",
+]
+
+
+@pytest.mark.parametrize("statement", PROBE_LOOK_ALIKES)
+def test_probe_look_alikes_are_written(statement: str) -> None:
+    result = gate.decide(cand(statement), [], AGENT, POLICY, NOW, frozenset())
+    assert result.decision is Decision.WRITTEN, result
+
+
+@pytest.mark.parametrize(
+    ("statement", "reason"),
+    [
+        ("我有慢性鼻炎", Reason.SENSITIVE_NEEDS_CONSENT),
+        ("I have arthritis in my knees", Reason.SENSITIVE_NEEDS_CONSENT),
+        ("I go to therapy every Tuesday", Reason.SENSITIVE_NEEDS_CONSENT),
+        ("我妈有关节炎", Reason.THIRD_PARTY_PII),
+        ("my son is in speech therapy", Reason.THIRD_PARTY_PII),
+    ],
+)
+def test_probe_shapes_about_a_condition_are_refused(statement: str, reason: Reason) -> None:
+    result = screen(cand(statement))
+    assert result is not None and result.reason is reason, result
