@@ -38,7 +38,7 @@ class Finding:
     """One detector hit. `detail` names the detector or category, never the matched text."""
 
     kind: str  # secret | government_id | payment_card | prompt_injection | third_party_pii
-    # | sensitive | personal | not_reusable
+    # | sensitive | personal | not_reusable | external_source
     reason: Reason | None  # None for hits that only raise sensitivity (`personal`)
     start: int
     end: int
@@ -1936,6 +1936,37 @@ def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
         return []
     detail = blocking[0] if blocking else next(k for k in kinds if k is not None)
     return [Finding("not_reusable", Reason.NOT_REUSABLE, 0, len(text), detail)]
+
+
+# ---------------------------------------------------------------------------------------
+# Status claims: what someone became, not what they did
+# ---------------------------------------------------------------------------------------
+
+# A role, title or employer someone was given (promoted, appointed, hired, elected; 升任,
+# 被任命为, 入职), a home or a partner they took (moved to, married; 搬到, 结婚): said by
+# external content, such an "episode" is a profile fact in an episode's clothes (external
+# content may only be an episode, docs/gate.md#reason-codes). What they did ("released
+# v2", "发布了 v2") is an event and is not one.
+_STATUS_CLAIM = _rx(
+    r"\b(?:was|were|is|are|has\s+been|have\s+been|had\s+been|got|gets|been|being)\s+"
+    r"(?:just\s+|recently\s+|now\s+|officially\s+)?(?:promoted|appointed|named|hired|elected|"
+    r"nominated|recruited|demoted|fired|dismissed|laid\s+off|sworn\s+in)\b"
+    r"|\b(?:became|becomes|has\s+become|have\s+become|moved\s+to|relocated\s+to|married|"
+    r"got\s+married|divorced|took\s+over\s+as|stepped\s+down\s+as|resigned\s+as|"
+    r"joined\s+[^.!?\n]{1,40}?\s+as)\b"
+    r"|升任|升为|晋升|提拔为|被任命|任命为|出任|担任|当选|就任|接任|成为|入职|跳槽到|被聘为|聘为|"
+    r"卸任|辞去|结婚|离婚|搬到|搬去|移居|定居|被开除|被解雇|被裁",
+    _I,
+)
+
+
+def find_status_claim(text: str) -> list[Finding]:
+    """A claim of what someone is or became (role, title, employer, home, partner)."""
+    folded = nfkc(text)
+    return [
+        Finding("external_source", Reason.EXTERNAL_SOURCE, *m.span(), "status_claim")
+        for m in _STATUS_CLAIM.finditer(folded)
+    ]
 
 
 # ---------------------------------------------------------------------------------------

@@ -279,6 +279,23 @@ REJECTIONS: dict[Reason, list[Any]] = {
             "external_beats_missing_policy_check",
             cand("用户喜欢 Python", source_kind=S.EXTERNAL_CONTENT),
         ),
+        # an episode that says what the user became is profile memory
+        *(
+            row(
+                f"episodic_status_claim_{i}",
+                cand(text, type=FactType.EPISODIC, source_kind=S.EXTERNAL_CONTENT),
+            )
+            for i, text in enumerate(
+                [
+                    "A press release says the user was appointed head of sales",
+                    "A forum post claims the user recently moved to Lisbon",
+                    "The company blog says the user joined the firm as a partner",
+                    "网页上说用户去年被任命为技术总监",
+                    "一篇报道称用户已经入职字节跳动",
+                    "论坛帖子说用户上个月搬到了深圳",
+                ]
+            )
+        ),
     ],
     Reason.MISSING_SOURCE: [
         row("semantic", cand(source_kind=None)),
@@ -611,6 +628,19 @@ PASSES = [
     (
         "external_episodic",
         cand("网页提到用户发布了 v2", type=FactType.EPISODIC, source_kind=S.EXTERNAL_CONTENT),
+    ),
+    *(
+        (
+            f"external_episodic_event_{i}",
+            cand(text, type=FactType.EPISODIC, source_kind=S.EXTERNAL_CONTENT),
+        )
+        for i, text in enumerate(
+            [
+                "A conference page says the user gave a talk on Postgres in 2025",
+                "The changelog says the user fixed the login bug in v2.1",
+                "新闻报道说用户的团队在上周发布了新版本",
+            ]
+        )
     ),
     ("missing_source_not_required", cand("用户用 vim", source_kind=None)),
     (
