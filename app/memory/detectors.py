@@ -30,7 +30,7 @@ from stdnum.us import ssn
 
 from app.memory import structural, unmask
 from app.memory.model import Reason
-from app.memory.text import nfkc, split_sentences
+from app.memory.text import THIS_TIME_ZH, nfkc, split_sentences
 
 
 @dataclass(frozen=True)
@@ -1751,7 +1751,7 @@ _HYPOTHETICAL = _rx(
     _I,
 )
 _ONE_OFF = _rx(
-    r"这次|这一次|这回|本次|仅此一次|就这一次|今天先|暂且|先[^。，,]{0,8}吧\s*[。.!！]?\s*$|"
+    THIS_TIME_ZH + r"|仅此一次|就这一次|今天先|暂且|先[^。，,]{0,8}吧\s*[。.!！]?\s*$|"
     r"\bjust\s+this\s+(?:once|time)\b|\bthis\s+time\b|\bonly\s+(?:this|for)\s+(?:once|now|today|"
     r"this\s+time)\b|\bjust\s+for\s+(?:now|today|this\s+\w+)\b|\bfor\s+this\s+one\b",
     _I,

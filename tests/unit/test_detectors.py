@@ -858,3 +858,10 @@ def test_gerund_subjects_are_not_plans(text: str) -> None:
 )
 def test_gerund_errands_are_still_plans(text: str) -> None:
     assert "plan" in {f.detail for f in detectors.find_not_reusable(text)}, text
+
+
+@pytest.mark.parametrize(
+    "text", ["这次旅行预算两万左右", "用户的这次搬家预算五千", "本次团建的人数控制在二十人以内"]
+)
+def test_this_events_limits_are_not_one_offs(text: str) -> None:
+    assert detectors.find_not_reusable(text) == [], text
