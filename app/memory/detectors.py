@@ -294,6 +294,20 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         lambda m, _: _is_value(m.group("v")),
         _PASSWORD_EN,
     ),
+    # the key to a network, a disk, a vault or a licence: "wifi key: Tr0ub4dor&3", "WPA2 key
+    # is …", "BitLocker key = …", "product key: …" (a token-like value; "key points:" is not)
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:(?:wi-?fi|wlan|wpa[23]?|wep|network|router|hotspot|bitlocker|"
+            r"filevault|vault|ssh|gpg|pgp|license|licence|product|activation|serial)[_ -]?key|"
+            r"wi-?fi[_ -]?code)s?(?![A-Za-z0-9])" + _EN_VERB + _VALUE,
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")),
+        ("key", "code"),
+    ),
     # shorter words that mean other things too ("pin the tab"): values with a digit only
     _Secret(
         "password",
@@ -491,7 +505,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
         "password",
         _rx(
-            r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|凭据|凭证|授权码|安全码|pin码|PIN码)"
+            r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|凭据|凭证|授权码|安全码|激活码|注册码|pin码|PIN码)"
             + _ZH_VERB
             + _ZH_VALUE
         ),
@@ -1352,6 +1366,26 @@ _DISEASE_SHAPE_EN = (
     + r"(?=\s+(?:flared?|flares|flare-?ups?|is\s+(?:acting\s+up|back|"
     r"worse)|diagnosis|treatment|medication|symptoms|patients?))"
 )
+# A medicine someone takes, by the stem of its international name (WHO INN stems: …pril,
+# …sartan, …olol, …statin, …oxetine, …prazole, …mycin; 沙坦, 普利, 他汀, 洛尔, 西汀, 拉唑,
+# 霉素) or by its dose ("I take 50 mg of …", "每天吃两片 20 毫克的"): "I'm on lisinopril".
+_MEDICINE_STEM_EN = (
+    r"[a-z]{2,}(?:pril|sartan|olol|statin|oxetine|pram|afil|prazole|tidine|gliptin|gliflozin|"
+    r"floxacin|cillin|mycin|cycline|zepam|zolam|triptan|dronate|semide|thiazide|dipine|setron|"
+    r"profen|coxib|lukast|terol|formin|glitazone|parin|xaban|gatran|traline|lamide)\b"
+)
+_MEDICINE_EN = (
+    r"\b(?:take|takes|taking|took|on|started|starting|stopped|prescribed|dose\s+of)\s+"
+    r"(?:(?:daily|some|my|a|the|low-dose)\s+)?"
+    + _MEDICINE_STEM_EN
+    + r"|\b(?:take|takes|taking|took|on|prescribed)\b[^.!?\n]{0,30}?\b\d+(?:\.\d+)?\s?"
+    r"(?:mg|mcg|µg)\b"
+)
+_MEDICINE_ZH = (
+    r"(?:吃|服用|服|在用|打|注射)[^。，,；;]{0,6}?(?:[\u4e00-\u9fff]{1,4}"
+    r"(?:沙坦|普利|他汀|洛尔|西汀|西泮|唑仑|拉唑|霉素|西林|替尼|单抗|地平|曲林|双胍|格列[\u4e00-\u9fff])"
+    r"|[\d.]+\s?(?:毫克|mg))"
+)
 # Therapy and counselling are health when clinical (speech therapy, grief counselling,
 # psychotherapy) or when someone goes to, is in, starts or stops them ("I go to therapy
 # on Tuesdays", "my therapy"); a word before them that is not clinical makes them
@@ -1622,7 +1656,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"rehab|addict\w*|alcoholi\w*|syndrome|antidepressants?|anti-?anxiety|ssris?|insulin|"
         r"stds?|stis?|birth\s+control|"
         r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder)\b"
-        r"|" + _THERAPY_EN + r"|" + _DISEASE_SHAPE_EN,
+        r"|" + _THERAPY_EN + r"|" + _DISEASE_SHAPE_EN + r"|" + _MEDICINE_EN + r"|" + _MEDICINE_ZH,
         _I,
     ),
     "finance": _rx(
@@ -1762,8 +1796,9 @@ _ONE_OFF = _rx(
 # plan verb, an instruction about the message at hand (这封邮件…). "From today on" is a
 # standing rule, not a plan.
 _TODAY_EN = (
-    r"(?<!from\s)(?:today|tonight|this\s+(?:morning|afternoon|evening)|at\s+noon|after\s+work|"
-    r"later(?:\s+today)?)(?!\s+on\b|\s+onwards?\b)"
+    r"(?<!from\s)(?:today|tonight|this\s+(?:morning|afternoon|evening)|at\s+noon|"
+    r"(?:before|by)\s+(?:noon|tonight|lunch)|after\s+work|later(?:\s+today)?)"
+    r"(?!\s+on\b|\s+onwards?\b)"
 )
 # …unless the "-ing" phrase is the subject of its own verb, or a habit: "Teaching yoga
 # after work is my favourite thing", "Walking the dog after work every day".
@@ -1787,9 +1822,32 @@ _PLAN = _rx(
     + _TODAY_EN
     + r"|in\s+a\s+(?:bit|minute|sec|few))\b"
     + _GERUND_SUBJECT_NOT
-    + r"|(?<!从)(?:今天|今晚|今早|今儿|待会儿?|一会儿|等下|等会儿?)(?!起|开始|以后|之后)"
+    + r"|^(?:i\s+)?(?:need\s+to|have\s+to|gotta|got\s+to|must)\s+[a-z]+\b[^.!?\n]{0,40}?\b"
+    + _TODAY_EN
+    + r"\b"
+    r"|(?<!从)(?:今天|今晚|今早|今儿|待会儿?|一会儿|等下|等会儿?)(?!起|开始|以后|之后)"
     r"[^。！？!?，,\n]{0,10}?(?:要|去|得|打算|准备|想|约了|约)"
     r"|这(?:封|篇|份)(?:邮件|信|报告|文档|稿子|稿|回复|消息|简历|总结|方案|合同|PPT|ppt)",
+    _I,
+)
+
+# The next days' plans: tomorrow, this weekend, on Friday (not "on Fridays", "every
+# Friday": a habit), 明天, 周五晚上 + a plan verb (not 每周五). A thing that will happen is
+# an episode's to tell (find_transient does not refuse an episode for it).
+_WEEKDAY_EN = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_SOON_EN = (
+    r"(?:tomorrow(?:\s+(?:morning|afternoon|evening|night))?|this\s+weekend|"
+    r"(?<!every\s)(?:on\s+)?" + _WEEKDAY_EN + r"(?:\s+(?:morning|afternoon|evening|night))?(?!s))"
+)
+_UPCOMING = _rx(
+    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:just\s+|about\s+to\s+)?[a-z]+ing\b[^.!?\n]{0,40}?"
+    r"\b" + _SOON_EN + r"\b"
+    r"|\b(?:i'?ll|i\s+will|i'?m\s+going\s+to|i'?m\s+gonna|we'?ll|gonna)\b[^.!?\n]{0,40}?\b"
+    + _SOON_EN
+    + r"\b"
+    r"|(?<!每)(?<!每个)(?:明天|明早|明晚|后天|(?:这个?|本|下个?)?(?:周末|周[一二三四五六日天]|"
+    r"星期[一二三四五六日天]))(?:早上|上午|中午|下午|晚上)?[^。！？!?，,\n]{0,8}?"
+    r"(?:打算|准备|约了|计划|要去|得去|要早起|得早起)",
     _I,
 )
 
@@ -1811,9 +1869,22 @@ _PURSUIT = _rx(
     r"\b(?:learning|studying|training\s+for|taking\s+(?:classes|lessons))\b|在学|在练|备考", _I
 )
 
+# A closing ("回头聊", "talk later", "gotta go") ends a short message: what comes before it
+# is the errand it leaves for ("我先去吃个饭，回头聊"), not a fact.
+_CLOSING = _rx(
+    r"^[^。.!?！？\n]{0,10}?(?:[，,、]\s*)?(?:回头(?:再)?聊|回聊|晚点(?:再)?聊|改天(?:再)?聊|"
+    r"下次(?:再)?聊|待会儿?(?:再)?聊|一会儿?(?:再)?聊|先(?:下了|撤了|走了|忙了)|"
+    r"talk\s+(?:to\s+you\s+)?(?:later|soon|tomorrow)|ttyl|brb|gtg|got\s+to\s+go|gotta\s+go|"
+    r"catch\s+you\s+later|be\s+right\s+back|back\s+(?:soon|in\s+a\s+(?:bit|sec|minute)))"
+    r"[\s!！。.~～]*$",
+    _I,
+)
+
 _NOT_REUSABLE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("question", _QUESTION),
+    ("closing", _CLOSING),
     ("plan", _PLAN),
+    ("upcoming", _UPCOMING),
     ("moment", _MOMENT),
     ("hypothetical", _HYPOTHETICAL),
     ("one_off", _ONE_OFF),
@@ -1889,7 +1960,7 @@ def is_filler(sentence: str) -> bool:
 # The classes a sentence alone may be refused for, and which of them still refuse a
 # text whose other sentences are durable. An episode (a thing that happened) is one-off
 # by nature, so `one_off` does not make it transient.
-_AROUND_DURABLE = frozenset({"greeting", "filler", "question", "mood"})
+_AROUND_DURABLE = frozenset({"greeting", "closing", "filler", "question", "mood"})
 # Judged clause by clause: "I adopted a puppy last week, I'm so excited!" holds an event.
 _CLAUSE = re.compile(r"[,，;；、]\s*|\s+-\s+|\s+–\s+")
 # A transcript line names its speaker first ("Caroline: Hey Mel!"): the label says who,
@@ -1927,7 +1998,7 @@ def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
         if c.strip()
     ] or [text]
     kinds = [
-        None if k in ("one_off", "moment") else sentence_transience(c)
+        None if k in ("one_off", "moment", "upcoming") else sentence_transience(c)
         for c in clauses
         for k in [sentence_transience(c)]
     ]

@@ -865,3 +865,100 @@ def test_gerund_errands_are_still_plans(text: str) -> None:
 )
 def test_this_events_limits_are_not_one_offs(text: str) -> None:
     assert detectors.find_not_reusable(text) == [], text
+
+
+# Written for this test: formats and categories the look-alike probes found unlisted, each
+# with look-alikes that must stay clean.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my wifi key: Tr0ub4dor&3",
+        "WPA2 key is Xk7mq2Lp9w",
+        "the product key is ABCDE-12345-FGHIJ-67890",
+        "BitLocker key = 123456-654321-111111",
+        "激活码：ABCD-1234-EFGH",
+        "Office 的注册码是 7H2K9-QP3MX",
+    ],
+)
+def test_network_disk_and_licence_keys_are_secrets(text: str) -> None:
+    assert detectors.find_secrets(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the wifi key is on the router sticker",
+        "network key is required",
+        "The license key is stored in 1Password",
+        "激活码已经发到邮箱了",
+        "我的笔记本序列号是 PF3ABC12",
+    ],
+)
+def test_words_about_keys_are_not_secrets(text: str) -> None:
+    assert detectors.find_secrets(text) == [], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I take sertraline every morning",
+        "I'm on lisinopril",
+        "I started atorvastatin last year",
+        "I take 50 mg of it at night",
+        "我每天吃氨氯地平",
+        "我在服用舍曲林",
+        "我吃 20 毫克的药",
+    ],
+)
+def test_medicines_by_stem_or_dose_are_health(text: str) -> None:
+    assert "health" in detectors.sensitive_categories(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I take the bus every morning",
+        "I take pictures of trains",
+        "I'm on the line with support",
+        "我在吃火锅",
+        "我吃了一片面包",
+    ],
+)
+def test_taking_things_that_are_not_medicines(text: str) -> None:
+    assert detectors.sensitive_categories(text) == [], text
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Need to call the plumber before noon", "plan"),
+        ("I'm flying to Berlin tomorrow", "upcoming"),
+        ("I'm meeting my manager on Friday", "upcoming"),
+        ("周五晚上打算去看电影", "upcoming"),
+        ("我明天要早起", "upcoming"),
+        ("我先去吃个饭，回头聊", "closing"),
+        ("gotta go", "closing"),
+        ("Talk later!", "closing"),
+    ],
+)
+def test_next_days_plans_and_closings_are_transient(text: str, kind: str) -> None:
+    assert kind in {f.detail for f in detectors.find_not_reusable(text)}, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I work from home on Fridays",
+        "Every Friday night I go bowling",
+        "我每周五晚上去打球",
+        "我周末一般去爬山",
+        "I go swimming on Sunday mornings",
+        "I prefer tea, talk later!",
+    ],
+)
+def test_weekly_habits_are_not_plans(text: str) -> None:
+    assert detectors.find_not_reusable(text) == [], text
+
+
+def test_an_episode_may_tell_what_will_happen() -> None:
+    assert detectors.find_transient("I'm going to a pride parade this weekend", episode=True) == []
