@@ -385,7 +385,10 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         _rx(
             r"(?:(?<![A-Za-z0-9])(?:recovery|backup|2fa|two[- ]factor|mfa|otp|one[- ]time|"
             r"emergency|scratch|verification)[_ -]?(?:codes?|keys?|pins?|passwords?|passcodes?|"
-            r"tokens?)(?![A-Za-z0-9])|恢复码|恢复代码|备用码|备份码|救援码|紧急码|验证码|动态码|"
+            r"tokens?)(?![A-Za-z0-9])"
+            r"|(?<![A-Za-z0-9])(?:2fa|mfa|two[- ]factor|otp)[_ -]+(?:backup|recovery)s?"
+            r"(?![A-Za-z0-9])"
+            r"|恢复码|恢复代码|备用码|备份码|救援码|紧急码|验证码|动态码|"
             r"一次性密码|校验码)[^A-Za-z0-9\n]{0,12}?(?:(?:are|is|were|was|是|为|如下)\s*[:：]?\s*)?"
             r"(?P<v>"
             + _CODE
@@ -1003,7 +1006,7 @@ _RULE_WORDS_EN = (
     r"constraints?|restrictions?|guardrails?|safety)"
 )
 _PRIV_ROLES_EN = (
-    r"(?:an?\s+)?(?:admin(?:istrator)?|root|super\s?user|sudo|system|developer"
+    r"(?:(?:an?|the)\s+)?(?:admin(?:istrator)?|root|super\s?user|sudo|system|developer"
     r"\s+mode|dan|god\s+mode|unrestricted|jailbroken|owner)"
 )
 _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -1268,12 +1271,15 @@ def _exfiltration_spans(folded: str) -> list[Span]:
 # a rule (from now on, always, whenever, 以后, 一律, 凡是, 只要) or tells the assistant.
 _WAIVER = _rx(
     r"\b(?:skip(?:ping)?|waive|drop|forgo|omit|bypass|without(?:\s+any)?|no(?:\s+(?:more|second|further|extra))?|"
-    r"never\s+(?:run|do|ask\s+for|require|need)|no\s+longer\s+(?:need|require|ask\s+for)|(?:don'?t|do\s+not|doesn'?t)\s+(?:need\s+(?:to\s+)?|bother\s+(?:with\s+|to\s+)?)?"
+    r"never\s+(?:run|do|ask\s+for|require|need|mention|show|give|include|add)|no\s+longer\s+(?:need|require|ask\s+for)|(?:don'?t|do\s+not|doesn'?t)\s+(?:need\s+(?:to\s+)?|bother\s+(?:with\s+|to\s+)?)?"
     r"(?:run|do|ask\s+(?:me\s+)?for|require|check|verify|confirm|look\s+up))\s+"
     r"(?:the\s+|a\s+|any\s+|my\s+|his\s+|her\s+|their\s+)?(?:\w+\s+){0,2}?"
     r"(?:verification|verif(?:y|ying)|identity\s+checks?|checks?|checking|lookups?|look-?ups?|review|"
     r"screening|scann?(?:er|ing)?|confirmation|confirming|approval|2fa|two-factor|authentication|"
-    r"receipts?|audit(?:ing)?|audit\s+log|logging|fraud\s+checks?|limits?|caps?)\b"
+    r"receipts?|audit(?:ing)?|audit\s+log|logging|fraud\s+checks?|limits?|caps?|"
+    r"(?:safety|security)\s+(?:warnings?|notices?|caveats?))\b"
+    r"|(?:不用|无需|不需要|不必|别|不要|免)(?:再)?(?:给我)?(?:加|给|提|附|显示|提示)?(?:任何)?"
+    r"安全(?:警告|提示|提醒)"
     r"|(?:不用|无需|不需要|不必|别|不要|免)(?:再)?(?:查|核对|核实|确认|问我|验证|审|找我要|过(?:一下|一遍)?(?:安全)?"
     r"(?:扫描|检查|审核)|记录|写进|留痕|扣|登记)",
     _I,
