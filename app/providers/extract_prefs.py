@@ -661,6 +661,13 @@ _LIFE_EN = (
         r"children)\s+and\s+i\s+(?:live|are\s+based|moved|have\s+moved|just\s+moved)\s+"
         r"(?:in|to))\s+[A-Z][\w\-']+(?:[ ,]+[A-Z][\w\-']+){0,3}$"
     ),
+    # "I have a Tesla Model 3", "I own a MacBook Pro", "I drive an old Volvo": a thing by its
+    # brand or model name ("I have a Zoom call at 3" is not one: the name ends there)
+    re.compile(
+        r"^(?i:i\s+(?:have|own|drive|ride|'ve\s+got|have\s+got)\s+(?:a|an|two|three|\d)\s+"
+        r"(?:(?:new|old|used|second-hand|little|black|white|red|blue|silver|grey|gray|"
+        r"\d{4})\s+)?)[A-Z][\w\-]*(?:\s+[A-Z0-9][\w\-]*){0,3}$"
+    ),
     # "please keep my meetings under 30 minutes": a limit on the user's own things
     re.compile(
         r"(?i)^(?:please\s+)?(?:keep|limit|cap)\s+my\s+(?:[a-z]+\s+){0,2}(?:meetings?|calls?|"
@@ -907,6 +914,11 @@ _LIFE_ZH = (
     re.compile(
         r"^我(?:家)?(?:的)?(?:孩子|儿子|女儿|小孩|闺女|宝宝)(?:们)?(?:今年)?"
         r"(?:(?:一个|老大|老二)?[\d一二三四五六七八九十两]{1,2}岁了?){1,3}$"
+    ),
+    # "我开的是比亚迪汉", "我有一台 MacBook Pro", "我骑的是捷安特": what the user drives or owns
+    re.compile(
+        r"^我(?:平时|现在|目前)?(?:开的是|开的车是|骑的是|用的手机是|开一辆|开着一辆|"
+        r"有一[辆台部]|有两[辆台部])[\u4e00-\u9fffA-Za-z0-9 ·\-]{2,16}$"
     ),
     re.compile(
         r"^(?:我的)?(?:开会|会议|每次会议|通话|电话会|视频会)(?:尽量|最好|一般|都)?"

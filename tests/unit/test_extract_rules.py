@@ -786,3 +786,21 @@ def test_budgets_are_learned(sentence: str) -> None:
 def test_this_time_choices_are_not_learned(sentence: str) -> None:
     hits, _ = extract_sentence(sentence)
     assert not hits, (sentence, hits)
+
+
+# What the user drives or owns, by its brand or model name
+@pytest.mark.parametrize(
+    "sentence",
+    ["I have a Tesla Model 3", "I own a MacBook Pro", "我开的是比亚迪汉", "我有一台 MacBook Pro"],
+)
+def test_things_the_user_owns_are_learned(sentence: str) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert hits, sentence
+
+
+@pytest.mark.parametrize(
+    "sentence", ["I have a Zoom call at 3", "I have a cold", "我开会去了", "我有一个问题"]
+)
+def test_appointments_and_colds_are_not_possessions(sentence: str) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert not hits, (sentence, hits)
