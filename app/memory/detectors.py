@@ -1485,6 +1485,15 @@ _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"用药|工资|收入|身份证)\s*:"
         ),
     ),
+    # a named person in a record's role, then their contact data: "收件人王芳，电话 138…",
+    # "患者：李娜，住址 …" (a role alone is a field's label: "联系人电话必填")
+    (
+        "relative_pii_zh",
+        _rx(
+            r"(?:收件人|收货人|寄件人|联系人|患者|病人|乘客|住户|租客|房客|持卡人|员工|学员|申请人)"
+            r"[:：]?\s*[\u4e00-\u9fff]{2,3}(?=[，,、\s：:])[^。！？\n;；]{0,12}?" + _PII_ZH
+        ),
+    ),
     # "John's phone", "Anna has diabetes": a capitalized name that is not the user.
     (
         "named_person_pii_en",
@@ -1853,7 +1862,7 @@ _UPCOMING = _rx(
     + r"\b"
     r"|(?<!每)(?<!每个)(?:明天|明早|明晚|后天|(?:这个?|本|下个?)?(?:周末|周[一二三四五六日天]|"
     r"星期[一二三四五六日天]))(?:早上|上午|中午|下午|晚上)?[^。！？!?，,\n]{0,8}?"
-    r"(?:打算|准备|约了|计划|要去|得去|要早起|得早起)",
+    r"(?:打算|准备|约了|计划|要去|得去|要早起|得早起|记得|提醒我)",
     _I,
 )
 

@@ -992,3 +992,27 @@ def test_probe_gaps_are_found(text: str, finder: Any) -> None:
 )
 def test_probe_gap_look_alikes_stay_clean(text: str) -> None:
     assert [f for f in detectors.screen(text) if f.reason is not None] == [], text
+
+
+@pytest.mark.parametrize(
+    "text", ["订单系统返回：收件人王芳，电话 13800001111", "患者：李娜，住址 北京市朝阳区"]
+)
+def test_a_named_person_in_a_records_role_with_contact_data_is_third_party(text: str) -> None:
+    assert detectors.find_third_party_pii(text), text
+
+
+@pytest.mark.parametrize("text", ["联系人电话这个字段必填", "收件人姓名和电话都要填"])
+def test_a_records_field_labels_are_not_third_party(text: str) -> None:
+    assert detectors.find_third_party_pii(text) == [], text
+
+
+@pytest.mark.parametrize(
+    ("text", "transient"),
+    [
+        ("下周一记得提醒我交报告", True),
+        ("每周五提醒我交工时表", False),
+        ("记得每周一提醒我开周会", False),
+    ],
+)
+def test_a_reminder_for_one_day_is_transient(text: str, transient: bool) -> None:
+    assert bool(detectors.find_not_reusable(text)) is transient, text
