@@ -30,7 +30,7 @@ from stdnum.us import ssn
 
 from app.memory import structural, unmask
 from app.memory.model import Reason
-from app.memory.text import nfkc, split_sentences
+from app.memory.text import THIS_TIME_ZH, nfkc, split_sentences
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Finding:
     """One detector hit. `detail` names the detector or category, never the matched text."""
 
     kind: str  # secret | government_id | payment_card | prompt_injection | third_party_pii
-    # | sensitive | personal | not_reusable
+    # | sensitive | personal | not_reusable | external_source
     reason: Reason | None  # None for hits that only raise sensitivity (`personal`)
     start: int
     end: int
@@ -294,6 +294,20 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         lambda m, _: _is_value(m.group("v")),
         _PASSWORD_EN,
     ),
+    # the key to a network, a disk, a vault or a licence: "wifi key: Tr0ub4dor&3", "WPA2 key
+    # is …", "BitLocker key = …", "product key: …" (a token-like value; "key points:" is not)
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:(?:wi-?fi|wlan|wpa[23]?|wep|network|router|hotspot|bitlocker|"
+            r"filevault|vault|ssh|gpg|pgp|license|licence|product|activation|serial)[_ -]?key|"
+            r"wi-?fi[_ -]?code)s?(?![A-Za-z0-9])" + _EN_VERB + _VALUE,
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")),
+        ("key", "code"),
+    ),
     # shorter words that mean other things too ("pin the tab"): values with a digit only
     _Secret(
         "password",
@@ -371,7 +385,10 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         _rx(
             r"(?:(?<![A-Za-z0-9])(?:recovery|backup|2fa|two[- ]factor|mfa|otp|one[- ]time|"
             r"emergency|scratch|verification)[_ -]?(?:codes?|keys?|pins?|passwords?|passcodes?|"
-            r"tokens?)(?![A-Za-z0-9])|恢复码|恢复代码|备用码|备份码|救援码|紧急码|验证码|动态码|"
+            r"tokens?)(?![A-Za-z0-9])"
+            r"|(?<![A-Za-z0-9])(?:2fa|mfa|two[- ]factor|otp)[_ -]+(?:backup|recovery)s?"
+            r"(?![A-Za-z0-9])"
+            r"|恢复码|恢复代码|备用码|备份码|救援码|紧急码|验证码|动态码|"
             r"一次性密码|校验码)[^A-Za-z0-9\n]{0,12}?(?:(?:are|is|were|was|是|为|如下)\s*[:：]?\s*)?"
             r"(?P<v>"
             + _CODE
@@ -491,7 +508,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
         "password",
         _rx(
-            r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|凭据|凭证|授权码|安全码|pin码|PIN码)"
+            r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|凭据|凭证|授权码|安全码|激活码|注册码|pin码|PIN码)"
             + _ZH_VERB
             + _ZH_VALUE
         ),
@@ -989,7 +1006,7 @@ _RULE_WORDS_EN = (
     r"constraints?|restrictions?|guardrails?|safety)"
 )
 _PRIV_ROLES_EN = (
-    r"(?:an?\s+)?(?:admin(?:istrator)?|root|super\s?user|sudo|system|developer"
+    r"(?:(?:an?|the)\s+)?(?:admin(?:istrator)?|root|super\s?user|sudo|system|developer"
     r"\s+mode|dan|god\s+mode|unrestricted|jailbroken|owner)"
 )
 _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -1254,12 +1271,15 @@ def _exfiltration_spans(folded: str) -> list[Span]:
 # a rule (from now on, always, whenever, 以后, 一律, 凡是, 只要) or tells the assistant.
 _WAIVER = _rx(
     r"\b(?:skip(?:ping)?|waive|drop|forgo|omit|bypass|without(?:\s+any)?|no(?:\s+(?:more|second|further|extra))?|"
-    r"never\s+(?:run|do|ask\s+for|require|need)|no\s+longer\s+(?:need|require|ask\s+for)|(?:don'?t|do\s+not|doesn'?t)\s+(?:need\s+(?:to\s+)?|bother\s+(?:with\s+|to\s+)?)?"
+    r"never\s+(?:run|do|ask\s+for|require|need|mention|show|give|include|add)|no\s+longer\s+(?:need|require|ask\s+for)|(?:don'?t|do\s+not|doesn'?t)\s+(?:need\s+(?:to\s+)?|bother\s+(?:with\s+|to\s+)?)?"
     r"(?:run|do|ask\s+(?:me\s+)?for|require|check|verify|confirm|look\s+up))\s+"
     r"(?:the\s+|a\s+|any\s+|my\s+|his\s+|her\s+|their\s+)?(?:\w+\s+){0,2}?"
     r"(?:verification|verif(?:y|ying)|identity\s+checks?|checks?|checking|lookups?|look-?ups?|review|"
     r"screening|scann?(?:er|ing)?|confirmation|confirming|approval|2fa|two-factor|authentication|"
-    r"receipts?|audit(?:ing)?|audit\s+log|logging|fraud\s+checks?|limits?|caps?)\b"
+    r"receipts?|audit(?:ing)?|audit\s+log|logging|fraud\s+checks?|limits?|caps?|"
+    r"(?:safety|security)\s+(?:warnings?|notices?|caveats?))\b"
+    r"|(?:不用|无需|不需要|不必|别|不要|免)(?:再)?(?:给我)?(?:加|给|提|附|显示|提示)?(?:任何)?"
+    r"安全(?:警告|提示|提醒)"
     r"|(?:不用|无需|不需要|不必|别|不要|免)(?:再)?(?:查|核对|核实|确认|问我|验证|审|找我要|过(?:一下|一遍)?(?:安全)?"
     r"(?:扫描|检查|审核)|记录|写进|留痕|扣|登记)",
     _I,
@@ -1313,6 +1333,83 @@ def find_injection(text: str) -> list[Finding]:
     )
 
 
+# A disease by the shape of its name (…症, …炎, …病; …itis, …osis) counts only where
+# someone has it: the shape alone is also an idiom or a plain word (问题的症结, 饱受诟病,
+# 炎黄子孙, 世态炎凉, osmosis, symbiosis). Having, catching, being diagnosed, a severity
+# or a person's own (我的胃炎) before the name, or a flare-up after it; the name is a
+# short run of characters ending in the shape character where a word ends (症结, 炎热,
+# 病毒, 病态 go on), and not one of the everyday compounds in which the character is
+# figurative (毛病, 通病, 弊病, 诟病, 语病, 同病相怜, 无病呻吟, 趋炎附势, 对症下药).
+_SHAPE_BEFORE_ZH = (
+    r"(?:有|患|得了?|得过|染上了?|查出(?:了|来)?|确诊(?:了|为)?|诊断(?:出|为)|犯了?|治疗?|"
+    r"慢性|急性|过敏性|遗传性|先天性|轻度|中度|重度|轻微的?|严重的?|晚期|早期|"
+    r"(?<![\u4e00-\u9fff])(?:我|他|她)(?:的)?|用户(?:的)?)"
+)
+_SHAPE_NAME_ZH = (
+    r"[\u4e00-\u9fff]{1,6}?(?<![毛通弊诟语同无趋对世态])(?:症|炎|病)(?![结黄凉热夏炎毒句态根])"
+)
+_SHAPE_AFTER_ZH = (
+    r"(?:又|还|也|一直|经常|总是?|老是?)?"
+    r"(?:犯了?|复发|发作|加重|好转|好了|治好|严重|没好|恶化|患者|病人|住院)"
+)
+_DISEASE_SHAPE_ZH = (
+    r"(?:" + _SHAPE_BEFORE_ZH + _SHAPE_NAME_ZH + r"|"
+    r"(?<=[\u4e00-\u9fff])" + _SHAPE_NAME_ZH + _SHAPE_AFTER_ZH + r")"
+)
+# …itis / …osis / …iasis where someone has it ("I have arthritis", "my tendinitis flared up");
+# the everyday words of the shape (osmosis, symbiosis, hypnosis, …) are never a disease.
+_OSIS_WORDS = r"(?:osmosis|symbiosis|metamorphosis|hypnosis|apotheosis|mitosis|meiosis|gnosis)"
+_SHAPE_NAME_EN = r"(?!" + _OSIS_WORDS + r"\b)[a-z]{3,}(?:itis|osis|iasis)\b"
+_DISEASE_SHAPE_EN = (
+    r"\b(?:(?:have|has|had|having|got|get|gets|getting|developed|develops?|caught|"
+    r"diagnosed\s+with|suffer(?:s|ed|ing)?\s+from|(?:live|lives|living|deal|deals|dealing|"
+    r"struggl(?:e|es|ed|ing))\s+with|recover(?:s|ed|ing)?\s+from|treated\s+for|"
+    r"treatment\s+for|bouts?\s+of|case\s+of|chronic|acute|mild|severe)\s+(?:\w+\s+){0,2}?"
+    r"|\b(?:my|his|her|their)\s+)"
+    + _SHAPE_NAME_EN
+    + r"|\b"
+    + _SHAPE_NAME_EN
+    + r"(?=\s+(?:flared?|flares|flare-?ups?|is\s+(?:acting\s+up|back|"
+    r"worse)|diagnosis|treatment|medication|symptoms|patients?))"
+)
+# A medicine someone takes, by the stem of its international name (WHO INN stems: …pril,
+# …sartan, …olol, …statin, …oxetine, …prazole, …mycin; 沙坦, 普利, 他汀, 洛尔, 西汀, 拉唑,
+# 霉素) or by its dose ("I take 50 mg of …", "每天吃两片 20 毫克的"): "I'm on lisinopril".
+_MEDICINE_STEM_EN = (
+    r"[a-z]{2,}(?:pril|sartan|olol|statin|oxetine|pram|afil|prazole|tidine|gliptin|gliflozin|"
+    r"floxacin|cillin|mycin|cycline|zepam|zolam|triptan|dronate|semide|thiazide|dipine|setron|"
+    r"profen|coxib|lukast|terol|formin|glitazone|parin|xaban|gatran|traline|lamide)\b"
+)
+_MEDICINE_EN = (
+    r"\b(?:take|takes|taking|took|on|started|starting|stopped|prescribed|dose\s+of)\s+"
+    r"(?:(?:daily|some|my|a|the|low-dose)\s+)?"
+    + _MEDICINE_STEM_EN
+    + r"|\b(?:take|takes|taking|took|on|prescribed)\b[^.!?\n]{0,30}?\b\d+(?:\.\d+)?\s?"
+    r"(?:mg|mcg|µg)\b"
+)
+_MEDICINE_ZH = (
+    r"(?:吃|服用|服|在用|打|注射)[^。，,；;]{0,6}?(?:[\u4e00-\u9fff]{1,4}"
+    r"(?:沙坦|普利|他汀|洛尔|西汀|西泮|唑仑|拉唑|霉素|西林|替尼|单抗|地平|曲林|双胍|格列[\u4e00-\u9fff])"
+    r"|[\d.]+\s?(?:毫克|mg))"
+)
+# Therapy and counselling are health when clinical (speech therapy, grief counselling,
+# psychotherapy) or when someone goes to, is in, starts or stops them ("I go to therapy
+# on Tuesdays", "my therapy"); a word before them that is not clinical makes them
+# something else (retail therapy, career counseling).
+_THERAPY_EN = (
+    r"\b(?:(?:physical|physio|speech|language|occupational|cognitive|behaviou?ral|cbt|dbt|emdr|"
+    r"group|couples?|marriage|marital|family|grief|bereavement|trauma|talk|hormone|radiation|"
+    r"exposure|light|iv|infusion|drug|alcohol|addiction|substance|mental\s+health|respiratory|"
+    r"play|art|music|crisis|psychological)[- ]+(?:therapy|therapies|counsell?ing)"
+    r"|(?:psycho|physio|hydro|immuno|radio)therap(?:y|ies)"
+    r"|(?:in|into|to|from|for|of|with|after|before|my|his|her|their|has|have|had|having|"
+    r"weekly|regular|started?|starting|"
+    r"began|begin|need(?:s|ed)?|tried|try(?:ing)?|doing|does|do|attend(?:s|ed|ing)?|quit|"
+    r"stopped|finish(?:ed)?|go(?:es|ing)?|went|sees?|seeing)\s+(?:(?:a|some|more|regular|"
+    r"weekly)\s+)?(?:therapy|counsell?ing)(?!\s+(?:dogs?|horses?|pets?|animals?))"
+    r"|^(?:therapy|counsell?ing)\s+(?:has|is|was|helps?|helped))\b"
+)
+
 # ---------------------------------------------------------------------------------------
 # Personal data: the user's own (sensitivity) and other people's (third_party_pii)
 # ---------------------------------------------------------------------------------------
@@ -1351,7 +1448,7 @@ _PII_EN = (
     r"health|"
     r"diagnos\w*|has\s+(?:diabetes|cancer|hiv|aids|asthma|depression|dementia|epilepsy|"
     r"a\s+disease|an\s+illness)|suffers?\s+from|is\s+pregnant|pregnant|sick|ill\b|"
-    r"allerg\w*|diabetes|cancer|depress\w*|hospital\w*|medication|therapy|disease|"
+    r"allerg\w*|diabetes|cancer|depress\w*|hospital\w*|medication|" + _THERAPY_EN + r"|disease|"
     r"undocumented|arrested|convicted|in\s+(?:prison|jail)|criminal\s+record|deported|"
     r"overstay\w*)"
 )
@@ -1386,6 +1483,15 @@ _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?m)^[ \t]*" + _RELATIVES_ZH + r"[ \t]*\n(?:[^\n]*\n){0,8}?[ \t]*"
             r"(?:生日|出生日期|出生年月|住址|地址|家庭住址|电话|手机|手机号|邮箱|病情|诊断|疾病|"
             r"用药|工资|收入|身份证)\s*:"
+        ),
+    ),
+    # a named person in a record's role, then their contact data: "收件人王芳，电话 138…",
+    # "患者：李娜，住址 …" (a role alone is a field's label: "联系人电话必填")
+    (
+        "relative_pii_zh",
+        _rx(
+            r"(?:收件人|收货人|寄件人|联系人|患者|病人|乘客|住户|租客|房客|持卡人|员工|学员|申请人)"
+            r"[:：]?\s*[\u4e00-\u9fff]{2,3}(?=[，,、\s：:])[^。！？\n;；]{0,12}?" + _PII_ZH
         ),
     ),
     # "John's phone", "Anna has diabetes": a capitalized name that is not the user.
@@ -1526,6 +1632,25 @@ def find_personal(text: str) -> list[Finding]:
 # Sensitive categories (docs/gate.md#reason-codes: 健康、财务、身份等敏感信息默认不写或需显式同意)
 # ---------------------------------------------------------------------------------------
 
+# A wing is a political stance, or a position on a pitch, a flank, a part of a building:
+# political when a political word follows (左翼政党, right-wing views) or someone takes
+# it as their side (我偏左翼, 支持右翼), never before a player, a position or a building.
+_WING_NOT_POLITICAL_ZH = (
+    r"(?![^。，,；;！？!?\n]{0,2}(?:球员|队员|选手|前锋|后卫|边锋|边路|位置|进攻|突破|防守|传中|"
+    r"大楼|楼|厢房|部队|阵地|机翼))"
+)
+_WING_ZH = (
+    r"(?:左翼|右翼)(?=的?(?:政党|党|思想|人士|分子|立场|政治|观点|阵营|势力|政府|运动|组织|团体|"
+    r"青年|选民|理念|倾向|主义|媒体|主张))"
+    r"|(?:偏|倾向于?|支持|我是|自己是|属于|站在|同情|投给|投票给)(?:左翼|右翼)"
+    + _WING_NOT_POLITICAL_ZH
+)
+_WING_EN = (
+    r"(?<!play\s)(?<!plays\s)(?<!played\s)(?<!playing\s)(?:far-?|hard-?)?(?:left|right)-wing"
+    r"(?!\s+(?:players?|positions?|forwards?|backs?|wingers?|strikers?|midfielders?|defenders?|"
+    r"attackers?|spots?|roles?|flanks?|sides?)\b)"
+)
+
 _SENSITIVE: dict[str, re.Pattern[str]] = {
     "health": _rx(
         r"过敏|糖尿病|高血压|低血压|癌|肿瘤|抑郁症?|焦虑症|双相|精神病|精神疾病|心理疾病|心脏病|哮喘|癫痫|"
@@ -1533,10 +1658,8 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"吃药|服药|用药|处方|残疾|失眠症|痛风|血型|进食障碍|厌食症?|暴食症?|强迫症|创伤后应激|"
         r"自闭症|孤独症|阿尔茨海默|老年痴呆|帕金森|中风|脑卒中|肾病|透析|化疗|放疗|不孕|精神科|"
         r"疾病|病情|诊断|症状|戒酒|戒毒|酗酒|成瘾|试管婴儿|心理咨询|心理医生|心理治疗|抗焦虑|安眠药|胰岛素|"
-        r"性病|梅毒|避孕|"
-        # a disease by the shape of its name: …综合征, …症, …炎 (not 炎热), …病 (not 毛病, 病毒)
-        r"综合征|综合症|(?<=[\u4e00-\u9fff])(?<![对病])症(?!状态)|(?<=[\u4e00-\u9fff])炎(?!热|夏|症)|"
-        r"(?<=[\u4e00-\u9fff])(?<![毛语通弊])病(?!毒|句|了吧)|"
+        r"性病|梅毒|避孕|发炎|炎症|"
+        r"综合征|综合症|" + _DISEASE_SHAPE_ZH + "|"
         r"\b(?:allerg\w*|diabet\w*|cancer|tumou?r|depress(?:ion|ed)|anxiety\s+disorder|bipolar|"
         r"schizophreni\w*|adhd|autis\w*|asthma|epilep\w*|hiv|hepatitis|pregnan\w*|"
         r"miscarriage|diagnosed\s+with|diagnosis\s+of|medical\s+(?:history|condition|record)|"
@@ -1546,9 +1669,9 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"eating\s+disorders?|anorexi\w*|bulimi\w*|(?-i:OCD|PTSD)|dementia|alzheimer\w*|"
         r"parkinson\w*|dialysis|chemotherapy|radiotherapy|infertil\w*|ivf|sober|sobriety|"
         r"rehab|addict\w*|alcoholi\w*|syndrome|antidepressants?|anti-?anxiety|ssris?|insulin|"
-        r"therapy|counsell?ing|stds?|stis?|birth\s+control|"
+        r"stds?|stis?|birth\s+control|"
         r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder)\b"
-        r"|(?<=[a-z]{3})(?:itis|osis)\b",
+        r"|" + _THERAPY_EN + r"|" + _DISEASE_SHAPE_EN + r"|" + _MEDICINE_EN + r"|" + _MEDICINE_ZH,
         _I,
     ),
     "finance": _rx(
@@ -1575,11 +1698,11 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
     ),
     "politics": _rx(
         r"政治|党员|入党|共产党|国民党|民进党|政党|投票给|票投给|选票|投给了?[^。，,]{0,8}党|"
-        r"极右|极左|右翼|左翼|"
+        r"极右|极左|" + _WING_ZH + "|"
         r"支持[^。，,]{0,4}(?:总统|政党|候选人)|"
         r"\b(?:politic\w*|democrats?|democratic\s+party|republicans?|(?:i'?m|am|a)\s+(?:liberal|"
         r"conservative|progressive)|socialist|communist|libertarian|labou?r\s+party|tory|"
-        r"party\s+member|(?:far-?|hard-?)?(?:left|right)-wing|far-?(?:left|right)|"
+        r"party\s+member|" + _WING_EN + r"|far-?(?:left|right)|"
         r"donat\w*\s+to\s+(?:a|the|his|her|their)\s+[^.!?\n]{0,20}?party|"
         r"vot(?:e|ed|ing)\s+for\s+(?:the\s+)?\w*\s*"
         r"(?:party|president|candidate))\b",
@@ -1677,7 +1800,7 @@ _HYPOTHETICAL = _rx(
     _I,
 )
 _ONE_OFF = _rx(
-    r"这次|这一次|这回|本次|仅此一次|就这一次|今天先|暂且|先[^。，,]{0,8}吧\s*[。.!！]?\s*$|"
+    THIS_TIME_ZH + r"|仅此一次|就这一次|今天先|暂且|先[^。，,]{0,8}吧\s*[。.!！]?\s*$|"
     r"\bjust\s+this\s+(?:once|time)\b|\bthis\s+time\b|\bonly\s+(?:this|for)\s+(?:once|now|today|"
     r"this\s+time)\b|\bjust\s+for\s+(?:now|today|this\s+\w+)\b|\bfor\s+this\s+one\b",
     _I,
@@ -1688,8 +1811,16 @@ _ONE_OFF = _rx(
 # plan verb, an instruction about the message at hand (这封邮件…). "From today on" is a
 # standing rule, not a plan.
 _TODAY_EN = (
-    r"(?<!from\s)(?:today|tonight|this\s+(?:morning|afternoon|evening)|at\s+noon|after\s+work|"
-    r"later(?:\s+today)?)(?!\s+on\b|\s+onwards?\b)"
+    r"(?<!from\s)(?:today|tonight|this\s+(?:morning|afternoon|evening)|at\s+noon|"
+    r"(?:before|by)\s+(?:noon|tonight|lunch)|after\s+work|later(?:\s+today)?)"
+    r"(?!\s+on\b|\s+onwards?\b)"
+)
+# …unless the "-ing" phrase is the subject of its own verb, or a habit: "Teaching yoga
+# after work is my favourite thing", "Walking the dog after work every day".
+_GERUND_SUBJECT_NOT = (
+    r"(?!\s+(?:is|are|was|were|has|have|had|makes?|made|helps?|helped|keeps?|kept|gives?|"
+    r"feels?|felt|remains?|becomes?|became|beats?|sounds?|seems?|every|each|most|usually|"
+    r"always|on\s+(?:weekdays|weekends))\b|'s\b)"
 )
 _PLAN = _rx(
     r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:just\s+|about\s+to\s+)?[a-z]+ing\b[^.!?\n]{0,40}?"
@@ -1705,9 +1836,33 @@ _PLAN = _rx(
     r"cooking|baking|swimming|cycling)\b)[a-z]+ing\b[^.!?\n]{0,40}?\b(?:"
     + _TODAY_EN
     + r"|in\s+a\s+(?:bit|minute|sec|few))\b"
-    r"|(?<!从)(?:今天|今晚|今早|今儿|待会儿?|一会儿|等下|等会儿?)(?!起|开始|以后|之后)[^。！？!?，,\n]{0,10}?"
-    r"(?:要|去|得|打算|准备|想|约了|约)"
+    + _GERUND_SUBJECT_NOT
+    + r"|^(?:i\s+)?(?:need\s+to|have\s+to|gotta|got\s+to|must)\s+[a-z]+\b[^.!?\n]{0,40}?\b"
+    + _TODAY_EN
+    + r"\b"
+    r"|(?<!从)(?:今天|今晚|今早|今儿|待会儿?|一会儿|等下|等会儿?)(?!起|开始|以后|之后)"
+    r"[^。！？!?，,\n]{0,10}?(?:要|去|得|打算|准备|想|约了|约)"
     r"|这(?:封|篇|份)(?:邮件|信|报告|文档|稿子|稿|回复|消息|简历|总结|方案|合同|PPT|ppt)",
+    _I,
+)
+
+# The next days' plans: tomorrow, this weekend, on Friday (not "on Fridays", "every
+# Friday": a habit), 明天, 周五晚上 + a plan verb (not 每周五). A thing that will happen is
+# an episode's to tell (find_transient does not refuse an episode for it).
+_WEEKDAY_EN = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_SOON_EN = (
+    r"(?:tomorrow(?:\s+(?:morning|afternoon|evening|night))?|this\s+weekend|"
+    r"(?<!every\s)(?:on\s+)?" + _WEEKDAY_EN + r"(?:\s+(?:morning|afternoon|evening|night))?(?!s))"
+)
+_UPCOMING = _rx(
+    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:just\s+|about\s+to\s+)?[a-z]+ing\b[^.!?\n]{0,40}?"
+    r"\b" + _SOON_EN + r"\b"
+    r"|\b(?:i'?ll|i\s+will|i'?m\s+going\s+to|i'?m\s+gonna|we'?ll|gonna)\b[^.!?\n]{0,40}?\b"
+    + _SOON_EN
+    + r"\b"
+    r"|(?<!每)(?<!每个)(?:明天|明早|明晚|后天|(?:这个?|本|下个?)?(?:周末|周[一二三四五六日天]|"
+    r"星期[一二三四五六日天]))(?:早上|上午|中午|下午|晚上)?[^。！？!?，,\n]{0,8}?"
+    r"(?:打算|准备|约了|计划|要去|得去|要早起|得早起|记得|提醒我)",
     _I,
 )
 
@@ -1729,9 +1884,22 @@ _PURSUIT = _rx(
     r"\b(?:learning|studying|training\s+for|taking\s+(?:classes|lessons))\b|在学|在练|备考", _I
 )
 
+# A closing ("回头聊", "talk later", "gotta go") ends a short message: what comes before it
+# is the errand it leaves for ("我先去吃个饭，回头聊"), not a fact.
+_CLOSING = _rx(
+    r"^[^。.!?！？\n]{0,10}?(?:[，,、]\s*)?(?:回头(?:再)?聊|回聊|晚点(?:再)?聊|改天(?:再)?聊|"
+    r"下次(?:再)?聊|待会儿?(?:再)?聊|一会儿?(?:再)?聊|先(?:下了|撤了|走了|忙了)|"
+    r"talk\s+(?:to\s+you\s+)?(?:later|soon|tomorrow)|ttyl|brb|gtg|got\s+to\s+go|gotta\s+go|"
+    r"catch\s+you\s+later|be\s+right\s+back|back\s+(?:soon|in\s+a\s+(?:bit|sec|minute)))"
+    r"[\s!！。.~～]*$",
+    _I,
+)
+
 _NOT_REUSABLE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("question", _QUESTION),
+    ("closing", _CLOSING),
     ("plan", _PLAN),
+    ("upcoming", _UPCOMING),
     ("moment", _MOMENT),
     ("hypothetical", _HYPOTHETICAL),
     ("one_off", _ONE_OFF),
@@ -1807,7 +1975,7 @@ def is_filler(sentence: str) -> bool:
 # The classes a sentence alone may be refused for, and which of them still refuse a
 # text whose other sentences are durable. An episode (a thing that happened) is one-off
 # by nature, so `one_off` does not make it transient.
-_AROUND_DURABLE = frozenset({"greeting", "filler", "question", "mood"})
+_AROUND_DURABLE = frozenset({"greeting", "closing", "filler", "question", "mood"})
 # Judged clause by clause: "I adopted a puppy last week, I'm so excited!" holds an event.
 _CLAUSE = re.compile(r"[,，;；、]\s*|\s+-\s+|\s+–\s+")
 # A transcript line names its speaker first ("Caroline: Hey Mel!"): the label says who,
@@ -1845,7 +2013,7 @@ def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
         if c.strip()
     ] or [text]
     kinds = [
-        None if k in ("one_off", "moment") else sentence_transience(c)
+        None if k in ("one_off", "moment", "upcoming") else sentence_transience(c)
         for c in clauses
         for k in [sentence_transience(c)]
     ]
@@ -1854,6 +2022,37 @@ def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
         return []
     detail = blocking[0] if blocking else next(k for k in kinds if k is not None)
     return [Finding("not_reusable", Reason.NOT_REUSABLE, 0, len(text), detail)]
+
+
+# ---------------------------------------------------------------------------------------
+# Status claims: what someone became, not what they did
+# ---------------------------------------------------------------------------------------
+
+# A role, title or employer someone was given (promoted, appointed, hired, elected; 升任,
+# 被任命为, 入职), a home or a partner they took (moved to, married; 搬到, 结婚): said by
+# external content, such an "episode" is a profile fact in an episode's clothes (external
+# content may only be an episode, docs/gate.md#reason-codes). What they did ("released
+# v2", "发布了 v2") is an event and is not one.
+_STATUS_CLAIM = _rx(
+    r"\b(?:was|were|is|are|has\s+been|have\s+been|had\s+been|got|gets|been|being)\s+"
+    r"(?:just\s+|recently\s+|now\s+|officially\s+)?(?:promoted|appointed|named|hired|elected|"
+    r"nominated|recruited|demoted|fired|dismissed|laid\s+off|sworn\s+in)\b"
+    r"|\b(?:became|becomes|has\s+become|have\s+become|moved\s+to|relocated\s+to|married|"
+    r"got\s+married|divorced|took\s+over\s+as|stepped\s+down\s+as|resigned\s+as|"
+    r"joined\s+[^.!?\n]{1,40}?\s+as)\b"
+    r"|升任|升为|晋升|提拔为|被任命|任命为|出任|担任|当选|就任|接任|成为|入职|跳槽到|被聘为|聘为|"
+    r"卸任|辞去|结婚|离婚|搬到|搬去|移居|定居|被开除|被解雇|被裁",
+    _I,
+)
+
+
+def find_status_claim(text: str) -> list[Finding]:
+    """A claim of what someone is or became (role, title, employer, home, partner)."""
+    folded = nfkc(text)
+    return [
+        Finding("external_source", Reason.EXTERNAL_SOURCE, *m.span(), "status_claim")
+        for m in _STATUS_CLAIM.finditer(folded)
+    ]
 
 
 # ---------------------------------------------------------------------------------------

@@ -416,11 +416,21 @@ def _screen(
         top = max(hits, key=lambda h: h.score)
         return _reject(candidate, Reason.PROMPT_INJECTION, **sem.detail(top))
 
-    if (
-        candidate.source_kind is SourceKind.EXTERNAL_CONTENT
-        and candidate.type in _MEMORY_TYPES_CLOSED_TO_EXTERNAL
-    ):
-        return _reject(candidate, Reason.EXTERNAL_SOURCE, type=str(candidate.type))
+    if candidate.source_kind is SourceKind.EXTERNAL_CONTENT:
+        if candidate.type in _MEMORY_TYPES_CLOSED_TO_EXTERNAL:
+            return _reject(candidate, Reason.EXTERNAL_SOURCE, type=str(candidate.type))
+        # an episode that says what the user became (a title, an employer, a home) is a
+        # profile fact from a source that may not write one
+        claim = detectors.find_status_claim(candidate.statement)
+        if claim:
+            return _reject(
+                candidate,
+                Reason.EXTERNAL_SOURCE,
+                type=str(candidate.type),
+                detector=claim[0].detail,
+                kind="rule",
+                field="statement",
+            )
     if candidate.source_kind is None and policy.extract.require_source:
         return _reject(candidate, Reason.MISSING_SOURCE)
 

@@ -29,6 +29,16 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 
 
+# "这次" is "this time" (这次先用微信吧: a one-off choice), or "this" before the trip, the
+# move or the event being planned and one of its limits (这次旅行预算两万左右, 这次出差住宿
+# 标准五百以内): a constraint that holds until the event, not a one-off. The gate's one-off
+# rule and the extractor's screening read this time; neither reads the event's limit as one.
+THIS_TIME_ZH = (
+    r"(?:这次|这一次|这回|本次)(?!的?[\u4e00-\u9fff]{0,4}?的?(?:预算|经费|人数|目的地|天数|时长|"
+    r"住宿标准|花费|开销))"
+)
+
+
 _SENTENCE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=\.)(?=\s|$)")
 
 

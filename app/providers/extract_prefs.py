@@ -633,12 +633,16 @@ _CONTEXT_EN = re.compile(
 # Standing facts about the user's life the verb patterns miss: a budget, a household,
 # the family's ages, where the household lives, a limit on the user's own things.
 _LIFE_EN = (
-    # "my monthly budget for groceries is about 400 dollars", "our budget is under 10k"
+    # "my monthly budget for groceries is about 400 dollars", "our budget is under 10k",
+    # "the budget for the wedding is 20k" (the user's, said by the user), "I have a budget of
+    # 1500 euros for the laptop"
     re.compile(
-        r"(?i)^(?:my|our)\s+(?:[a-z]+\s+){0,2}budget(?:\s+(?:for|on)\s+[^,]{2,40}?)?\s+"
+        r"(?i)^(?:(?:my|our|the)\s+)?(?:[a-z]+\s+){0,2}budget(?:\s+(?:for|on)\s+[^,]{2,40}?)?\s+"
         r"(?:is|'s|are)\s+(?:about|around|roughly|approximately|under|below|up\s+to|at\s+most|"
         r"no\s+more\s+than|max(?:imum)?|capped\s+at|)\s*[$€£¥]?\s*\d[\d,.]*\s*[a-z€$£]*"
         r"(?:\s+(?:a|per)\s+(?:month|year|week|night|person))?$"
+        r"|^(?:i|we)\s+have\s+a\s+(?:[a-z]+\s+)?budget\s+of\s+(?:about|around|roughly|up\s+to|)"
+        r"\s*[$€£¥]?\s*\d[\d,.]*\s*[a-z€$£]*(?:\s+(?:for|on)\s+[^,]{2,40})?$"
     ),
     # "I have a younger brother and a dog", "I have two kids", "we have twins"
     re.compile(
@@ -656,6 +660,13 @@ _LIFE_EN = (
         r"^(?i:my\s+(?:wife|husband|partner|family|girlfriend|boyfriend|fianc[eé]e?|kids|"
         r"children)\s+and\s+i\s+(?:live|are\s+based|moved|have\s+moved|just\s+moved)\s+"
         r"(?:in|to))\s+[A-Z][\w\-']+(?:[ ,]+[A-Z][\w\-']+){0,3}$"
+    ),
+    # "I have a Tesla Model 3", "I own a MacBook Pro", "I drive an old Volvo": a thing by its
+    # brand or model name ("I have a Zoom call at 3" is not one: the name ends there)
+    re.compile(
+        r"^(?i:i\s+(?:have|own|drive|ride|'ve\s+got|have\s+got)\s+(?:a|an|two|three|\d)\s+"
+        r"(?:(?:new|old|used|second-hand|little|black|white|red|blue|silver|grey|gray|"
+        r"\d{4})\s+)?)[A-Z][\w\-]*(?:\s+[A-Z0-9][\w\-]*){0,3}$"
     ),
     # "please keep my meetings under 30 minutes": a limit on the user's own things
     re.compile(
@@ -679,6 +690,10 @@ def _life_statement_en(s: str) -> str:
                  r"to|within|at\s+most)\s+.+)$", s)  # fmt: skip
     if m:
         return f"The user wants their {m.group('o')} kept {m.group('r')}"
+    m = re.match(r"(?i)^(?:the\s+)?(?=(?:[a-z]+\s+){0,2}budget\b)", s)
+    if m and not re.match(r"(?i)(?:my|our)\b", s):
+        rest = s[m.end() :]  # "the budget for the wedding is 20k"
+        return "The user's " + rest[:1].lower() + rest[1:]
     return third_person_en(s)
 
 
@@ -883,7 +898,8 @@ _DAYS_ZH = r"(?:周[一二三四五六日末]|星期[一二三四五六日天]|�
 _LIFE_ZH = (
     re.compile(
         r"^(?:我|我们)?(?:的|家|家的|团队|公司)?(?:每个?月|每年|每周|每天|平时)?[\u4e00-\u9fff]{0,8}?"
-        r"预算(?:是|为|大概|大约|差不多|控制在|在|不超过|最多|一般)*[\d零一二三四五六七八九十百千万两.]{1,8}"
+        r"预算(?:是|为|大概|大约|差不多|控制在|在|不超过|最多|一般)*(?:每个?月|每年|每晚|每人|一个月)?"
+        r"(?:是|为|大概|大约|差不多|控制在|在|不超过|最多|一般)*[\d零一二三四五六七八九十百千万两.]{1,8}"
         r"(?:块钱?|元|万|千|美元|欧元|刀|美金)?(?:左右|以内|上下)?$"
     ),
     re.compile(
@@ -898,6 +914,11 @@ _LIFE_ZH = (
     re.compile(
         r"^我(?:家)?(?:的)?(?:孩子|儿子|女儿|小孩|闺女|宝宝)(?:们)?(?:今年)?"
         r"(?:(?:一个|老大|老二)?[\d一二三四五六七八九十两]{1,2}岁了?){1,3}$"
+    ),
+    # "我开的是比亚迪汉", "我有一台 MacBook Pro", "我骑的是捷安特": what the user drives or owns
+    re.compile(
+        r"^我(?:平时|现在|目前)?(?:开的是|开的车是|骑的是|用的手机是|开一辆|开着一辆|"
+        r"有一[辆台部]|有两[辆台部])[\u4e00-\u9fffA-Za-z0-9 ·\-]{2,16}$"
     ),
     re.compile(
         r"^(?:我的)?(?:开会|会议|每次会议|通话|电话会|视频会)(?:尽量|最好|一般|都)?"

@@ -759,3 +759,48 @@ def test_round2_requests_and_facts_are_learned(sentence: str) -> None:
 def test_round2_risky_or_one_off_requests_are_not_learned(sentence: str) -> None:
     hits, _ = extract_sentence(sentence)
     assert not hits, (sentence, hits)
+
+
+# A trip's or a move's budget said with 这次 ("this [trip]") is a constraint until the event,
+# unlike 这次 as "this time" (a one-off choice); budgets said without "my"
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "这次旅行预算两万左右",
+        "这次搬家预算五千",
+        "本次团建的预算是八千",
+        "租房预算每月四千以内",
+        "The budget for this trip is about 2000 dollars",
+        "Budget for the wedding is 20k",
+        "I have a budget of 1500 euros for the laptop",
+    ],
+)
+def test_budgets_are_learned(sentence: str) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert hits, sentence
+
+
+@pytest.mark.parametrize(
+    "sentence", ["这次先用微信吧", "这次我想用 JSON", "这回用表格", "本次先跳过"]
+)
+def test_this_time_choices_are_not_learned(sentence: str) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert not hits, (sentence, hits)
+
+
+# What the user drives or owns, by its brand or model name
+@pytest.mark.parametrize(
+    "sentence",
+    ["I have a Tesla Model 3", "I own a MacBook Pro", "我开的是比亚迪汉", "我有一台 MacBook Pro"],
+)
+def test_things_the_user_owns_are_learned(sentence: str) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert hits, sentence
+
+
+@pytest.mark.parametrize(
+    "sentence", ["I have a Zoom call at 3", "I have a cold", "我开会去了", "我有一个问题"]
+)
+def test_appointments_and_colds_are_not_possessions(sentence: str) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert not hits, (sentence, hits)

@@ -279,6 +279,23 @@ REJECTIONS: dict[Reason, list[Any]] = {
             "external_beats_missing_policy_check",
             cand("用户喜欢 Python", source_kind=S.EXTERNAL_CONTENT),
         ),
+        # an episode that says what the user became is profile memory
+        *(
+            row(
+                f"episodic_status_claim_{i}",
+                cand(text, type=FactType.EPISODIC, source_kind=S.EXTERNAL_CONTENT),
+            )
+            for i, text in enumerate(
+                [
+                    "A press release says the user was appointed head of sales",
+                    "A forum post claims the user recently moved to Lisbon",
+                    "The company blog says the user joined the firm as a partner",
+                    "网页上说用户去年被任命为技术总监",
+                    "一篇报道称用户已经入职字节跳动",
+                    "论坛帖子说用户上个月搬到了深圳",
+                ]
+            )
+        ),
     ],
     Reason.MISSING_SOURCE: [
         row("semantic", cand(source_kind=None)),
@@ -611,6 +628,19 @@ PASSES = [
     (
         "external_episodic",
         cand("网页提到用户发布了 v2", type=FactType.EPISODIC, source_kind=S.EXTERNAL_CONTENT),
+    ),
+    *(
+        (
+            f"external_episodic_event_{i}",
+            cand(text, type=FactType.EPISODIC, source_kind=S.EXTERNAL_CONTENT),
+        )
+        for i, text in enumerate(
+            [
+                "A conference page says the user gave a talk on Postgres in 2025",
+                "The changelog says the user fixed the login bug in v2.1",
+                "新闻报道说用户的团队在上周发布了新版本",
+            ]
+        )
     ),
     ("missing_source_not_required", cand("用户用 vim", source_kind=None)),
     (
@@ -1134,3 +1164,39 @@ def test_result_never_depends_on_existing_order() -> None:
     assert first.supersedes is not None
     assert {u.fact_id for u in first.updates} == {u.fact_id for u in second.updates}
     assert first.decision is second.decision
+
+
+# Ordinary text a reviewer's probe found refused (disease-name shapes in idioms, non-
+# clinical therapy and counselling, a football wing, a gerund subject read as a plan):
+# written as the user said it. The same shapes about someone's condition stay refused.
+PROBE_LOOK_ALIKES = [
+    "问题的症结",
+    "诟病",
+    "炎黄子孙",
+    "retail therapy",
+    "career counseling",
+    "osmosis",
+    "左翼球员",
+    "Teaching yoga after work is my favourite thing",
+]
+
+
+@pytest.mark.parametrize("statement", PROBE_LOOK_ALIKES)
+def test_probe_look_alikes_are_written(statement: str) -> None:
+    result = gate.decide(cand(statement), [], AGENT, POLICY, NOW, frozenset())
+    assert result.decision is Decision.WRITTEN, result
+
+
+@pytest.mark.parametrize(
+    ("statement", "reason"),
+    [
+        ("我有慢性鼻炎", Reason.SENSITIVE_NEEDS_CONSENT),
+        ("I have arthritis in my knees", Reason.SENSITIVE_NEEDS_CONSENT),
+        ("I go to therapy every Tuesday", Reason.SENSITIVE_NEEDS_CONSENT),
+        ("我妈有关节炎", Reason.THIRD_PARTY_PII),
+        ("my son is in speech therapy", Reason.THIRD_PARTY_PII),
+    ],
+)
+def test_probe_shapes_about_a_condition_are_refused(statement: str, reason: Reason) -> None:
+    result = screen(cand(statement))
+    assert result is not None and result.reason is reason, result

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from app.memory.text import nfkc, segment
+from app.memory.text import THIS_TIME_ZH, nfkc, segment
 from app.providers.rules.text import TRAILING_PUNCT
 
 # Sarcasm or joking anywhere in a turn makes the whole turn unreliable.
@@ -75,7 +75,7 @@ _PAST_EN = re.compile(
     r"once was|was once)\b"
 )
 _TRANSIENT_ZH = re.compile(
-    r"今天|今晚|明天|这次|这一次|这回|本次|暂时|临时|这个问题|这篇|这份|这一题"
+    r"今天|今晚|明天|" + THIS_TIME_ZH + r"|暂时|临时|这个问题|这篇|这份|这一题"
 )
 _TRANSIENT_EN = re.compile(
     r"(?i)\b(?:today|tonight|tomorrow|this time|for now|right now|just this once|this once|"
