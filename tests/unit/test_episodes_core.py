@@ -381,3 +381,26 @@ def test_the_subject_lift_never_admits_a_fact_below_the_cut() -> None:
     assert score_facts([weak], NOW, POLICY, k=1, min_score=own + 0.01, query=q) == []
     lifted = score_facts([weak], NOW, POLICY, k=1, min_score=own, query=q)
     assert lifted[0].score > own
+
+
+def test_the_subject_of_a_fact_written_from_a_line_is_its_speaker() -> None:
+    """An observation says "Caroline …" in the third person; the line it was written
+    from (its evidence) names her as the speaker (scoring.subject)."""
+    obs = replace(
+        row(1, "Caroline attended a pride parade.", bm25=3.0),
+        type=FactType.SEMANTIC,
+        evidence_head="Caroline: I went to a pride parade last week!",
+    )
+    other = replace(
+        row(2, "Melanie thinks Caroline's parade was brave.", bm25=4.0),
+        type=FactType.SEMANTIC,
+        evidence_head="Melanie: Caroline, that parade was so brave",
+    )
+    assert scoring.subject(obs) == "caroline" and scoring.subject(other) == "melanie"
+    assert scoring.subject(row(3, "Caroline: hi")) == "caroline"
+    assert scoring.subject(row(4, "Caroline attended a parade.")) is None
+    q = "What events has Caroline attended?"
+    plain = score_facts([obs, other], NOW, POLICY, k=2, min_score=0.0, keyword_ideal=10.0)
+    assert plain[0].id == other.id
+    lifted = score_facts([obs, other], NOW, POLICY, k=2, min_score=0.0, keyword_ideal=10.0, query=q)
+    assert lifted[0].id == obs.id
