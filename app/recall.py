@@ -173,6 +173,7 @@ async def recall(
         window=when[0] if when else None,
         diverse_top=True,
         asks_when=timeref.asks_when(req.query),
+        query=req.query,
     )
     hint = found.last_session_hint if current != "new" else None
     budget = req.budget_tokens or policy.recall.budget_tokens

@@ -228,6 +228,7 @@ def rank(cases: Sequence[Case], limit: int | None = None) -> dict[tuple[str, str
             window=c.window,
             diverse_top=True,
             asks_when=timeref.asks_when(c.question.text),
+            query=c.question.text,
         )
         packed = pack(scored, BUDGET, "en", "continue", None, c.now)
         ranked = [sorted(c.turns_of.get(str(f.id), ())) for f in packed.facts]

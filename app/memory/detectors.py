@@ -30,7 +30,7 @@ from stdnum.us import ssn
 
 from app.memory import structural, unmask
 from app.memory.model import Reason
-from app.memory.text import THIS_TIME_ZH, nfkc, split_sentences
+from app.memory.text import SPEAKER_LABEL, THIS_TIME_ZH, nfkc, split_sentences
 
 
 @dataclass(frozen=True)
@@ -1978,9 +1978,8 @@ def is_filler(sentence: str) -> bool:
 _AROUND_DURABLE = frozenset({"greeting", "closing", "filler", "question", "mood"})
 # Judged clause by clause: "I adopted a puppy last week, I'm so excited!" holds an event.
 _CLAUSE = re.compile(r"[,，;；、]\s*|\s+-\s+|\s+–\s+")
-# A transcript line names its speaker first ("Caroline: Hey Mel!"): the label says who,
+# A transcript line names its speaker first (text.SPEAKER_LABEL): the label says who,
 # not what, and is left out of the judgement.
-_SPEAKER = re.compile(r"^\s*[^\W\d_][\w .'-]{0,39}[:：]\s+")
 
 
 def sentence_transience(sentence: str) -> str | None:
@@ -2008,7 +2007,7 @@ def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
         return find_not_reusable(text)
     clauses = [
         c
-        for s in split_sentences(_SPEAKER.sub("", text, count=1))
+        for s in split_sentences(SPEAKER_LABEL.sub("", text, count=1))
         for c in _CLAUSE.split(s)
         if c.strip()
     ] or [text]

@@ -39,6 +39,26 @@ THIS_TIME_ZH = (
 )
 
 
+# A transcript line names its speaker first ("Caroline: Hey Mel!", "林晓: 我报了游泳班"):
+# the label says who is talking, the subject of what the line says.
+SPEAKER_LABEL = re.compile(r"^\s*([^\W\d_][\w .'-]{0,39})[:：]\s+")
+
+
+def speaker(text: str) -> str | None:
+    """The speaker a transcript line names first, casefolded, or None."""
+    m = SPEAKER_LABEL.match(text)
+    return m.group(1).strip().casefold() if m else None
+
+
+def names(query: str, name: str) -> bool:
+    """`query` names `name` (casefolded): as a whole word, or anywhere for a Chinese name
+    (Chinese has no spaces between words)."""
+    folded = nfkc(query).casefold()
+    if _CJK.search(name):
+        return name in folded
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", folded) is not None
+
+
 _SENTENCE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=\.)(?=\s|$)")
 
 

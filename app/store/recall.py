@@ -70,6 +70,9 @@ def channel_limits(k: int) -> tuple[int, int]:
 # neither the 2 KB vector nor the tsvector of each fact (-20 % on a 200-fact pool,
 # measured at 1M facts); the channels then only sort the pool.
 #
+# evidence_head: the first 48 characters of the fact's evidence, enough for the speaker
+# label of the line it was written from (the scorer's SUBJECT_EVIDENCE), not the text.
+#
 # The outer query starts from a one-row anchor LEFT JOIN user_state, so the user's state
 # comes back even when the pool has no candidate (then a single row with id NULL).
 RECALL_SQL = """
@@ -82,7 +85,7 @@ WITH tsq AS MATERIALIZED (
 pool AS MATERIALIZED (
     SELECT f.id, f.statement, f.predicate, f.value, f.type, f.scope, f.source_kind,
            f.confidence, f.valid_from, f.occurred_at, f.last_observed_at, f.created_at,
-           f.contested,
+           f.contested, left(f.source_evidence, 48) AS evidence_head,
            CASE WHEN $9::vector IS NOT NULL AND f.embedding_model = $10
                 THEN 1 - (f.embedding <=> $9::vector) END AS cosine,
            CASE WHEN tsq.q IS NOT NULL AND f.tsv @@ tsq.q
@@ -147,12 +150,13 @@ state AS (
 SELECT st.last_interaction_at, st.last_session_hint, st.pool_size, st.bm25_ideal,
        f.id, f.statement, f.predicate, f.value, f.type, f.scope, f.source_kind, f.confidence,
        f.valid_from, f.occurred_at, f.last_observed_at, f.created_at, f.contested,
-       f.structured, f.cosine, f.bm25, f.recency_rank
+       f.evidence_head, f.structured, f.cosine, f.bm25, f.recency_rank
 FROM state st
 LEFT JOIN (
     SELECT p.id, p.statement, p.predicate, p.value, p.type, p.scope, p.source_kind,
            p.confidence, p.valid_from, p.occurred_at, p.last_observed_at, p.created_at,
-           p.contested, s.id IS NOT NULL AS structured, d.cosine, k.bm25, r.rn AS recency_rank
+           p.contested, p.evidence_head, s.id IS NOT NULL AS structured, d.cosine, k.bm25,
+           r.rn AS recency_rank
     FROM candidates c
     JOIN pool p ON p.id = c.id
     LEFT JOIN structured s ON s.id = c.id
@@ -173,7 +177,8 @@ _RECALL_COLUMNS = """
     id uuid, statement text, predicate text, value jsonb, type text, scope text,
     source_kind text, confidence real, valid_from timestamptz, occurred_at timestamptz,
     last_observed_at timestamptz, created_at timestamptz, contested boolean,
-    structured boolean, cosine double precision, bm25 double precision, recency_rank bigint"""
+    evidence_head text, structured boolean, cosine double precision, bm25 double precision,
+    recency_rank bigint"""
 RECALL_ARGS = (
     "uuid, text, text[], timestamptz, text[], text[], text[], text[], vector, text, int, int, "
     "timestamptz, timestamptz"
@@ -305,6 +310,7 @@ def _row(r: asyncpg.Record) -> RecallRow:
         last_observed_at=r["last_observed_at"],
         created_at=r["created_at"],
         contested=r["contested"],
+        evidence_head=r["evidence_head"],
         structured=bool(r["structured"]),
         cosine=float(r["cosine"]) if r["cosine"] is not None else None,
         bm25=float(r["bm25"]) if r["bm25"] is not None else None,

@@ -5,6 +5,7 @@ the block saying when an episode happened."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -314,3 +315,92 @@ def test_a_when_question_lifts_the_found_fact_that_says_when() -> None:
     assert score_facts([unfound], NOW, POLICY, min_score=0.0, asks_when=True) == []
     by_id = {f.id: f for f in lifted}
     assert by_id[rows[2].id].score < 0.25 + scoring.WHEN_EVIDENCE  # weak match stays weak
+
+
+@pytest.mark.parametrize(
+    ("line", "who"),
+    [
+        ("Caroline: I went to a support group yesterday.", "caroline"),
+        ("林晓: 我上周终于报了个游泳班！", "林晓"),
+        ("Dr. Smith: take one a day", "dr. smith"),
+        ("I went to a support group yesterday.", None),
+        ("https://example.com: a link", None),
+    ],
+)
+def test_speaker_of_a_transcript_line(line: str, who: str | None) -> None:
+    from app.memory.text import speaker
+
+    assert speaker(line) == who
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "named"),
+    [
+        ("What did Caroline paint?", "caroline", True),
+        ("What is Caroline's identity?", "caroline", True),
+        ("What did Carolines do?", "caroline", False),  # a word, not a prefix
+        ("林晓为什么想换工作？", "林晓", True),
+        ("陈默的科目一考了多少分？", "林晓", False),
+    ],
+)
+def test_names(query: str, name: str, named: bool) -> None:
+    from app.memory.text import names
+
+    assert names(query, name) is named
+
+
+def test_a_question_about_someone_lifts_what_they_said() -> None:
+    """ "What does Melanie…" is answered by Melanie's lines; the lines spoken to her hold
+    her name as often (scoring.SUBJECT_EVIDENCE)."""
+    rows = [
+        row(1, "Caroline: Wow Melanie, camping with kids sounds fun!", bm25=4.0),
+        row(2, "Melanie: We went camping at the beach last month.", bm25=3.0),
+    ]
+    q = "Where has Melanie camped?"
+    # a long question: its best match holds part of it (keyword evidence below the cap)
+    plain = score_facts(rows, NOW, POLICY, k=2, min_score=0.0, keyword_ideal=10.0)
+    assert plain[0].id == rows[0].id
+    lifted = score_facts(rows, NOW, POLICY, k=2, min_score=0.0, keyword_ideal=10.0, query=q)
+    assert [f.id for f in lifted] == [rows[1].id, rows[0].id]
+    # the other speaker's line scores as without the question
+    assert lifted[1].score == plain[0].score
+    # a question naming nobody, or a fact that is no transcript line: no lift
+    nobody = score_facts(rows, NOW, POLICY, k=2, min_score=0.0, keyword_ideal=10.0, query="Where?")
+    assert [f.score for f in nobody] == [f.score for f in plain]
+    own = [replace(rows[1], statement="We went camping at the beach last month.")]
+    alone = score_facts(own, NOW, POLICY, k=1, min_score=0.0, keyword_ideal=10.0)
+    assert score_facts(own, NOW, POLICY, k=1, min_score=0.0, keyword_ideal=10.0, query=q) == alone
+
+
+def test_the_subject_lift_never_admits_a_fact_below_the_cut() -> None:
+    """The gain orders what passed `min_score`; a weak line of the person asked about
+    stays out."""
+    weak = row(1, "Melanie: Nice weather today.", cosine=0.25)
+    own = score_facts([weak], NOW, POLICY, k=1, min_score=0.0)[0].score
+    q = "What does Melanie like?"
+    assert score_facts([weak], NOW, POLICY, k=1, min_score=own + 0.01, query=q) == []
+    lifted = score_facts([weak], NOW, POLICY, k=1, min_score=own, query=q)
+    assert lifted[0].score > own
+
+
+def test_the_subject_of_a_fact_written_from_a_line_is_its_speaker() -> None:
+    """An observation says "Caroline …" in the third person; the line it was written
+    from (its evidence) names her as the speaker (scoring.subject)."""
+    obs = replace(
+        row(1, "Caroline attended a pride parade.", bm25=3.0),
+        type=FactType.SEMANTIC,
+        evidence_head="Caroline: I went to a pride parade last week!",
+    )
+    other = replace(
+        row(2, "Melanie thinks Caroline's parade was brave.", bm25=4.0),
+        type=FactType.SEMANTIC,
+        evidence_head="Melanie: Caroline, that parade was so brave",
+    )
+    assert scoring.subject(obs) == "caroline" and scoring.subject(other) == "melanie"
+    assert scoring.subject(row(3, "Caroline: hi")) == "caroline"
+    assert scoring.subject(row(4, "Caroline attended a parade.")) is None
+    q = "What events has Caroline attended?"
+    plain = score_facts([obs, other], NOW, POLICY, k=2, min_score=0.0, keyword_ideal=10.0)
+    assert plain[0].id == other.id
+    lifted = score_facts([obs, other], NOW, POLICY, k=2, min_score=0.0, keyword_ideal=10.0, query=q)
+    assert lifted[0].id == obs.id
