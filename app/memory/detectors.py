@@ -2001,20 +2001,31 @@ def find_transient(text: str, *, episode: bool = False) -> list[Finding]:
 # Status claims: what someone became, not what they did
 # ---------------------------------------------------------------------------------------
 
-# A role, title or employer someone was given (promoted, appointed, hired, elected; 升任,
-# 被任命为, 入职), a home or a partner they took (moved to, married; 搬到, 结婚): said by
+# A role, title or employer the user was given (promoted, appointed, hired, elected; 升任,
+# 被任命为, 入职), a home or a partner the user took (moved to, married; 搬到, 结婚): said by
 # external content, such an "episode" is a profile fact in an episode's clothes (external
-# content may only be an episode, docs/gate.md#reason-codes). What they did ("released
-# v2", "发布了 v2") is an event and is not one.
-_STATUS_CLAIM = _rx(
-    r"\b(?:was|were|is|are|has\s+been|have\s+been|had\s+been|got|gets|been|being)\s+"
+# content may only be an episode, docs/gate.md#reason-codes). Only with the user as the
+# subject ("the meeting was moved to Thursday", "张三担任主持人" are events of others);
+# what the user did ("released v2", "发布了 v2") is an event and is not one.
+_STATUS_VERB_EN = (
+    r"(?:(?:was|were|is|are|has\s+been|have\s+been|had\s+been|got|gets|been|being)\s+"
     r"(?:just\s+|recently\s+|now\s+|officially\s+)?(?:promoted|appointed|named|hired|elected|"
-    r"nominated|recruited|demoted|fired|dismissed|laid\s+off|sworn\s+in)\b"
-    r"|\b(?:became|becomes|has\s+become|have\s+become|moved\s+to|relocated\s+to|married|"
+    r"nominated|recruited|demoted|fired|dismissed|laid\s+off|sworn\s+in)"
+    r"|became|becomes|has\s+become|have\s+become|moved\s+to|relocated\s+to|married|"
     r"got\s+married|divorced|took\s+over\s+as|stepped\s+down\s+as|resigned\s+as|"
-    r"joined\s+[^.!?\n]{1,40}?\s+as)\b"
-    r"|升任|升为|晋升|提拔为|被任命|任命为|出任|担任|当选|就任|接任|成为|入职|跳槽到|被聘为|聘为|"
-    r"卸任|辞去|结婚|离婚|搬到|搬去|移居|定居|被开除|被解雇|被裁",
+    r"joined\s+[^.!?\n]{1,40}?\s+as|is\s+now\s+(?:the\s+|a\s+|an\s+)?[a-z]+|now\s+works\s+(?:at|for)|"
+    r"started\s+(?:a\s+)?(?:new\s+)?(?:job|role|position)\s+(?:at|with|as))\b"
+)
+_STATUS_VERB_ZH = (
+    r"升任|升为|晋升|提拔为|被任命|任命为|出任|担任|当选|就任|接任|成为|入职|跳槽到|被聘为|聘为|"
+    r"卸任|辞去|结婚|离婚|搬到|搬去|移居|定居|被开除|被解雇|被裁"
+)
+_STATUS_CLAIM = _rx(
+    r"\b(?:the\s+)?users?\b(?!'s)[^.!?\n]{0,30}?\b"
+    + _STATUS_VERB_EN
+    + r"|用户(?!的)[^。！？!?\n，,]{0,12}?(?:"
+    + _STATUS_VERB_ZH
+    + r")",
     _I,
 )
 

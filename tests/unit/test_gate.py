@@ -293,6 +293,9 @@ REJECTIONS: dict[Reason, list[Any]] = {
                     "网页上说用户去年被任命为技术总监",
                     "一篇报道称用户已经入职字节跳动",
                     "论坛帖子说用户上个月搬到了深圳",
+                    "The user is now VP of Engineering",
+                    "A profile page says the user now works at Google",
+                    "The user started a new job at Stripe",
                 ]
             )
         ),
@@ -639,6 +642,13 @@ PASSES = [
                 "A conference page says the user gave a talk on Postgres in 2025",
                 "The changelog says the user fixed the login bug in v2.1",
                 "新闻报道说用户的团队在上周发布了新版本",
+                # others' status, or things that moved: events, not the user's profile
+                "The meeting was moved to Thursday",
+                "The project became open source",
+                "The team joined the call as observers",
+                "The user's team moved to a new office",
+                "会议改期，搬到了下周",
+                "张三担任了本次会议的主持人",
             ]
         )
     ),
