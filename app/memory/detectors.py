@@ -1869,6 +1869,19 @@ _CLOSING = _rx(
     _I,
 )
 
+# A habit is not a plan: "I'm volunteering at the shelter on Saturday mornings", "Must reply
+# to emails before noon every day", "我周末一般打算宅在家".
+_HABIT = _rx(
+    r"\b(?:every|each|daily|weekly|nightly|usually|always|often|generally|normally|typically|"
+    r"regularly|most\s+(?:days|mornings|evenings|nights|weekends))\b|"
+    r"\b(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|mornings|afternoons|"
+    r"evenings|nights|weekdays|weekends)\b|(?:monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)\s+(?:night|morning|evening|afternoon)\s+(?:classes|class|shifts?|lessons?)\b|"
+    r"每|一般|通常|平时|平常|总是|经常|往往|常常|向来|一向",
+    _I,
+)
+_NOT_HABITS = frozenset({"plan", "upcoming"})
+
 _NOT_REUSABLE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("question", _QUESTION),
     ("closing", _CLOSING),
@@ -1893,8 +1906,11 @@ def find_not_reusable(text: str) -> list[Finding]:
     found: list[Finding] = []
     for detail, pattern in _NOT_REUSABLE:
         m = pattern.search(folded)
-        if m and not (detail == "moment" and _PURSUIT.search(folded)):
-            found.append(Finding("not_reusable", Reason.NOT_REUSABLE, *m.span(), detail))
+        if not m or (detail == "moment" and _PURSUIT.search(folded)):
+            continue
+        if detail in _NOT_HABITS and _HABIT.search(folded):
+            continue
+        found.append(Finding("not_reusable", Reason.NOT_REUSABLE, *m.span(), detail))
     return found
 
 

@@ -1226,3 +1226,34 @@ def test_probe_look_alikes_are_written(statement: str) -> None:
 def test_probe_shapes_about_a_condition_are_refused(statement: str, reason: Reason) -> None:
     result = screen(cand(statement))
     assert result is not None and result.reason is reason, result
+
+
+# Habits said with a day or a time are standing facts, not the next days' plans (a
+# review found these refused once plans for tomorrow / on Friday became transient).
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "I'm volunteering at the shelter on Saturday mornings",
+        "I'm teaching Friday night classes at the community college",
+        "我周末一般打算宅在家",
+        "Must reply to emails before noon every day",
+        "I have to finish reports by lunch each day",
+    ],
+)
+def test_habits_with_a_day_or_time_are_written(statement: str) -> None:
+    assert screen(cand(statement)) is None
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "I'm meeting Sam tomorrow morning",
+        "I'm going to the dentist on Friday",
+        "Need to call the plumber before noon",
+        "明天打算去爬山",
+        "周五晚上打算看电影",
+    ],
+)
+def test_the_next_days_plans_stay_transient(statement: str) -> None:
+    result = screen(cand(statement))
+    assert result is not None and result.reason is Reason.NOT_REUSABLE, result
