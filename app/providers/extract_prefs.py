@@ -632,12 +632,23 @@ _CONTEXT_EN = re.compile(
 )
 # Standing facts about the user's life the verb patterns miss: a budget, a household,
 # the family's ages, where the household lives, a limit on the user's own things.
+# Whose budget: another person's ("her budget", "my mom's budget") is not the user's.
+_NOT_THE_USERS = (
+    r"(?:his|her|hers|their|its|your|[a-z]+'s|mom|mum|dad|mother|father|wife|husband|"
+    r"partner|sister|brother|son|daughter|friend|boss|colleague|client|parents?)"
+)
+# Capitalised things the user has that are not possessions: "I have a Doctor Appointment".
+_NOT_A_THING = (
+    r"(?:appointment|meeting|call|test|exam|interview|class|lesson|deadline|presentation|"
+    r"question|problem|issue|date|cold|flu|fever|headache|cough|surgery|checkup|check-up)"
+)
 _LIFE_EN = (
     # "my monthly budget for groceries is about 400 dollars", "our budget is under 10k",
     # "the budget for the wedding is 20k" (the user's, said by the user), "I have a budget of
     # 1500 euros for the laptop"
     re.compile(
-        r"(?i)^(?:(?:my|our|the)\s+)?(?:[a-z]+\s+){0,2}budget(?:\s+(?:for|on)\s+[^,]{2,40}?)?\s+"
+        r"(?i)^(?:(?:my|our|the)\s+)?(?:(?!" + _NOT_THE_USERS + r"\b)[a-z]+\s+){0,2}budget"
+        r"(?:\s+(?:for|on)\s+[^,]{2,40}?)?\s+"
         r"(?:is|'s|are)\s+(?:about|around|roughly|approximately|under|below|up\s+to|at\s+most|"
         r"no\s+more\s+than|max(?:imum)?|capped\s+at|)\s*[$€£¥]?\s*\d[\d,.]*\s*[a-z€$£]*"
         r"(?:\s+(?:a|per)\s+(?:month|year|week|night|person))?$"
@@ -666,7 +677,8 @@ _LIFE_EN = (
     re.compile(
         r"^(?i:i\s+(?:have|own|drive|ride|'ve\s+got|have\s+got)\s+(?:a|an|two|three|\d)\s+"
         r"(?:(?:new|old|used|second-hand|little|black|white|red|blue|silver|grey|gray|"
-        r"\d{4})\s+)?)[A-Z][\w\-]*(?:\s+[A-Z0-9][\w\-]*){0,3}$"
+        r"\d{4})\s+)?)(?!(?i:[\w\- ]*\b" + _NOT_A_THING + r"s?\b))"
+        r"[A-Z][\w\-]*(?:\s+[A-Z0-9][\w\-]*){0,3}$"
     ),
     # "please keep my meetings under 30 minutes": a limit on the user's own things
     re.compile(

@@ -799,8 +799,27 @@ def test_things_the_user_owns_are_learned(sentence: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "sentence", ["I have a Zoom call at 3", "I have a cold", "我开会去了", "我有一个问题"]
+    "sentence",
+    [
+        "I have a Zoom call at 3",
+        "I have a cold",
+        "我开会去了",
+        "我有一个问题",
+        "I have a Doctor Appointment",
+        "I have a COVID Test",
+    ],
 )
 def test_appointments_and_colds_are_not_possessions(sentence: str) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert not hits, (sentence, hits)
+
+
+# Someone else's budget is not the user's (a review found "Her budget is 300 dollars"
+# learned as "The user's her budget …")
+@pytest.mark.parametrize(
+    "sentence",
+    ["Her budget is 300 dollars", "Their budget is under 10k", "My mom's budget is 200"],
+)
+def test_other_peoples_budgets_are_not_learned(sentence: str) -> None:
     hits, _ = extract_sentence(sentence)
     assert not hits, (sentence, hits)
