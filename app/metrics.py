@@ -13,6 +13,7 @@ process answers. Replicas on other machines are scraped one by one, as usual.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 from typing import Any
@@ -93,14 +94,17 @@ async def worker_incr(redis: Redis, name: str, amount: float = 1, **labels: str)
     _, counts = _pending.setdefault(id(redis), (redis, {}))
     key = _field(name, labels)
     counts[key] = counts.get(key, 0) + amount
-    task = _flushers.get(id(redis))
-    if task is None or task.done():
-        _flushers[id(redis)] = asyncio.get_running_loop().create_task(_flush_later(redis))
+    task, loop = _flushers.get(id(redis)), asyncio.get_running_loop()
+    if task is None or task.done() or task.get_loop() is not loop:
+        _flushers[id(redis)] = loop.create_task(_flush_later(redis))
 
 
 async def _flush_later(redis: Redis) -> None:
-    await asyncio.sleep(FLUSH_S)
-    await _flush(redis)
+    # until nothing waits: counts made while a batch was being sent go in the next one
+    while _pending.get(id(redis), (redis, {}))[1]:
+        await asyncio.sleep(FLUSH_S)
+        await _flush(redis)
+    _flushers.pop(id(redis), None)
 
 
 async def _flush(redis: Redis) -> None:
@@ -112,6 +116,12 @@ async def _flush(redis: Redis) -> None:
             for key, amount in counts.items():
                 pipe.hincrbyfloat(WORKER_METRICS_KEY, key, amount)
             await pipe.execute()
+    except asyncio.CancelledError:
+        # stopped while sending (a shutdown): the counts wait again for the last flush
+        _, waiting = _pending.setdefault(id(redis), (redis, {}))
+        for key, amount in counts.items():
+            waiting[key] = waiting.get(key, 0) + amount
+        raise
     except Exception:  # metrics are advisory: never fail a job
         pass
 
@@ -121,6 +131,8 @@ async def flush_worker_counts(redis: Redis) -> None:
     task = _flushers.pop(id(redis), None)
     if task is not None and not task.done():
         task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
     await _flush(redis)
 
 
