@@ -44,10 +44,21 @@ THIS_TIME_ZH = (
 SPEAKER_LABEL = re.compile(r"^\s*([^\W\d_][\w .'-]{0,39})[:：]\s+")
 
 
+# Labels that head a line without naming a person ("Note: …", "Q: …", "User: …").
+_NOT_SPEAKERS = frozenset(
+    "note notes re update user assistant system bot agent q a ps fyi tip todo warning "
+    "error info summary answer question reply".split()
+)
+
+
 def speaker(text: str) -> str | None:
-    """The speaker a transcript line names first, casefolded, or None."""
+    """The speaker a transcript line names first, casefolded, or None: a name of two
+    characters or more ("A: …", "我：…" name nobody a query could ask about)."""
     m = SPEAKER_LABEL.match(text)
-    return m.group(1).strip().casefold() if m else None
+    if not m:
+        return None
+    label = m.group(1).strip().casefold()
+    return None if len(label) < 2 or label in _NOT_SPEAKERS else label
 
 
 def names(query: str, name: str) -> bool:

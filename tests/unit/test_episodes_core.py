@@ -404,3 +404,22 @@ def test_the_subject_of_a_fact_written_from_a_line_is_its_speaker() -> None:
     assert plain[0].id == other.id
     lifted = score_facts([obs, other], NOW, POLICY, k=2, min_score=0.0, keyword_ideal=10.0, query=q)
     assert lifted[0].id == obs.id
+
+
+@pytest.mark.parametrize(
+    ("line", "who"),
+    [
+        ("Caroline: I went to a support group", "caroline"),
+        ("林晓: 我报了游泳班", "林晓"),
+        # a one-letter label or a heading names nobody a question could ask about
+        ("A: sure", None),
+        ("我： 好的", None),
+        ("Note: the API changed", None),
+        ("User: hello", None),
+        ("no label here", None),
+    ],
+)
+def test_labels_that_name_nobody(line: str, who: str | None) -> None:
+    from app.memory.text import speaker
+
+    assert speaker(line) == who
