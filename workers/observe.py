@@ -30,10 +30,12 @@ from app.memory.model import Candidate, KeyRights, Role, Sensitivity, SourceKind
 from app.memory.policy import Policy
 from app.providers.extractor import Extractor, Turn, assign_turn_ids, extractor_from_settings
 from app.queue import OBSERVE
+from app.store import candidates as cand_store
 from app.store import jobs as jobs_store
 from app.store.db import tenant_tx
 from app.writer import (
     Embedded,
+    StoredVector,
     WriteOutcome,
     embed_candidate,
     guard_user,
@@ -249,14 +251,22 @@ async def _write_batch(tenant_id: uuid.UUID, batch: list[Extracted]) -> set[uuid
     """Write a batch in one transaction; the ids of the jobs it finished."""
     app = batch[0].run.app
 
-    # the candidates written directly (explicit instructions, direct mode) embedded at once,
-    # before the transaction (a slow embedder holds no lock); a pooled one is embedded by
-    # the gate, which reuses a repeat's stored vector
-    async def embedded_for(c: Candidate, policy: Policy) -> Embedded | None:
-        return await embed_candidate(app, c, policy) if writes_directly(c, policy) else None
-
+    # every candidate embedded at once, before the transaction (a slow embedder holds no
+    # lock, and the encoder works while the previous batch is written): a pooled one said
+    # again in the same words reuses its pending candidate's stored vector (one lookup for
+    # the batch), as submit_extracted would
+    pooled = [c for job in batch for c in job.candidates if not writes_directly(c, job.policy)]
+    stored: dict[int, StoredVector | None] = {}
+    if pooled:
+        async with tenant_tx(app.pool, tenant_id) as conn:
+            found = await cand_store.vectors_by_key(conn, tenant_id, pooled)
+        stored = {id(c): v for c, v in zip(pooled, found, strict=True)}
     embedded = await asyncio.gather(
-        *(embedded_for(c, job.policy) for job in batch for c in job.candidates)
+        *(
+            embed_candidate(app, c, job.policy, stored.get(id(c)))
+            for job in batch
+            for c in job.candidates
+        )
     )
     async with tenant_tx(app.pool, tenant_id) as conn:
         states = await jobs_store.lock_states(conn, tenant_id, [job.run.id for job in batch])

@@ -11,6 +11,7 @@ embedding, and `paraphrases` finds the candidates a new one may repeat
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import asyncpg
@@ -184,6 +185,38 @@ async def count_turn(
     )
     assert row is not None
     return row
+
+
+async def vectors_by_key(
+    conn: asyncpg.Connection, tenant_id: uuid.UUID, cs: Sequence[Candidate]
+) -> list[tuple[list[float] | None, str | None] | None]:
+    """For each candidate, the stored vector of the pending candidate with its match key
+    (a repeat in the same words), as `embedding_of` gives it, or None when there is no
+    such candidate: one statement for many (a batch of observe jobs, before its
+    transaction)."""
+    if not cs:
+        return []
+    keys = [(c.user_id, c.scope, match_key(c)) for c in cs]
+    rows = await conn.fetch(
+        """SELECT k.i, c.embedding, c.embedding_model
+           FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY
+                AS k(user_id, scope, match_key, i)
+           JOIN candidates c ON c.tenant_id = $1 AND c.user_id = k.user_id
+                AND c.scope = k.scope AND c.match_key = k.match_key AND c.status = 'pending'""",
+        tenant_id,
+        [k[0] for k in keys],
+        [k[1] for k in keys],
+        [k[2] for k in keys],
+    )
+    out: list[tuple[list[float] | None, str | None] | None] = [None] * len(cs)
+    for r in rows:
+        vector = r["embedding"]
+        if vector is None or not r["embedding_model"]:
+            out[r["i"] - 1] = (None, None)
+            continue
+        values = vector.to_list() if hasattr(vector, "to_list") else list(vector)
+        out[r["i"] - 1] = ([float(x) for x in values], str(r["embedding_model"]))
+    return out
 
 
 async def embedding_of(
