@@ -252,9 +252,9 @@ async def _write_batch(tenant_id: uuid.UUID, batch: list[Extracted]) -> set[uuid
     app = batch[0].run.app
 
     # every candidate embedded at once, before the transaction (a slow embedder holds no
-    # lock, and the encoder works while the previous batch is written): a pooled one said
-    # again in the same words reuses its pending candidate's stored vector (one lookup for
-    # the batch), as submit_extracted would
+    # lock, and the embedder batches them instead of one call per pooled candidate inside
+    # it): a pooled one said again in the same words reuses its pending candidate's stored
+    # vector (one lookup for the batch), as submit_extracted would
     pooled = [c for job in batch for c in job.candidates if not writes_directly(c, job.policy)]
     stored: dict[int, StoredVector | None] = {}
     if pooled:

@@ -74,7 +74,7 @@ class WorkerSettings:
     keep_result = 0
     # observe jobs held at once are written in batches (workers/observe.py) of at most
     # BATCH_MAX_JOBS (32): room for three, so while one batch is written in its
-    # transaction the next ones extract and embed (with 32, every job slot waited on the
+    # transaction the next ones extract (with 32, every job slot waited on the
     # batch being written and extraction stalled; with the batch's embedding moved out of
     # its transaction, 150 → 221 turns/s on `make bench`)
     max_jobs = 96
