@@ -305,7 +305,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             _I,
         ),
         1,
-        lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")),
+        lambda m, _: _is_value(m.group("v")) and _key_like(m.group("v")),
         ("key", "code"),
     ),
     # shorter words that mean other things too ("pin the tab"): values with a digit only
@@ -625,6 +625,21 @@ def _mixed_token(value: str) -> bool:
         return True
     inner = bare[1:]
     return any(c.isupper() for c in inner) and any(c.islower() for c in bare)
+
+
+# A licence key in groups: "BBBBB-CCCCC-DDDDD-EEEEE-FFFFF", "XJ4K-9PQR-…"
+_KEY_GROUPS = re.compile(r"[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){2,}")
+
+
+def _key_like(value: str) -> bool:
+    """A labelled network, disk or licence key: token-like, in groups, or one long run of
+    letters (a wifi key can be "correcthorsebatterystaple"); "is unchanged" is a word."""
+    bare = _bare(value)
+    return (
+        _mixed_token(value)
+        or _KEY_GROUPS.fullmatch(bare) is not None
+        or (len(bare) >= 12 and bare.isalpha())
+    )
 
 
 def _aws_like(value: str) -> bool:

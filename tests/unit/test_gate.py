@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from app.memory import gate
+from app.memory.detectors import redact
 from app.memory.model import (
     Candidate,
     Decision,
@@ -1257,3 +1258,31 @@ def test_habits_with_a_day_or_time_are_written(statement: str) -> None:
 def test_the_next_days_plans_stay_transient(statement: str) -> None:
     result = screen(cand(statement))
     assert result is not None and result.reason is Reason.NOT_REUSABLE, result
+
+
+# A labelled network or licence key is a secret whatever its letters (a review found a
+# one-word wifi key and a grouped product key written); words about the key are not.
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "my wifi key is correcthorsebatterystaple",
+        "Windows product key is BBBBB-CCCCC-DDDDD-EEEEE-FFFFF",
+        "network key is mountainriverhouse",
+    ],
+)
+def test_labelled_keys_of_any_shape_are_secrets(statement: str) -> None:
+    result = screen(cand(statement))
+    assert result is not None and result.reason is Reason.SECRET_DETECTED, result
+    assert "correcthorse" not in redact(statement) and "CCCCC" not in redact(statement)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "the wifi key is unchanged",
+        "product key is printed on the box",
+        "my wifi code is on the fridge",
+    ],
+)
+def test_words_about_a_key_are_not_secrets(statement: str) -> None:
+    assert screen(cand(statement)) is None
