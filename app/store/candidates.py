@@ -210,13 +210,17 @@ async def vectors_by_key(
     )
     out: list[tuple[list[float] | None, str | None] | None] = [None] * len(cs)
     for r in rows:
-        vector = r["embedding"]
-        if vector is None or not r["embedding_model"]:
-            out[r["i"] - 1] = (None, None)
-            continue
-        values = vector.to_list() if hasattr(vector, "to_list") else list(vector)
-        out[r["i"] - 1] = ([float(x) for x in values], str(r["embedding_model"]))
+        out[r["i"] - 1] = _stored_vector(r)
     return out
+
+
+def _stored_vector(row: asyncpg.Record | None) -> tuple[list[float] | None, str | None]:
+    """A row's `embedding` and `embedding_model` as floats and a name, or (None, None)."""
+    if row is None or row["embedding"] is None or not row["embedding_model"]:
+        return None, None
+    vector = row["embedding"]
+    values = vector.to_list() if hasattr(vector, "to_list") else list(vector)
+    return [float(x) for x in values], str(row["embedding_model"])
 
 
 async def embedding_of(
@@ -228,11 +232,7 @@ async def embedding_of(
         tenant_id,
         candidate_id,
     )
-    if row is None or row["embedding"] is None or not row["embedding_model"]:
-        return None, None
-    vector = row["embedding"]
-    values = vector.to_list() if hasattr(vector, "to_list") else list(vector)
-    return [float(x) for x in values], str(row["embedding_model"])
+    return _stored_vector(row)
 
 
 async def get(
