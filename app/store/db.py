@@ -53,44 +53,25 @@ async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 10) -> asy
     return pool
 
 
-def _tenant_literal(tenant_id: uuid.UUID) -> str:
-    # SET takes no bind parameter: the value is a `uuid.UUID` rendered by Python (hex
-    # digits and dashes only), never caller text.
-    return str(uuid.UUID(str(tenant_id)))
-
-
 async def set_tenant(conn: asyncpg.Connection, tenant_id: uuid.UUID) -> None:
     """Pin the RLS tenant for the current transaction only.
 
     A `SET LOCAL` statement, not `set_config(..., true)`: on Citus the coordinator repeats
     SET LOCAL on every worker connection of the transaction (citus.propagate_set_commands,
     docs/scaling.md), so RLS on the shards sees the same tenant; a function call would stay
-    on the coordinator.
+    on the coordinator. SET takes no bind parameter: the value is a `uuid.UUID` rendered
+    by Python (hex digits and dashes only), never caller text.
     """
-    await conn.execute(f"SET LOCAL app.tenant_id = '{_tenant_literal(tenant_id)}'")
+    literal = str(uuid.UUID(str(tenant_id)))
+    await conn.execute(f"SET LOCAL app.tenant_id = '{literal}'")
 
 
 @asynccontextmanager
 async def tenant_tx(pool: asyncpg.Pool, tenant_id: uuid.UUID) -> AsyncIterator[asyncpg.Connection]:
-    """A transaction bound to one tenant (RLS key set for this transaction only).
-
-    BEGIN and the SET LOCAL travel in one simple-protocol message (one round trip, where
-    asyncpg's `transaction()` and `set_tenant` take two); COMMIT on success, ROLLBACK on
-    any exception, cancellation included. Inside it, `conn.transaction()` is refused by
-    asyncpg (a manually started transaction): nothing here nests one.
-    """
-    async with pool.acquire() as conn:
-        await conn.execute(f"BEGIN; SET LOCAL app.tenant_id = '{_tenant_literal(tenant_id)}'")
-        try:
-            yield conn
-        except BaseException:
-            if not conn.is_closed() and conn.is_in_transaction():
-                try:
-                    await conn.execute("ROLLBACK")
-                except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
-                    pass  # a broken connection: the pool discards it, the server rolls back
-            raise
-        await conn.execute("COMMIT")
+    """A transaction bound to one tenant (RLS key set for this transaction only)."""
+    async with pool.acquire() as conn, conn.transaction():
+        await set_tenant(conn, tenant_id)
+        yield conn
 
 
 @asynccontextmanager

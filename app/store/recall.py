@@ -244,9 +244,8 @@ class RecallPool:
 
 async def fetch_pool(conn: asyncpg.Connection, q: RecallQuery) -> RecallPool:
     """Run the recall statement on any pooled connection, in one round trip: the function
-    pins `q.tenant_id` for RLS itself. Call it on a connection of its own, outside
-    `tenant_tx` (whose manually started transaction the fallback's `transaction()`
-    would refuse).
+    pins `q.tenant_id` for RLS itself. Inside a transaction it works too (the tenant it
+    sets is the one the caller's transaction already has).
 
     A database migrated by an older release lacks the function: then the statement runs
     directly in a tenant transaction (four round trips, same rows).

@@ -225,9 +225,9 @@ async def test_pooled_connections_keep_role_and_no_tenant_between_requests(app: 
 async def test_tenant_tx_commits_on_success_and_rolls_back_on_error(
     app: object, owner_db: asyncpg.Pool, tenant: Tenant
 ) -> None:
-    """BEGIN and the tenant's SET LOCAL go in one message: the transaction commits what
-    its block wrote, rolls everything back when the block raises (the error is the
-    block's own), and the connection goes back to the pool outside any transaction."""
+    """The tenant transaction commits what its block wrote, rolls everything back when
+    the block raises (the error is the block's own) or a statement fails, and the
+    connection goes back to the pool outside any transaction."""
     ctx = app.state.ctx  # type: ignore[attr-defined]
     kept, dropped = f"tx-kept-{uuid.uuid4().hex[:8]}", f"tx-dropped-{uuid.uuid4().hex[:8]}"
     insert = "INSERT INTO audit_events (tenant_id, action) VALUES ($1, $2)"
