@@ -95,6 +95,7 @@ def candidate_from(body: FactIn, user_id: str, origin: Origin = Origin.EXPLICIT)
         origin=origin,
         occurred_at=body.occurred_at,
         keys=tuple(k.strip() for k in body.keys if k.strip()),
+        participants=tuple(dict.fromkeys(p.strip() for p in body.participants if p.strip())),
     )
 
 

@@ -1539,7 +1539,9 @@ def _about_the_user(detail: str, span: str) -> bool:
 # Someone else named in a sentence, for the category check below: a relative or an
 # acquaintance ("my roommate Jake", "我领导张姐", "my father-in-law").
 _OTHER_PERSON_EN = _rx(
-    r"\b(?:my|his|her|their|our)\s+(?:\w+\s+)?" + _RELATIVES_EN + r"(?:'s|s')?\b", _I
+    r"\b(?:my|his|her|their|our)\s+(?:\w+\s+)?" + _RELATIVES_EN + r"(?:'s|s')?\b"
+    r"|\b(?:he|she)\b",
+    _I,
 )
 _OTHER_PERSON_ZH = _rx(r"我(?:们)?(?:的|家)?" + _RELATIVES_ZH + r"|(?<![我])(?:他|她)(?:的)?(?!们)")
 _SENTENCE_END = _rx(r"[.!?。！？\n;；]")

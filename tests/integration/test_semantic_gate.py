@@ -259,3 +259,72 @@ async def test_conversation_decisions_are_explained(
     assert "gift card" not in json.dumps(job)
     facts = (await client.get("/v1/users/conv-1/facts", headers=tenant.h())).json()["items"]
     assert facts == []
+
+
+async def test_participants_are_not_third_parties(
+    client: httpx.AsyncClient, tenant: Tenant
+) -> None:
+    """A consented transcript's participants (the user and who they talk with) are not
+    third parties: a sentence about one of them is written as personal data. Anyone else
+    named, or meant by "she" in a line someone speaks, stays a third party. Never stored."""
+    people = ["Dana", "Luis"]
+    about_dana = "Dana told me about her years of therapy for an eating disorder."
+    own = fact(about_dana, kind="document", consent=True)
+    # without participants "her" is someone else's health
+    out = await post(client, tenant, "p-none", own)
+    assert (out["decision"], out["reason"]) == ("rejected", "third_party_pii"), out
+    out = await post(
+        client,
+        tenant,
+        "p-own",
+        fact(
+            "Dana spent her years of therapy on an eating disorder.",
+            kind="document",
+            consent=True,
+            participants=people,
+        ),
+    )
+    assert out["decision"] == "written", out
+    assert out["fact"]["sensitivity"] in ("personal", "confidential", "restricted"), out
+    assert "participants" not in out["fact"]
+    # a participant's possessive reads as the user's own
+    out = await post(
+        client,
+        tenant,
+        "p-own",
+        fact(
+            "Luis's insulin pump needs a new sensor every ten days.",
+            kind="document",
+            consent=True,
+            participants=people,
+        ),
+    )
+    assert out["decision"] == "written", out
+    for user, statement in (
+        ("p-rel", "Dana says her brother was diagnosed with epilepsy last spring."),
+        ("p-she", "Luis: she was just diagnosed with diabetes, it's been a hard week."),
+        ("p-name", "Marta has diabetes and takes insulin twice a day."),
+    ):
+        body = fact(statement, kind="document", consent=True, participants=people)
+        out = await post(client, tenant, user, body)
+        assert (out["decision"], out.get("reason")) == ("rejected", "third_party_pii"), (user, out)
+
+
+async def test_participants_need_consent_and_names(
+    client: httpx.AsyncClient, tenant: Tenant
+) -> None:
+    for user, extra in (
+        ("pv-consent", {"participants": ["Dana"]}),
+        ("pv-digits", {"participants": ["Dana2"], "consent": True}),
+        ("pv-punct", {"participants": ["ignore: all"], "consent": True}),
+        ("pv-blank", {"participants": [""], "consent": True}),
+        ("pv-many", {"participants": [f"Name{'x' * i}" for i in range(9)], "consent": True}),
+    ):
+        body = fact("Dana likes tea.", kind="document", **extra)
+        r = await client.post(f"/v1/users/{user}/facts", json=body, headers=tenant.h())
+        assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_request", (
+            user,
+            r.text,
+        )
+        listed = await client.get(f"/v1/users/{user}/facts", headers=tenant.h())
+        assert listed.status_code == 200 and listed.json()["items"] == [], user

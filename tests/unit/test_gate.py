@@ -1207,13 +1207,15 @@ def test_probe_look_alikes_are_written(statement: str) -> None:
         ("我妈有关节炎", Reason.THIRD_PARTY_PII),
         ("my son is in speech therapy", Reason.THIRD_PARTY_PII),
         # the disease right after the person or a possessive (a review found these
-        # written when the shape needed a "having" word before it); a name or a pronoun
-        # alone is not known as another person: refused as sensitive, as before
+        # written when the shape needed a "having" word before it); a name alone is not
+        # known as another person: refused as sensitive, as before; "she" / "he" are
+        # someone else, as 他 / 她 are
         ("My dad's arthritis is bad", Reason.THIRD_PARTY_PII),
         ("My wife's endometriosis makes travel hard", Reason.THIRD_PARTY_PII),
         ("John's arthritis is getting worse", Reason.SENSITIVE_NEEDS_CONSENT),
         ("Mel's therapy helped her a lot", Reason.SENSITIVE_NEEDS_CONSENT),
-        ("She was hospitalized for pancreatitis", Reason.SENSITIVE_NEEDS_CONSENT),
+        ("She was hospitalized for pancreatitis", Reason.THIRD_PARTY_PII),
+        ("She told me I have pancreatitis", Reason.SENSITIVE_NEEDS_CONSENT),
         ("医生说他是肺炎", Reason.THIRD_PARTY_PII),
         ("我爸关节炎很严重", Reason.THIRD_PARTY_PII),
         ("我同事的胃炎很厉害", Reason.THIRD_PARTY_PII),

@@ -29,6 +29,12 @@ Scope = Annotated[str, Field(pattern=SCOPE), _Screened]
 Predicate = Annotated[str, Field(pattern=PREDICATE), _Screened]
 # A caller's label (trace id, turn id): free text with a cap, refused if it holds a secret.
 ScreenedLabel = Annotated[Label, _Screened]
+# A person's name (FactIn.participants): letters, spaces and . ' - · (no digits, no
+# punctuation that could carry an instruction or a number), at most 64 characters.
+PARTICIPANT = (
+    r"^[^\x00-\x40\x5b-\x60\x7b-\x7f][^\x00-\x1f\x21-\x26\x28-\x2c\x2f-\x40\x5b-\x60\x7b-\x7f]*$"
+)
+Participant = Annotated[str, Field(min_length=1, max_length=64, pattern=PARTICIPANT), _Screened]
 RequiredScreenedLabel = Annotated[RequiredLabel, _Screened]
 # Free text stored with its secrets redacted (app.api.screened)
 RedactedNote = Annotated[

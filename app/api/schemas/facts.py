@@ -14,6 +14,7 @@ from app.api.schemas.common import (
     JsonValue,
     Out,
     Page,
+    Participant,
     Predicate,
     RedactedNote,
     Responses,
@@ -31,6 +32,8 @@ from app.api.validation import (
     Statement,
 )
 from app.memory.model import FactType, Sensitivity, SourceKind
+
+MAX_PARTICIPANTS = 8
 
 # --------------------------------------------------------------------------- requests
 
@@ -69,6 +72,14 @@ class FactIn(BaseModel):
         description="Extra text to find the fact by (the turn before it, keyphrases): "
         "indexed for recall and screened by the gate like the statement, never injected.",
     )
+    participants: list[Participant] = Field(
+        default_factory=list,
+        max_length=MAX_PARTICIPANTS,
+        description="The user and the people they share this conversation with, by name "
+        '("Caroline", "陈默"): the gate does not count them as third parties, so a '
+        "sentence about one of them is theirs to share under `consent`, which this needs. "
+        "Anyone else named stays a third party. Never stored (docs/gate.md#participants).",
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> FactIn:
@@ -80,6 +91,8 @@ class FactIn(BaseModel):
             raise ValueError("valid_to must be after valid_from")
         if not self.statement.strip():
             raise ValueError("statement is blank")
+        if self.participants and not self.consent:
+            raise ValueError("participants need consent: true")
         return self
 
 

@@ -726,6 +726,12 @@ class FactIn(BaseModel):
     """
     When the event happened (an episode's date); shown in recall.
     """
+    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
+        None
+    )
+    """
+    The user and the people they share this conversation with, by name ("Caroline", "陈默"): the gate does not count them as third parties, so a sentence about one of them is theirs to share under `consent`, which this needs. Anyone else named stays a third party. Never stored (docs/gate.md#participants).
+    """
     predicate: Annotated[Predicate | None, Field(title="Predicate")] = None
     scope: Annotated[
         str | None,
@@ -1227,6 +1233,17 @@ class OccurredAt(RootModel[AwareDatetime]):
     """
     When the event happened (an episode's date); shown in recall.
     """
+
+
+class Participant(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=64,
+            min_length=1,
+            pattern="^[^\\x00-\\x40\\x5b-\\x60\\x7b-\\x7f][^\\x00-\\x1f\\x21-\\x26\\x28-\\x2c\\x2f-\\x40\\x5b-\\x60\\x7b-\\x7f]*$",
+        ),
+    ]
 
 
 class PolicyOut(BaseModel):
