@@ -13,11 +13,12 @@ and every question goes over HTTP. Each conversation is one user, once per mode:
 turns         every turn is an episodic fact: "Speaker: text" (the speaker is the subject;
               the other person is not a third party of the user), `occurred_at` the
               session's date, the turn before it as a search key. The conversation is
-              the user's own, imported with their consent (`consent: true`), its two
-              speakers its `participants`.
+              the user's own, imported with their consent (`consent: true`); its
+              labelled speakers are the write's participants, not third parties
+              (docs/gate.md#participants), as for any consented document.
 observations  LoCoMo's session observations become semantic facts, linked to their turn
               (`source.turn_id`, the turn as evidence and search key), with the
-              same consent and participants.
+              same consent.
 
 Then every question of categories 1–4 is asked with `k = 10`, `min_score = 0` and a
 token budget that fits ten turns (BUDGET; the policy's default of 400 holds about five):
@@ -109,12 +110,6 @@ class Conversation:
     turns: list[Turn]
     observations: list[Observation]
     questions: list[Question]
-
-    @property
-    def speakers(self) -> list[str]:
-        """The conversation's two people: the user and who they talk with, participants
-        of every write (not third parties to the gate)."""
-        return sorted({t.speaker for t in self.turns if t.speaker})
 
 
 _DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%Y-%m-%d %H:%M", "%Y-%m-%d")
@@ -465,7 +460,6 @@ def _turn_bodies(conv: Conversation) -> list[tuple[tuple[str, ...], dict[str, An
                     "occurred_at": t.date.isoformat(),
                     "keys": keys,
                     "consent": True,
-                    "participants": conv.speakers,
                     "source": {"kind": "document", "turn_id": t.dia_id},
                 },
             )
@@ -496,7 +490,6 @@ def _observation_bodies(conv: Conversation) -> list[tuple[tuple[str, ...], dict[
                     "occurred_at": o.date.isoformat(),
                     "keys": keys[:8],
                     "consent": True,
-                    "participants": conv.speakers,
                     "source": {
                         "kind": "document",
                         "turn_id": ",".join(o.dia_ids)[:200] or None,

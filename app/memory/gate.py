@@ -42,7 +42,7 @@ from app.memory.normalize import (
 )
 from app.memory.policy import Policy
 from app.memory.semantic import FIELDS, Assessment, Hit
-from app.memory.text import participant_view
+from app.memory.text import participant_view, speaker
 
 # Default confidence by source when the writer gives none (docs/data-model.md#the-fact:
 # 低质事实与确认事实同权).
@@ -118,6 +118,18 @@ def value_text(value: Any, label: str | None = None) -> str:
         else:
             lines.append(f"{key}: {item}" if key else str(item))
     return "\n".join(lines)
+
+
+def participants_of(candidate: Candidate) -> tuple[str, ...]:
+    """The write's participants (docs/gate.md#participants): those it names, and in a
+    consented document (an imported transcript) the speakers its lines are labelled with
+    ("Caroline: …" in the statement, the evidence or a search key): a speaker is a party
+    to the conversation, talking about themselves."""
+    if not candidate.consent or candidate.source_kind is not SourceKind.DOCUMENT:
+        return candidate.participants
+    lines = [candidate.statement, candidate.evidence or "", *candidate.keys]
+    spoken = (name for line in lines if (name := speaker(line)) is not None)
+    return tuple(dict.fromkeys((*candidate.participants, *spoken)))
 
 
 def _content(candidate: Candidate) -> str:
@@ -280,7 +292,7 @@ class _Semantic:
 
     def _best(self, head: str, fields: Sequence[str]) -> Hit | None:
         """The field whose score comes closest to (or goes furthest over) its threshold."""
-        people = self.candidate.participants
+        people = participants_of(self.candidate)
         hits = [h for f in fields if (h := self.assessment.best(head, (f,), people)) is not None]
         if not hits:
             return None
@@ -436,10 +448,12 @@ def _screen(
     if candidate.source_kind is None and policy.extract.require_source:
         return _reject(candidate, Reason.MISSING_SOURCE)
 
+    # the participants (the user and who they share the conversation with) are not
+    # third parties (docs/gate.md#participants)
+    people = participants_of(candidate)
+
     def about_others(text: str) -> list[detectors.Finding]:
-        # the participants (the user and who they share the conversation with) are not
-        # third parties (docs/gate.md#participants)
-        return detectors.find_third_party_pii(participant_view(text, candidate.participants))
+        return detectors.find_third_party_pii(participant_view(text, people))
 
     third_party = about_others(content)
     if third_party:

@@ -78,7 +78,9 @@ class FactIn(BaseModel):
         description="The user and the people they share this conversation with, by name "
         '("Caroline", "陈默"): the gate does not count them as third parties, so a '
         "sentence about one of them is theirs to share under `consent`, which this needs. "
-        "Anyone else named stays a third party. Never stored (docs/gate.md#participants).",
+        "Anyone else named stays a third party. A consented document's labelled speakers "
+        '("Caroline: …") count without being listed. Never stored '
+        "(docs/gate.md#participants).",
     )
 
     @model_validator(mode="after")
