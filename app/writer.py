@@ -1701,7 +1701,53 @@ async def submit_many(
     directly (explicit instructions, `direct` mode; embedded already; one key's rights and
     one policy) goes through `write_many` under its fences and subject locks, taken at
     once in one order; a pooled one through `submit_extracted` itself, after the run
-    before it."""
+    before it.
+
+    Items are taken in order, except that when the direct ones share one key's rights and
+    one policy, they go first as one run (a batch of jobs alternating "记住…" and a pooled
+    remark would otherwise flush a run of one per job), provided no direct item passes a
+    pooled one of its subject (user, scope, predicate or free statements of a type):
+    writes to different subjects do not see each other, so every outcome is the one of
+    the given order, and they are answered in it."""
+    order = _direct_first(items)
+    if order is not None:
+        done = await _submit_in_order(ctx, conn, tenant_id, [items[i] for i in order])
+        out: list[WriteOutcome | None] = [None] * len(items)
+        for i, outcome in zip(order, done, strict=True):
+            out[i] = outcome
+        return [o for o in out if o is not None]
+    return await _submit_in_order(ctx, conn, tenant_id, items)
+
+
+def _writes_now(x: Extracted) -> bool:
+    return writes_directly(x.candidate, x.policy) and x.embedded is not None
+
+
+def _direct_first(items: Sequence[Extracted]) -> list[int] | None:
+    """The indices with the direct items first (see submit_many), or None when the given
+    order must be kept: nothing to gain, mixed rights or policies, or a direct item after
+    a pooled one of its subject."""
+    direct = [i for i, x in enumerate(items) if _writes_now(x)]
+    pooled = [i for i, x in enumerate(items) if not _writes_now(x)]
+    if len(direct) < 2 or not pooled:
+        return None
+    first = items[direct[0]]
+    if any(items[i].rights != first.rights or items[i].policy is not first.policy for i in direct):
+        return None
+    # a direct item moves ahead of the pooled ones before it: none may share its subject
+    pooled_before: set[tuple[str, str, str]] = set()
+    for x in items:
+        subject = subject_of(x.candidate)
+        if not _writes_now(x):
+            pooled_before.add(subject)
+        elif subject in pooled_before:
+            return None
+    return direct + pooled
+
+
+async def _submit_in_order(
+    ctx: AppContext, conn: asyncpg.Connection, tenant_id: uuid.UUID, items: Sequence[Extracted]
+) -> list[WriteOutcome]:
     out: list[WriteOutcome] = []
     run: list[Extracted] = []
 
@@ -1729,7 +1775,7 @@ async def submit_many(
         run.clear()
 
     for x in items:
-        direct = writes_directly(x.candidate, x.policy) and x.embedded is not None
+        direct = _writes_now(x)
         if direct and run and (x.rights != run[0].rights or x.policy is not run[0].policy):
             await flush()
         if direct:

@@ -152,3 +152,62 @@ async def test_a_batch_failing_midway_rolls_back_and_writes_each_job_once(
     assert [(b["state"], b["attempts"]) for b in bodies] == [("done", 1)] * 6
     assert all([d["decision"] for d in b["decisions"]] == ["written"] for b in bodies)
     await _exact_trail(owner_db, tenant, "bf")  # the rolled-back writes left nothing
+
+
+async def test_direct_writes_of_a_batch_go_in_one_run_beside_pooled_remarks(
+    app: Any,
+    client: httpx.AsyncClient,
+    tenant: Tenant,
+    owner_db: asyncpg.Pool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Jobs held together, each with an explicit instruction and a remark for the pool
+    (about another subject): the instructions are written in one run, every job gets its
+    decisions in its own order, and the trail is exact."""
+    from app import writer
+
+    runs: list[int] = []
+    real = writer.write_many
+
+    async def counted(*args: Any, **kw: Any) -> Any:
+        runs.append(len(args[4]))  # the candidates of one run
+        return await real(*args, **kw)
+
+    monkeypatch.setattr(writer, "write_many", counted)
+    jobs = [
+        await observe(
+            client,
+            tenant,
+            f"mix{i}",
+            [
+                u("user", f"记住我的工位在{i + 2}楼", "t1"),
+                u("user", "I prefer dark mode in every editor", "t2"),
+            ],
+        )
+        for i in range(4)
+    ]
+    async with running_worker(app.state.ctx):
+        bodies = [await wait_job(client, tenant, j, within=60) for j in jobs]
+    assert [(b["state"], b["attempts"]) for b in bodies] == [("done", 1)] * 4
+    for b in bodies:
+        assert [(d["turn_id"], d["decision"]) for d in b["decisions"]] == [
+            ("t1", "written"),
+            ("t2", "pending"),
+        ], b["decisions"]
+    batched = max(b["result"].get("batch", 1) for b in bodies)
+    assert batched > 1
+    assert max(runs) == batched  # one run held every written instruction of the batch
+    async with owner_db.acquire() as conn:
+        facts = await conn.fetch(
+            "SELECT user_id, statement FROM facts WHERE tenant_id = $1 AND user_id LIKE 'mix%'",
+            tenant.id,
+        )
+        pending = await conn.fetch(
+            "SELECT user_id, observations FROM candidates"
+            " WHERE tenant_id = $1 AND user_id LIKE 'mix%'",
+            tenant.id,
+        )
+    assert sorted(r["user_id"] for r in facts) == [f"mix{i}" for i in range(4)]
+    assert sorted((r["user_id"], r["observations"]) for r in pending) == [
+        (f"mix{i}", 1) for i in range(4)
+    ]
