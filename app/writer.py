@@ -921,6 +921,7 @@ async def correct(
         valid_from=changes.get("valid_from") or now,
         valid_to=changes.get("valid_to"),
         consent=bool(changes.get("consent", False)),
+        participants=tuple(changes.get("participants") or ()),
         origin=Origin.CORRECTION,
         occurred_at=old["occurred_at"],
         keys=tuple(old["keys"] or ()),

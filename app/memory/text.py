@@ -70,60 +70,6 @@ def names(query: str, name: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", folded) is not None
 
 
-# Third-person pronouns, as a view reads them when a line is about a participant.
-_PRONOUNS_EN = re.compile(
-    r"\b(?:(he|she|they)|(him|them)|(his|her|hers|their|theirs))\b", re.IGNORECASE
-)
-_PRONOUNS_ZH = re.compile(r"(?:他|她)(?!们)")
-
-
-def _name_pattern(name: str) -> re.Pattern[str]:
-    """A participant's name as written, with its possessive ("Caroline's"); a Chinese name
-    anywhere (no spaces between words), any other as a whole word."""
-    escaped = re.escape(name)
-    if _CJK.search(name):
-        return re.compile(escaped + "(?P<own>的)?")
-    return re.compile(rf"(?<!\w){escaped}(?P<own>'s|’s)?(?!\w)", re.IGNORECASE)
-
-
-def participant_view(text: str, participants: tuple[str, ...] | list[str]) -> str:
-    """`text` as the user would tell it when `participants` are the user and the people
-    they share a conversation with (docs/gate.md#participants): every participant's name
-    reads as the first person ("Caroline's painting" → "my painting", "陈默的" → "我的"),
-    and in a line that is about a participant (it starts with their name, not as a
-    speaker's label) he/she/her/他/她 refer to them and read as the first person too.
-
-    A speaker's label does not make a line about the speaker: "陈默: 她下个月过生日" is
-    said by 陈默 about someone else. Anyone else (a relative, a friend, a name not in the
-    list) stays someone else. The gate reads this view to decide whose data a text holds,
-    never to store it."""
-    if not participants:
-        return text
-    names = sorted({n.strip() for n in participants if n.strip()}, key=len, reverse=True)
-    patterns = [_name_pattern(n) for n in names]
-    out: list[str] = []
-    for line in text.split("\n"):
-        label = SPEAKER_LABEL.match(line)
-        head, body = (line[: label.end()], line[label.end() :]) if label else ("", line)
-        about = any(p.match(body.lstrip()) for p in patterns)
-        for p in patterns:
-            body = p.sub(
-                lambda m: (
-                    ("我的" if m.group(0).endswith("的") else "我")
-                    if _CJK.search(m.group(0))
-                    else ("my" if m.group("own") else "I")
-                ),
-                body,
-            )
-        if about:
-            body = _PRONOUNS_EN.sub(
-                lambda m: "I" if m.group(1) else ("me" if m.group(2) else "my"), body
-            )
-            body = _PRONOUNS_ZH.sub("我", body)
-        out.append(head + body)
-    return "\n".join(out)
-
-
 _SENTENCE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=\.)(?=\s|$)")
 
 

@@ -318,6 +318,10 @@ async def test_participants_need_consent_and_names(
         ("pv-digits", {"participants": ["Dana2"], "consent": True}),
         ("pv-punct", {"participants": ["ignore: all"], "consent": True}),
         ("pv-blank", {"participants": [""], "consent": True}),
+        ("pv-pronoun", {"participants": ["She"], "consent": True}),
+        ("pv-kin", {"participants": ["My mom"], "consent": True}),
+        ("pv-zh-kin", {"participants": ["妈妈"], "consent": True}),
+        ("pv-de", {"participants": ["的"], "consent": True}),
         ("pv-many", {"participants": [f"Name{'x' * i}" for i in range(9)], "consent": True}),
     ):
         body = fact("Dana likes tea.", kind="document", **extra)

@@ -1301,7 +1301,7 @@ def test_a_consented_transcripts_speakers_are_its_participants() -> None:
     told = cand(
         line, type=FactType.EPISODIC, source_kind=doc, consent=True, keys=("Melanie: we had fun",)
     )
-    assert participants_of(told) == ("caroline", "melanie")
+    assert participants_of(told) == ("Caroline", "Melanie")
     assert screen(told) is None
     for other in (
         cand(line, type=FactType.EPISODIC, source_kind=doc, keys=("Melanie: we had fun",)),

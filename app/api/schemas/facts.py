@@ -32,8 +32,7 @@ from app.api.validation import (
     Statement,
 )
 from app.memory.model import FactType, Sensitivity, SourceKind
-
-MAX_PARTICIPANTS = 8
+from app.memory.participants import MAX_PARTICIPANTS
 
 # --------------------------------------------------------------------------- requests
 
@@ -124,6 +123,17 @@ class FactPatch(BaseModel):
     valid_from: DateTime | None = None
     valid_to: DateTime | None = None
     consent: bool = Field(False, strict=True)
+    participants: list[Participant] = Field(
+        default_factory=list,
+        max_length=MAX_PARTICIPANTS,
+        description="As on a write: the corrected text's participants, with `consent`.",
+    )
+
+    @model_validator(mode="after")
+    def _consented(self) -> FactPatch:
+        if self.participants and not self.consent:
+            raise ValueError("participants need consent: true")
+        return self
 
 
 class FeedbackIn(BaseModel):

@@ -779,6 +779,12 @@ class FactPatch1(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")] = None
     consent: Annotated[bool | None, Field(title="Consent")] = False
+    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
+        None
+    )
+    """
+    As on a write: the corrected text's participants, with `consent`.
+    """
     sensitivity: Sensitivity | None = None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")] = None
@@ -799,6 +805,12 @@ class FactPatch2(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")] = None
     consent: Annotated[bool | None, Field(title="Consent")] = False
+    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
+        None
+    )
+    """
+    As on a write: the corrected text's participants, with `consent`.
+    """
     sensitivity: Sensitivity | None = None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")]
@@ -819,6 +831,12 @@ class FactPatch3(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")]
     consent: Annotated[bool | None, Field(title="Consent")] = False
+    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
+        None
+    )
+    """
+    As on a write: the corrected text's participants, with `consent`.
+    """
     sensitivity: Sensitivity | None = None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")] = None
@@ -839,6 +857,12 @@ class FactPatch4(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")] = None
     consent: Annotated[bool | None, Field(title="Consent")] = False
+    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
+        None
+    )
+    """
+    As on a write: the corrected text's participants, with `consent`.
+    """
     sensitivity: Sensitivity | None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")] = None
@@ -859,6 +883,12 @@ class FactPatch5(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")] = None
     consent: Annotated[bool | None, Field(title="Consent")] = False
+    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
+        None
+    )
+    """
+    As on a write: the corrected text's participants, with `consent`.
+    """
     sensitivity: Sensitivity | None = None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")] = None
@@ -879,6 +909,12 @@ class FactPatch6(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")] = None
     consent: Annotated[bool | None, Field(title="Consent")] = False
+    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
+        None
+    )
+    """
+    As on a write: the corrected text's participants, with `consent`.
+    """
     sensitivity: Sensitivity | None = None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")] = None
@@ -1241,7 +1277,7 @@ class Participant(RootModel[str]):
         Field(
             max_length=64,
             min_length=1,
-            pattern="^[^\\x00-\\x40\\x5b-\\x60\\x7b-\\x7f][^\\x00-\\x1f\\x21-\\x26\\x28-\\x2c\\x2f-\\x40\\x5b-\\x60\\x7b-\\x7f]*$",
+            pattern="^[A-Z\\u00c0-\\uffff][^\\x00-\\x1f\\x21-\\x26\\x28-\\x2c\\x2f-\\x40\\x5b-\\x60\\x7b-\\x7f]*$",
         ),
     ]
 
