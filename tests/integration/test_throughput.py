@@ -40,6 +40,8 @@ async def test_backpressure_refuses_with_retry_after_and_loses_nothing(
 ) -> None:
     ctx: AppContext = app.state.ctx
     monkeypatch.setattr(observations_service, "QUEUE_STATE_TTL_S", 0.0)  # read every post
+    # and forget what an earlier test's post cached for the next second
+    monkeypatch.setattr(ctx, "queue_state", None)
     # other tests may have left jobs queued: the depth is the whole queue's
     before = await _queued_observe_jobs(owner_db)
     ctx.settings = ctx.settings.model_copy(update={"queue_max_depth": before + 3})
