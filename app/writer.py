@@ -1720,6 +1720,12 @@ async def submit_many(
     return await _submit_in_order(ctx, conn, tenant_id, items)
 
 
+def _same(a: Policy, b: Policy) -> bool:
+    """One policy: the same object, or equal (the tenant's cache may have reloaded it
+    between two jobs of a batch)."""
+    return a is b or a == b
+
+
 def _writes_now(x: Extracted) -> bool:
     return writes_directly(x.candidate, x.policy) and x.embedded is not None
 
@@ -1733,7 +1739,9 @@ def _direct_first(items: Sequence[Extracted]) -> list[int] | None:
     if len(direct) < 2 or not pooled:
         return None
     first = items[direct[0]]
-    if any(items[i].rights != first.rights or items[i].policy is not first.policy for i in direct):
+    if any(
+        items[i].rights != first.rights or not _same(items[i].policy, first.policy) for i in direct
+    ):
         return None
     # a direct item moves ahead of the pooled ones before it: none may share its subject
     pooled_before: set[tuple[str, str, str]] = set()
@@ -1777,7 +1785,7 @@ async def _submit_in_order(
 
     for x in items:
         direct = _writes_now(x)
-        if direct and run and (x.rights != run[0].rights or x.policy is not run[0].policy):
+        if direct and run and (x.rights != run[0].rights or not _same(x.policy, run[0].policy)):
             await flush()
         if direct:
             run.append(x)
