@@ -135,7 +135,7 @@ _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*)$")
 
 
-def _nobody_else(body: str, names: Sequence[str]) -> bool:
+def nobody_else(body: str, names: Sequence[str]) -> bool:
     """Nobody else in the line who "he" or "she" could be: no relative or acquaintance
     ("her brother", "邻居") and no capitalised word but the participants' names and the
     first words of sentences (a name nobody listed)."""
@@ -171,7 +171,7 @@ def anchored_on_participant(
     if detail == "relative_sensitive" and _PRONOUN.match(span):
         for offset, body in _lines(text):
             if offset <= start <= offset + len(body):
-                return _about(body, names) and _nobody_else(body, names)
+                return _about(body, names) and nobody_else(body, names)
     return False
 
 
@@ -191,7 +191,7 @@ def masked(text: str, names: Sequence[str]) -> str:
     for line in text.split("\n"):
         m = SPEAKER_LABEL.match(line)
         head, body = (line[: m.end()], line[m.end() :]) if m else ("", line)
-        about = _about(body, names) and _nobody_else(body, names)
+        about = _about(body, names) and nobody_else(body, names)
         body = _blank(body, names)
         if about:
             body = _THIRD_PERSON_ZH.sub(" ", _THIRD_PERSON.sub(" ", body))

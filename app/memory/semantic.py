@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 from app.memory import unmask
 from app.memory.model import Candidate
-from app.memory.participants import masked
+from app.memory.participants import masked, nobody_else
 from app.memory.text import nfkc
 
 PARAMS_FILE = Path(__file__).resolve().parent / "data" / "semantic_gate.json"
@@ -173,13 +173,23 @@ _NOT_SOMEONES = frozenset(
 )
 
 
+_GROUP_PRONOUNS = frozenset({"they", "them", "their", "theirs"})
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|myself)\b|我", re.IGNORECASE)
+
+
 def mentions_other_person(text: str, participants: Sequence[str] = ()) -> bool:
     """Whether the text is about someone besides the user (decides third_party_pii over
     sensitive_needs_consent when the `personal` class fires); the `participants` are not
     someone else (app.memory.participants.masked)."""
     folded = masked(nfkc(text), participants)
     pattern = _FEATURES[FEATURE_NAMES.index("other_person")][1]
-    return any(m.group(0).casefold() not in _NOT_SOMEONES for m in pattern.finditer(folded))
+    found = {m.group(0).casefold() for m in pattern.finditer(folded)} - _NOT_SOMEONES
+    if not found:
+        return False
+    # "they" in what the user says of themselves, nobody else named, is a group or an
+    # organisation ("I chose them 'cause they help LGBTQ+ folks"), not another person
+    group = found <= _GROUP_PRONOUNS and _FIRST_PERSON.search(folded) is not None
+    return not (group and nobody_else(folded, participants))
 
 
 # ---------------------------------------------------------------------------------------

@@ -142,3 +142,21 @@ def test_the_semantic_other_person_test_reads_participants_as_the_user() -> None
     assert "she" in masked("Caroline met Jordan, she is ill", people)
     assert "they" in masked("Caroline: Jordan told me they were diagnosed", people)
     assert "she" in masked("Caroline: she was diagnosed", people)
+
+
+@pytest.mark.parametrize(
+    ("text", "other"),
+    [
+        ("I go to a support group and they help me with my anxiety", False),
+        ("I chose the agency because they help LGBTQ+ folks adopt", False),
+        ("It's been hard since my diagnosis", False),  # "It's" is nobody
+        ("Jordan told me they were just diagnosed with HIV", True),  # someone named
+        ("I told my sister they have HIV", True),  # a relative
+        ("their diagnosis changed everything", True),  # not the user's own words
+        ("Anna's diagnosis", True),
+    ],
+)
+def test_they_in_the_users_own_words_is_a_group(text: str, other: bool) -> None:
+    from app.memory.semantic import mentions_other_person
+
+    assert mentions_other_person(text) is other
