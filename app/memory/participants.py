@@ -101,7 +101,7 @@ def spans(name: str, text: str) -> list[tuple[int, int]]:
     for m in re.finditer(re.escape(name), text):
         start, end = m.span()
         if not cjk:
-            before, after = text[:start], text[end:]
+            before, after = text[max(0, start - 40) : start], text[end : end + 4]
             if before[-1:].isalnum() or before[-1:] in ("-", "'", "’", "."):
                 continue
             if (after[:1].isalnum() or after[:1] == "-") or _BEFORE_CAPITAL.search(before):
@@ -132,19 +132,36 @@ def _about(body: str, names: Sequence[str]) -> bool:
 
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
-_SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*)$")
+
+
+# Words that start sentences without naming anyone (a capitalised word elsewhere, or any
+# other word starting a sentence, may be a name nobody listed)
+_COMMON_STARTS = frozenset(
+    "the a an it its this that these those there here we i you he she they my our your his "
+    "her their what when where why how who which yes no oh hey hi hello thanks thank well so "
+    "but and or also then now today tonight yesterday tomorrow last next recently sometimes "
+    "since after before if because just really wow sure yeah okay ok great sounds glad sorry "
+    "please let lately finally anyway actually maybe not every all some most many one two "
+    "still even once while during as at in on for with from by to of about over after "
+    "being having getting going doing".split()
+)
 
 
 def nobody_else(body: str, names: Sequence[str]) -> bool:
-    """Nobody else in the line who "he" or "she" could be: no relative or acquaintance
-    ("her brother", "邻居") and no capitalised word but the participants' names and the
-    first words of sentences (a name nobody listed)."""
+    """Nobody else in the text who "he", "she" or "they" could be: no relative or
+    acquaintance ("her brother", "邻居") and no capitalised word but the participants'
+    names and common words starting a sentence (a name nobody listed)."""
     rest = _blank(body, names)
     if _KIN_EN.search(rest) or _KIN_ZH.search(rest):
         return False
-    return not any(
-        not _SENTENCE_START.search(rest[: m.start()]) for m in _CAPITALISED.finditer(rest)
-    )
+    for m in _CAPITALISED.finditer(rest):
+        i = m.start() - 1
+        while i >= 0 and rest[i].isspace():
+            i -= 1
+        starts = i < 0 or rest[i] in ".!?。！？:"
+        if not (starts and m.group(0).casefold() in _COMMON_STARTS):
+            return False
+    return True
 
 
 def _blank(text: str, names: Sequence[str]) -> str:
