@@ -332,3 +332,26 @@ async def test_participants_need_consent_and_names(
         )
         listed = await client.get(f"/v1/users/{user}/facts", headers=tenant.h())
         assert listed.status_code == 200 and listed.json()["items"] == [], user
+
+
+async def test_a_correction_keeps_its_participants(
+    client: httpx.AsyncClient, tenant: Tenant
+) -> None:
+    """PATCH carries `participants` like a write; without them the corrected text is
+    another person's again."""
+    people = ["Dana"]
+    body = fact("Dana has diabetes and checks her sugar daily.", kind="document", consent=True)
+    out = await post(client, tenant, "p-fix", {**body, "participants": people})
+    assert out["decision"] == "written", out
+    fact_id = out["fact"]["id"]
+    url = f"/v1/users/p-fix/facts/{fact_id}"
+    bare = {"statement": "Dana has diabetes, type 2 since May.", "consent": True}
+    r = await client.patch(url, json=bare, headers=tenant.h())
+    assert r.json()["decision"] == "rejected", r.text
+    assert r.json()["reason"] == "third_party_pii"
+    r = await client.patch(url, json={**bare, "participants": people}, headers=tenant.h())
+    assert r.status_code == 201 and r.json()["decision"] == "superseded", r.text
+    r = await client.patch(
+        url, json={"statement": "x y", "participants": people}, headers=tenant.h()
+    )
+    assert r.status_code == 422, r.text
