@@ -921,7 +921,6 @@ async def correct(
         valid_from=changes.get("valid_from") or now,
         valid_to=changes.get("valid_to"),
         consent=bool(changes.get("consent", False)),
-        participants=tuple(changes.get("participants") or ()),
         origin=Origin.CORRECTION,
         occurred_at=old["occurred_at"],
         keys=tuple(old["keys"] or ()),
@@ -1764,8 +1763,9 @@ async def _submit_in_order(
         if not run:
             return
         cs = [x.candidate for x in run]
-        for user_id in sorted({c.user_id for c in cs}):
-            await guard_user(conn, tenant_id, user_id, min(x.at for x in run))
+        for user_id in sorted({c.user_id for c in cs}):  # each user's fence as of their jobs
+            started = min(x.at for x in run if x.candidate.user_id == user_id)
+            await guard_user(conn, tenant_id, user_id, started)
         await facts_store.lock_subjects(conn, tenant_id, [subject_of(c) for c in cs])
         embedded = [x.embedded for x in run]
         assert all(e is not None for e in embedded)

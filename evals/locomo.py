@@ -13,12 +13,9 @@ and every question goes over HTTP. Each conversation is one user, once per mode:
 turns         every turn is an episodic fact: "Speaker: text" (the speaker is the subject;
               the other person is not a third party of the user), `occurred_at` the
               session's date, the turn before it as a search key. The conversation is
-              the user's own, imported with their consent (`consent: true`); its
-              labelled speakers are the write's participants, not third parties
-              (docs/gate.md#participants), as for any consented document.
+              the user's own, imported with their consent (`consent: true`).
 observations  LoCoMo's session observations become semantic facts, linked to their turn
-              (`source.turn_id`, the turn as evidence and search key), with the
-              same consent.
+              (`source.turn_id`, the turn as evidence and search key).
 
 Then every question of categories 1–4 is asked with `k = 10`, `min_score = 0` and a
 token budget that fits ten turns (BUDGET; the policy's default of 400 holds about five):

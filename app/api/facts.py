@@ -95,7 +95,6 @@ def candidate_from(body: FactIn, user_id: str, origin: Origin = Origin.EXPLICIT)
         origin=origin,
         occurred_at=body.occurred_at,
         keys=tuple(k.strip() for k in body.keys if k.strip()),
-        participants=tuple(dict.fromkeys(body.participants)),  # validated names
     )
 
 
@@ -200,8 +199,6 @@ async def patch_outcome(
     }
     if has_value:
         changes["value"] = body.value
-    if body.participants:
-        changes["participants"] = tuple(body.participants)
     if body.source is not None and who.role is not Role.USER:
         changes.update(
             source_kind=body.source.kind,

@@ -1538,11 +1538,24 @@ def _about_the_user(detail: str, span: str) -> bool:
 
 # Someone else named in a sentence, for the category check below: a relative or an
 # acquaintance ("my roommate Jake", "我领导张姐", "my father-in-law").
+# "She was hospitalized", as 他/她 are in Chinese; not a pronoun that speaks or thinks
+# ("my doctor said she thinks it is asthma": whose asthma is the sentence's to say), and
+# not "Anna's"-style words that are no one's ("It's partner pricing")
+_PRONOUN_EN = (
+    r"\b(?:he|she)\b(?!\s+(?:said|says|told|tells|thinks|thought|believes|believed|suggested|"
+    r"suggests|recommended|recommends|mentioned|mentions|asked|asks|explained|explains|would|"
+    r"will|can|could|should|might|wants?|wanted|prescribed|noticed|agreed|insists|insisted)\b)"
+)
 _OTHER_PERSON_EN = _rx(
-    r"\b(?:my|his|her|their|our|[A-Z][a-z]+'s)\s+(?:\w+\s+)?" + _RELATIVES_EN + r"(?:'s|s')?\b"
-    r"|\b(?:he|she)\b",
+    r"\b(?:my|his|her|their|our|(?-i:(?!(?:It|That|There|Here|What|Who|Let|Today|Tomorrow|"
+    r"Yesterday|The|This|One)'s)[A-Z][a-z]+'s))\s+(?:\w+\s+)?"
+    + _RELATIVES_EN
+    + r"(?:'s|s')?\b|"
+    + _PRONOUN_EN,
     _I,
 )
+# "The user said she is pregnant": the user is who "she" is (an extractor's wording)
+_USER_NAMED = _rx(r"\b(?:the\s+)?user\b|用户", _I)
 _OTHER_PERSON_ZH = _rx(r"我(?:们)?(?:的|家)?" + _RELATIVES_ZH + r"|(?<![我])(?:他|她)(?:的)?(?!们)")
 _SENTENCE_END = _rx(r"[.!?。！？\n;；]")
 # a relation and a contact field in one value: an emergency contact, a next of kin
@@ -1575,14 +1588,18 @@ def _other_person_sensitive(folded: str) -> list[Span]:
         # Linear in the text: at most a few people per sentence, each clause cut at
         # _CLAUSE_MAX (a value of 1,000 "他，" once took seconds, every match rescanning
         # the rest of its sentence).
-        sentence_end, seen = -1, 0
+        sentence_start, sentence_end, seen = 0, -1, 0
         for m in pattern.finditer(folded):
             if m.start() >= sentence_end:
+                sentence_start = sentence_end + 1 if sentence_end >= 0 else 0
                 end = _SENTENCE_END.search(folded, m.end())
                 sentence_end, seen = (end.start() if end else len(folded)), 0
             seen += 1
             if seen > _PEOPLE_PER_SENTENCE:
                 continue
+            pronoun = m.group(0).casefold() in ("he", "she", "他", "她", "他的", "她的")
+            if pronoun and _USER_NAMED.search(folded, sentence_start, m.start()):
+                continue  # "the user said she …", "用户说她…": the pronoun is the user
             clause = folded[m.start() : min(sentence_end, m.start() + _CLAUSE_MAX)]
             rest = clause[m.end() - m.start() :]
             if _OWN_DATA.search(rest):
@@ -1670,8 +1687,8 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"网贷|信用卡逾期|逾期还款|欠了[^。，,]{0,6}(?:钱|万|块|元)|赌债|"
         r"银行账户|账户余额|破产|税单|"
         r"\b(?:salary|income|earn(?:s|ing)?\s+\$?\d|net\s+worth|savings\s+account|my\s+savings|"
-        r"(?<!tech\s)(?<!technical\s)debts?|loans?(?!\s+officers?)|mortgage|credit\s+score|bank\s+(?:account|"
-        r"balance)|bankrupt\w*|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options)\b",
+        r"(?<!tech\s)(?<!technical\s)debts?|loans?(?!\s+officers?)|mortgage|credit\s+score|"
+        r"bank\s+(?:account|balance)|bankrupt\w*|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options)\b",
         _I,
     ),
     "religion": _rx(

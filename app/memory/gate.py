@@ -40,10 +40,8 @@ from app.memory.normalize import (
     tombstone_hashes,
     value_key,
 )
-from app.memory.participants import anchored_on_participant, names_of
 from app.memory.policy import Policy
 from app.memory.semantic import FIELDS, Assessment, Hit
-from app.memory.text import nfkc
 
 # Default confidence by source when the writer gives none (docs/data-model.md#the-fact:
 # 低质事实与确认事实同权).
@@ -119,18 +117,6 @@ def value_text(value: Any, label: str | None = None) -> str:
         else:
             lines.append(f"{key}: {item}" if key else str(item))
     return "\n".join(lines)
-
-
-def participants_of(candidate: Candidate) -> tuple[str, ...]:
-    """The write's participants (docs/gate.md#participants): the names it lists that can
-    name a person, and in a consented document (an imported transcript) the speakers its
-    lines are labelled with ("Caroline: …" in the statement, the evidence or a search
-    key): a speaker is a party to the conversation, talking about themselves."""
-    if not candidate.consent:
-        return ()
-    labelled = candidate.source_kind is SourceKind.DOCUMENT
-    lines = [candidate.statement, candidate.evidence or "", *candidate.keys] if labelled else []
-    return names_of(candidate.participants, lines)
 
 
 def _content(candidate: Candidate) -> str:
@@ -293,8 +279,7 @@ class _Semantic:
 
     def _best(self, head: str, fields: Sequence[str]) -> Hit | None:
         """The field whose score comes closest to (or goes furthest over) its threshold."""
-        people = participants_of(self.candidate)
-        hits = [h for f in fields if (h := self.assessment.best(head, (f,), people)) is not None]
+        hits = [h for f in fields if (h := self.assessment.best(head, (f,))) is not None]
         if not hits:
             return None
         return max(hits, key=lambda h: h.score - self.threshold(head, h.field))
@@ -449,22 +434,12 @@ def _screen(
     if candidate.source_kind is None and policy.extract.require_source:
         return _reject(candidate, Reason.MISSING_SOURCE)
 
-    # the participants (the user and who they share the conversation with) are not
-    # third parties (docs/gate.md#participants)
-    people = participants_of(candidate)
-
-    def about_others(text: str) -> list[detectors.Finding]:
-        folded = nfkc(text)
-        return [
-            f
-            for f in detectors.find_third_party_pii(text)
-            if not anchored_on_participant(folded, f.start, f.end, f.detail, people)
-        ]
-
-    third_party = about_others(content)
+    third_party = detectors.find_third_party_pii(content)
     if third_party:
         return _reject(
-            candidate, Reason.THIRD_PARTY_PII, **_rule_detail(candidate, about_others, third_party)
+            candidate,
+            Reason.THIRD_PARTY_PII,
+            **_rule_detail(candidate, detectors.find_third_party_pii, third_party),
         )
     personal = sem.hit("personal")
     if personal is not None and personal.other_person:

@@ -112,7 +112,6 @@ def candidate_json(c: Candidate) -> dict[str, Any]:
         "origin": c.origin.value,
         "occurred_at": _time(c.occurred_at),
         "keys": list(c.keys),
-        "participants": list(c.participants),
     }
 
 
@@ -142,7 +141,6 @@ def candidate_of(doc: dict[str, Any]) -> Candidate:
         origin=Origin(doc.get("origin") or Origin.IMPORTED.value),
         occurred_at=_parse_time(doc.get("occurred_at")),
         keys=tuple(doc.get("keys") or ()),
-        participants=tuple(doc.get("participants") or ()),
     )
 
 

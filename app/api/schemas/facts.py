@@ -14,7 +14,6 @@ from app.api.schemas.common import (
     JsonValue,
     Out,
     Page,
-    Participant,
     Predicate,
     RedactedNote,
     Responses,
@@ -32,7 +31,6 @@ from app.api.validation import (
     Statement,
 )
 from app.memory.model import FactType, Sensitivity, SourceKind
-from app.memory.participants import MAX_PARTICIPANTS
 
 # --------------------------------------------------------------------------- requests
 
@@ -71,16 +69,6 @@ class FactIn(BaseModel):
         description="Extra text to find the fact by (the turn before it, keyphrases): "
         "indexed for recall and screened by the gate like the statement, never injected.",
     )
-    participants: list[Participant] = Field(
-        default_factory=list,
-        max_length=MAX_PARTICIPANTS,
-        description="The user and the people they share this conversation with, by name "
-        '("Caroline", "陈默"): the gate does not count them as third parties, so a '
-        "sentence about one of them is theirs to share under `consent`, which this needs. "
-        "Anyone else named stays a third party. A consented document's labelled speakers "
-        '("Caroline: …") count without being listed. Never stored '
-        "(docs/gate.md#participants).",
-    )
 
     @model_validator(mode="after")
     def _shape(self) -> FactIn:
@@ -92,8 +80,6 @@ class FactIn(BaseModel):
             raise ValueError("valid_to must be after valid_from")
         if not self.statement.strip():
             raise ValueError("statement is blank")
-        if self.participants and not self.consent:
-            raise ValueError("participants need consent: true")
         return self
 
 
@@ -123,17 +109,6 @@ class FactPatch(BaseModel):
     valid_from: DateTime | None = None
     valid_to: DateTime | None = None
     consent: bool = Field(False, strict=True)
-    participants: list[Participant] = Field(
-        default_factory=list,
-        max_length=MAX_PARTICIPANTS,
-        description="As on a write: the corrected text's participants, with `consent`.",
-    )
-
-    @model_validator(mode="after")
-    def _consented(self) -> FactPatch:
-        if self.participants and not self.consent:
-            raise ValueError("participants need consent: true")
-        return self
 
 
 class FeedbackIn(BaseModel):

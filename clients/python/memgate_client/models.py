@@ -726,12 +726,6 @@ class FactIn(BaseModel):
     """
     When the event happened (an episode's date); shown in recall.
     """
-    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
-        None
-    )
-    """
-    The user and the people they share this conversation with, by name ("Caroline", "陈默"): the gate does not count them as third parties, so a sentence about one of them is theirs to share under `consent`, which this needs. Anyone else named stays a third party. A consented document's labelled speakers ("Caroline: …") count without being listed. Never stored (docs/gate.md#participants).
-    """
     predicate: Annotated[Predicate | None, Field(title="Predicate")] = None
     scope: Annotated[
         str | None,
@@ -779,12 +773,6 @@ class FactPatch1(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")] = None
     consent: Annotated[bool | None, Field(title="Consent")] = False
-    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
-        None
-    )
-    """
-    As on a write: the corrected text's participants, with `consent`.
-    """
     sensitivity: Sensitivity | None = None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")] = None
@@ -805,12 +793,6 @@ class FactPatch2(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")] = None
     consent: Annotated[bool | None, Field(title="Consent")] = False
-    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
-        None
-    )
-    """
-    As on a write: the corrected text's participants, with `consent`.
-    """
     sensitivity: Sensitivity | None = None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")]
@@ -831,12 +813,6 @@ class FactPatch3(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")]
     consent: Annotated[bool | None, Field(title="Consent")] = False
-    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
-        None
-    )
-    """
-    As on a write: the corrected text's participants, with `consent`.
-    """
     sensitivity: Sensitivity | None = None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")] = None
@@ -857,12 +833,6 @@ class FactPatch4(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")] = None
     consent: Annotated[bool | None, Field(title="Consent")] = False
-    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
-        None
-    )
-    """
-    As on a write: the corrected text's participants, with `consent`.
-    """
     sensitivity: Sensitivity | None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")] = None
@@ -883,12 +853,6 @@ class FactPatch5(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")] = None
     consent: Annotated[bool | None, Field(title="Consent")] = False
-    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
-        None
-    )
-    """
-    As on a write: the corrected text's participants, with `consent`.
-    """
     sensitivity: Sensitivity | None = None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")] = None
@@ -909,12 +873,6 @@ class FactPatch6(BaseModel):
     )
     confidence: Annotated[Confidence | None, Field(title="Confidence")] = None
     consent: Annotated[bool | None, Field(title="Consent")] = False
-    participants: Annotated[list[Participant] | None, Field(max_length=8, title="Participants")] = (
-        None
-    )
-    """
-    As on a write: the corrected text's participants, with `consent`.
-    """
     sensitivity: Sensitivity | None = None
     source: SourceIn | None = None
     statement: Annotated[Statement | None, Field(title="Statement")] = None
@@ -1269,17 +1227,6 @@ class OccurredAt(RootModel[AwareDatetime]):
     """
     When the event happened (an episode's date); shown in recall.
     """
-
-
-class Participant(RootModel[str]):
-    root: Annotated[
-        str,
-        Field(
-            max_length=64,
-            min_length=1,
-            pattern="^[A-Z\\u00c0-\\uffff][^\\x00-\\x1f\\x21-\\x26\\x28-\\x2c\\x2f-\\x40\\x5b-\\x60\\x7b-\\x7f]*$",
-        ),
-    ]
 
 
 class PolicyOut(BaseModel):
