@@ -68,6 +68,43 @@ _THIRD_PARTY_EN = re.compile(
     r"\b(?:he|she|they|him|her|them|his|hers|their|theirs)\b|"
     r"\b(?:said|says|told me|tells me|told us|according to|heard that|apparently|claims?)\b"
 )
+# "they"/"them"/"their" after a plural thing in the same sentence point back at the thing:
+# "don't put emojis in replies, they drive me nuts", "tables are my favourite, use them".
+# A pronoun that opens the sentence has no antecedent in it, and a plural that names people
+# (or an agent noun: "-ists", "-ians", "-ees") leaves the pronoun a third party.
+_THEY_EN = re.compile(r"(?i)\b(?:they|them|their)\b")
+_THIRD_PARTY_NOT_THEY_EN = re.compile(
+    _THIRD_PARTY_EN.pattern.replace(
+        "he|she|they|him|her|them|his|hers|their|theirs", "he|she|him|her|his|hers|theirs"
+    )
+)
+# a plural in lower case (a name is capitalised: "the Smiths"), or the sentence's first word
+_PLURAL_THING_EN = re.compile(r"^[A-Za-z][a-z\-]{2,}s\b|\b[a-z][a-z\-]{2,}s\b")
+_NOT_A_THING_PLURAL_EN = re.compile(
+    r"(?:ists|ians|ees|ess|ous|ics|is|us|ys|ways|times|less|ness)$|^(?:people|folks|guys|kids|"
+    r"twins|parents|friends|users|clients|customers|guests|students|patients|members|"
+    r"employees|colleagues|coworkers|co-workers|neighbours|neighbors|relatives|cousins|"
+    r"siblings|brothers|sisters|sons|daughters|girls|boys|ladies|teachers|doctors|nurses|"
+    r"managers|bosses|devs|developers|engineers|designers|players|fans|readers|viewers|"
+    r"followers|subscribers|visitors|attendees|participants|partners|roommates|flatmates|"
+    r"housemates|classmates|teammates|admins|moderators|owners|buyers|sellers|tenants|"
+    r"landlords|grandparents|children|babies|humans|adults|teens|teenagers|others|"
+    r"strangers|contacts|recipients|senders|callers|workers|staff|officers|agents|"
+    r"assistants|bots|ones|does|has|was|yes|this|its|plus|always|perhaps|sometimes)$"
+)
+
+
+def _they_means_a_thing(s: str) -> bool:
+    """Every they/them/their in `s` follows a plural thing in the same sentence."""
+    hits = list(_THEY_EN.finditer(s))
+    if not hits or _THIRD_PARTY_NOT_THEY_EN.search(s):
+        return False
+    for m in hits:
+        before = [w.lower() for w in _PLURAL_THING_EN.findall(s[: m.start()])]
+        if not any(not _NOT_A_THING_PLURAL_EN.search(w) for w in before):
+            return False
+    return True
+
 
 _PAST_ZH = re.compile(r"(?:^|我)(?:以前|曾经|过去|原来|之前|小时候)|不再|已经不")
 _PAST_EN = re.compile(
@@ -91,6 +128,20 @@ _DOUBT = re.compile(
 )
 
 
+# Discourse labels that announce what follows ("one small thing:", "a bit of background
+# first:", "anyway,", "总之，", "先说明一下，", "跟你说一声，"): stripped like a greeting, so
+# the sentence after them is read as said. Never an instruction word ("note", "记住"): those
+# make the sentence explicit and are peeled by the instruction rules.
+_LABEL = (
+    r"(?:(?:one|a|just\s+a|another|last)\s+)?(?:(?:small|quick|little|more|last|other)\s+)?"
+    r"(?:thing|detail|point)(?:\s+first)?|(?:a\s+)?(?:(?:little\s+)?bit|little)\s+(?:of\s+)?"
+    r"(?:background|context)(?:\s+(?:first|on me|about me))?|(?:some\s+)?(?:background|context)"
+    r"(?:\s+first)?|anyway|anyhow|sorry|总之|反正|其实|说真的|"
+    r"(?:先|顺便|简单)?(?:跟你|和你|给你)?(?:说明|说|提|补充|交代|介绍)(?:一下|一句|一声)"
+)
+# Asides that open a sentence without punctuation: "fwiw I'm based in Lisbon",
+# "for context I've been a nurse for eight years".
+_ASIDE = r"(?:fwiw|fyi|for context|for what it'?s worth)\s+"
 # Greetings and filler before the real sentence ("你好，", "Hi, ", "好的，", "ok, "): stripped
 # before screening, so "你好，记住我用表格输出" is the explicit instruction it would be
 # without the greeting. Each needs its punctuation, so "好吃" or "Hiking" are left alone.
@@ -99,8 +150,11 @@ FILLER = re.compile(
     r"行|可以|对了|对的|对对|对|是的|没错|另外|还有|那么|那|"
     r"(?:hi|hello|hey|hiya|yo|howdy)(?:\s+there)?|good (?:morning|afternoon|evening)|"
     r"thanks(?: a lot)?|thank you|thx|ok(?:ay)?|alright|all right|sure|cool|great|got it|"
-    r"btw|by the way|also|and|so|oh|well|yes|yeah|yep|right|exactly|correct|indeed)"
-    r"(?:呀|啊|啦|哈|呢|~)*\s*[,，、!！.。~～:：;；—\-]+\s*)+"
+    r"btw|by the way|also|and|so|oh|well|yes|yeah|yep|right|exactly|correct|indeed|"
+    + _LABEL
+    + r")(?:呀|啊|啦|哈|呢|~)*\s*[,，、!！.。~～:：;；—\-]+\s*|"
+    + _ASIDE
+    + r")+"
 )
 
 
@@ -159,8 +213,18 @@ _HOUSEHOLD_ZH = re.compile(
 )
 
 
+# "…, if that helps", "…, in case it matters for your answers", "…，如果有用的话": the user
+# offers the fact as relevant, not as a hypothetical; the tail is dropped before screening.
+_RELEVANCE_TAIL = re.compile(
+    r"(?i)[,，\s\-–—]*(?:(?:if|in case)\s+(?:that|it|this)(?:'s|\s+is)?\s+(?:helps?|matters?|"
+    r"relevant|useful|helpful|important)(?:\s+(?:for|to)\s+[a-z ]{1,30})?|"
+    r"(?:如果|要是)?(?:这|这个|这点)?(?:有用|有帮助|重要)的话)[\s.。!！]*$"
+)
+
+
 def screen(s: str) -> str | None:
     """The sentence if it may carry a reusable first-person assertion, else None (dropped)."""
+    s = _RELEVANCE_TAIL.sub("", s) or s
     tokens = segment(s)
     if _is_question(s, tokens):
         unwrapped = _unwrap_polite(s)
@@ -176,7 +240,7 @@ def screen(s: str) -> str | None:
     household = bool(_HOUSEHOLD_EN.match(s) or _HOUSEHOLD_ZH.match(s))
     if not household and (_THIRD_PARTY_ZH.search(s) or _THIRD_PERSON_ZH.intersection(tokens)):
         return None
-    if not household and _THIRD_PARTY_EN.search(s):
+    if not household and _THIRD_PARTY_EN.search(s) and not _they_means_a_thing(s):
         return None
     if _PAST_ZH.search(s) or _PAST_EN.search(s):
         return None
