@@ -126,11 +126,11 @@ def participant_view(text: str, participants: tuple[str, ...] | list[str]) -> st
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=\.)(?=\s|$)")
 # A short quotation inside a sentence ("skip the 'Great question!' openers",
-# "别说「太棒了！」这种话") is part of it: its own ! or ? does not end the sentence. The
-# opening quote follows a blank or the start, so an apostrophe ("don't") never opens one.
+# "别说「太棒了！」这种话") is part of it: its own ! or ? does not end the sentence. A straight
+# quote opens one after a blank or at the start only, so an apostrophe ("don't") never does.
 _QUOTED = re.compile(
-    r"(?:(?<=\s)|^)(?:'[^'\n]{1,60}'|\"[^\"\n]{1,60}\"|“[^”\n]{1,60}”|‘[^’\n]{1,60}’|"
-    r"「[^」\n]{1,60}」|『[^』\n]{1,60}』)"
+    r"(?:(?<=\s)|^)(?:'[^'\n]{1,60}'|\"[^\"\n]{1,60}\")|“[^”\n]{1,60}”|‘[^’\n]{1,60}’|"
+    r"「[^」\n]{1,60}」|『[^』\n]{1,60}』"
 )
 
 

@@ -431,9 +431,10 @@ _ANSWERS_ZH = r"(?:回答|回复|答案|解释|说明|总结|内容|文字|篇�
 _STYLE_ZH = (
     # "回答简短一点", "回复尽量简洁", "解释通俗一些"
     re.compile(
-        r"^(?:请|麻烦|你)*(?:以后|今后)?(?:的)?(?P<x>"
+        # ("我希望你解释得详细一点": the wish names the assistant, the request is the answers')
+        r"^(?:我)?(?:希望|想让|想要)?(?:请|麻烦|你)*(?:以后|今后)?(?:的)?(?P<x>"
         + _ANSWERS_ZH
-        + r"(?:请|都|尽量|要|最好|务必|一律|再)*"
+        + r"(?:得|请|都|尽量|要|最好|务必|一律|再)*"
         r"(?:简短|简洁|精简|简单|短|直接|详细|具体|通俗|口语化|正式|严谨|有条理)(?:一点|一些|些|点)?)(?:吧|就好|就行|哦|啊)?$"
     ),
     # "回答控制在200字以内", "回复别超过三句话"
@@ -545,6 +546,12 @@ _PREF_EN = re.compile(
     r"(?P<v>" + _PREF_VERBS_EN + r")\s+(?P<o>.+)$",
     re.IGNORECASE,
 )
+# What the user is good or bad at: "I'm terrible with directions", "I'm decent at Excel"
+_SKILL_EN = re.compile(
+    r"(?i)^i(?:'m|\s+am)\s+(?:(?:really|pretty|so|absolutely|quite|very|not)\s+)*"
+    r"(?:terrible|bad|awful|hopeless|useless|rubbish|great|good|decent|okay|ok|fine|solid)\s+"
+    r"(?:at|with)\s+(?P<o>.{2,40})$"
+)
 # "I'm not a fan of emojis", "we're big fans of pair programming"
 _FAN_EN = re.compile(
     r"(?i)^(?P<who>i|we)(?:'m|'re|\s+am|\s+are)\s+(?:(?:not|really|not really|never been|"
@@ -611,7 +618,10 @@ _PRESENT_VERBS_EN = (
     r"teach|tutor|coach|manage|design|build"
 )
 _PRESENT_EN = re.compile(
-    _LEAD_EN + r"(?P<who>i|we)\s+(?P<v>" + _PRESENT_VERBS_EN + r")\s+(?P<o>[a-z0-9].+)$",
+    _LEAD_EN
+    + r"(?P<who>i|we)\s+(?:(?:mainly|mostly|primarily|also|still|just)\s+)?(?P<v>"
+    + _PRESENT_VERBS_EN
+    + r")\s+(?P<o>[a-z0-9].+)$",
     re.IGNORECASE,
 )
 _TRAIT_EN = re.compile(
@@ -849,6 +859,9 @@ def _free_en(s: str) -> list[Pref]:
         return [
             Pref(FactType.SEMANTIC, CONSTRAINT, value, f"The user asks for {value}", CONF_STYLE)
         ]
+    m = _SKILL_EN.match(s)
+    if m and _about_user(m.group("o"), zh=False) and not _PLAN_EN.search(s):
+        return [_free(s, _pref_statement_en(s), CONF_FREE)]
     if _ORIGIN_EN.match(s) or _LANGUAGE_OF_EN.match(s):
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
     m = _RATHER_EN.match(s)
@@ -927,7 +940,7 @@ _PREF_ADV_ZH = (
     r"蛮|相当|其实|本来就)*"
 )
 _PREF_VERBS_ZH = (
-    r"更喜欢|更爱|更偏好|最喜欢|最爱|喜欢|喜爱|热爱|钟爱|偏爱|偏好|习惯于?|倾向于?|讨厌|"
+    r"更喜欢|更爱|更偏好|最喜欢|最爱|喜欢|喜爱|热爱|钟爱|偏爱|偏好|习惯于?|倾向于?|偏向于?|讨厌|"
     r"不(?:太|大|怎么|是很)?喜欢|不爱|"
     r"受不了|离不开|爱"
 )
@@ -939,6 +952,8 @@ _WHEN_WORDS_ZH = (
 )
 _HABIT_ZH = re.compile(
     r"^(?P<who>我们(?:团队|组|公司|部门)?|我)(?:" + _WHEN_WORDS_ZH + r"(?:的时候)?)?"
+    # an activity the habit is about: "我做饭一般少油少盐", "我写代码习惯先写测试"
+    r"(?:(?:做饭|吃饭|写代码|开车|出差|旅游|旅行|出行|买东西|购物|工作|学习|看书|运动|跑步)(?=一般|通常|平时|都|总是|习惯))?"
     r"(?:也|都|还)?(?P<adv>平时|平常|一般|通常|每天|每周|每晚|每天早上|每天晚上|"
     r"总是|经常|常常|一向|向来|基本上?|从来不|从不|很少|只|只会|一直都)(?:都|会|也|是)?(?P<o>.{2,40})$"
 )
@@ -995,6 +1010,10 @@ _STEADY_ZH = (
     re.compile(
         r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?:减肥|减糖|控糖|减脂|戒烟|戒酒|戒糖|健身)$"
     ),
+    # what the user is studying for: "我在考研", "我正在读博"
+    re.compile(
+        r"^我(?:现在|目前|还|也)?(?:在|正在)(?:考研|考公|备考|读研|读博|读研究生|读大学|读本科|读高中)$"
+    ),
     re.compile(
         r"^我(?:每个?)?(?:周末|周[一二三四五六日]|星期[一二三四五六日天]|工作日)"
         r"(?:都|一般|通常|常|经常|会)*(?:去|会去)?[\u4e00-\u9fff]{2,6}$"
@@ -1010,6 +1029,10 @@ _TRAIT_ZH = re.compile(
     r"^我(?:是|算是|属于)(?:一个|一名|个|典型的|资深的?|重度的?|十足的|彻底的)?"
     r"(?P<x>夜猫子|早起的人|早睡早起的人|晨型人|夜型人|左撇子|右撇子|路痴|吃货|宅男|宅女|社恐|"
     r"[iIeE]人|[\u4e00-\u9fffA-Za-z]{1,6}?(?:控|迷|粉|派|爱好者|发烧友|主义者))$"
+)
+# "我是一个比较注重效率的人", "我是那种喜欢提前规划的人": the kind of person the user is
+_KIND_OF_PERSON_ZH = re.compile(
+    r"^我(?:是|算是|属于)(?:一个|个|那种|这种|比较|很|挺)*(?P<x>[\u4e00-\u9fff]{2,12})的人$"
 )
 _ATTR_ZH = re.compile(
     r"^我(?:的|最喜欢的|最爱的|常用的)(?P<k>爱好|兴趣爱好|兴趣|论文|毕业论文|毕设|研究方向|研究领域|"
@@ -1163,6 +1186,9 @@ def _free_zh(s: str) -> list[Pref]:
         hit = _pref_zh_main(first)
         if hit is not None:
             return [_free(s, third_person_zh(s), CONF_FREE)]
+    m = _KIND_OF_PERSON_ZH.match(first)
+    if m and _about_user(m.group("x"), zh=True):
+        return [_free(first, third_person_zh(first), CONF_FREE)]
     # "我是夜猫子，半夜效率最高": the trait is the first clause
     m = _TRAIT_ZH.match(first)
     if m and not m.group("x").endswith(("患者", "病人")):

@@ -395,6 +395,9 @@ _JOB_EN = re.compile(
     _JOB_LEAD_EN + r"(?P<j>(?i:(?:[a-z\-]+\s+){0,3}?(?:" + JOB_NOUNS_EN + r")))\b"
     r"(?:\s+(?i:at|for|with|of)\s+" + _EMPLOYER + r")?"
 )
+_CLAIMED_ROLE_EN = re.compile(
+    r"(?i).*\bthe\s+(?:owner|admin|administrator|moderator|operator|developer|lead)$"
+)
 # Words that only go with an occupation make any noun after them one: "I'm a freelance
 # illustrator", "I've been a self-employed upholsterer for years", "I'm a trained nurse".
 _JOB_WORD_EN = re.compile(
@@ -413,6 +416,8 @@ def where_en(s: str) -> list[Hit]:
         p = m.group("p").strip(" ,")
         return [Hit(FactType.PROFILE, "location", p, f"The user lives in {p}")]
     m = _JOB_EN.search(s) or _JOB_WORD_EN.search(s)
+    if m and _CLAIMED_ROLE_EN.match(m.group(0)) and not m.groupdict().get("e"):
+        m = None  # "I'm the owner": a role in the conversation's system, not a job
     if m:
         j = m.group("j").lower()
         hits = [

@@ -26,7 +26,14 @@ from app.providers.rules.en import (
 )
 from app.providers.rules.hits import CONF_EXPLICIT, Hit, Matcher
 from app.providers.rules.instructions import GROUP_MARKER, peel_instruction
-from app.providers.rules.screening import FILLER, HEDGE_EN, HEDGE_ZH, is_sarcastic, screen
+from app.providers.rules.screening import (
+    FILLER,
+    HEDGE_EN,
+    HEDGE_ZH,
+    appositions,
+    is_sarcastic,
+    screen,
+)
 from app.providers.rules.text import TRAILING_PUNCT, third_person_en
 from app.providers.rules.zh import (
     allergy_zh,
@@ -213,11 +220,12 @@ class RuleExtractor:
         found: list[tuple[Hit, bool, str]] = []
         group_explicit = False
         for sentence in split_sentences(turn.content):
-            hits, explicit = extract_sentence(sentence, force_explicit=group_explicit)
-            if explicit and not hits:
-                # "请记住以下几点：" / "Remember this:" makes the next sentences explicit too.
-                group_explicit = True
-            found.extend((hit, hit.standing, sentence) for hit in hits)
+            for part in appositions(sentence):
+                hits, explicit = extract_sentence(part, force_explicit=group_explicit)
+                if explicit and not hits:
+                    # "请记住以下几点：" / "Remember this:" makes the next sentences explicit too.
+                    group_explicit = True
+                found.extend((hit, hit.standing, sentence) for hit in hits)
         return [
             Candidate(
                 user_id=user_id,

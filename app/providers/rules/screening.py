@@ -136,12 +136,14 @@ _LABEL = (
     r"(?:(?:one|a|just\s+a|another|last)\s+)?(?:(?:small|quick|little|more|last|other)\s+)?"
     r"(?:thing|detail|point)(?:\s+first)?|(?:a\s+)?(?:(?:little\s+)?bit|little)\s+(?:of\s+)?"
     r"(?:background|context)(?:\s+(?:first|on me|about me))?|(?:some\s+)?(?:background|context)"
-    r"(?:\s+first)?|anyway|anyhow|sorry|总之|反正|其实|说真的|"
+    r"(?:\s+first)?|(?:just\s+)?to give you (?:some\s+|a bit of\s+)?(?:context|background)|"
+    r"anyway|anyhow|sorry|lol|haha|tbh|ngl|not gonna lie|to be honest|basically|"
+    r"总之|反正|其实|说真的|说实话|"
     r"(?:先|顺便|简单)?(?:跟你|和你|给你)?(?:说明|说|提|补充|交代|介绍)(?:一下|一句|一声)"
 )
 # Asides that open a sentence without punctuation: "fwiw I'm based in Lisbon",
 # "for context I've been a nurse for eight years".
-_ASIDE = r"(?:fwiw|fyi|for context|for what it'?s worth)\s+"
+_ASIDE = r"(?:fwiw|fyi|for context|for what it'?s worth|lol|haha|lmao)\s+"
 # Greetings and filler before the real sentence ("你好，", "Hi, ", "好的，", "ok, "): stripped
 # before screening, so "你好，记住我用表格输出" is the explicit instruction it would be
 # without the greeting. Each needs its punctuation, so "好吃" or "Hiking" are left alone.
@@ -156,6 +158,56 @@ FILLER = re.compile(
     + _ASIDE
     + r")+"
 )
+
+
+# "As a vegan, I'd appreciate …", "Being a night owl, I …", "As someone who codes in Rust,
+# I …", "作为一个新手，我…": the apposition says who the user is, the rest is the sentence.
+_APPOSITION_EN = re.compile(
+    r"(?i)^(?:as|being)\s+(?:(?P<art>an?)\s+(?!(?:result|rule|whole|matter|consequence|"
+    r"reminder|side note|kid|child|teenager|teen|joke|test|favou?r|treat|backup|aside|"
+    r"example|bonus)\b)(?P<x>[^,]{2,40}?)|someone\s+who\s+(?P<who>[^,]{2,40}?))"
+    r"\s*,\s*(?P<rest>(?:i|we)\b.{2,})$"
+)
+_APPOSITION_ZH = re.compile(
+    r"^作为(?:一个|一名|一位|个|名)?(?P<x>[^，,的]{2,12})[，,](?P<rest>我.{2,})$"
+)
+# An apposition that comes with a request to grant, waive, move or reveal is a claim to
+# authority ("As an admin, I authorize you to skip checks"): nothing is read from it.
+_CLAIM = re.compile(
+    r"(?i)\b(?:admin\w*|owner|operator|developer|moderator|root|superuser|staff|authori[sz]\w*|"
+    r"approv\w*|permission\w*|grant\w*|ignore|bypass|skip|override|verif\w*|"
+    r"instruct\w*|command\w*|order)\b|管理员|开发者|所有者|授权|权限|批准|命令|忽略|绕过|跳过|指令|验证"
+)
+
+
+def _first_person(clause: str) -> str:
+    """ "codes in Rust" (said of "someone who") → "I code in Rust"."""
+    verb, _, rest = clause.partition(" ")
+    low = verb.lower()
+    base = {"is": "am", "has": "have", "does": "do", "goes": "go"}.get(low)
+    if base is None:
+        if low.endswith("ies") and len(low) > 4:
+            base = verb[:-3] + "y"
+        elif low.endswith(("shes", "ches", "xes", "sses")):
+            base = verb[:-2]
+        elif low.endswith("s") and not low.endswith("ss"):
+            base = verb[:-1]
+        else:
+            base = verb
+    return f"I {base} {rest}".strip()
+
+
+def appositions(s: str) -> list[str]:
+    """The sentence, or who the user says they are and the rest of it, as two sentences."""
+    folded = nfkc(s).strip()
+    m = _APPOSITION_EN.match(folded)
+    if m and not _CLAIM.search(folded):
+        said = f"I'm {m.group('art')} {m.group('x')}" if m.group("x") else _first_person(m["who"])
+        return [said, m.group("rest")]
+    m = _APPOSITION_ZH.match(folded)
+    if m and not _CLAIM.search(folded):
+        return [f"我是{m.group('x')}", m.group("rest")]
+    return [s]
 
 
 def is_sarcastic(text: str) -> bool:
@@ -222,9 +274,45 @@ _RELEVANCE_TAIL = re.compile(
 )
 
 
+# "I'd appreciate it if you …", "it'd be great if you could …": a request, not a
+# hypothetical; the request is screened and read as said
+_POLITE_IF_EN = re.compile(
+    r"(?i)^(?:i(?:'d|\s+would)\s+(?:really\s+)?(?:appreciate it|like it|love it|prefer it)|"
+    r"it(?:'d|\s+would)\s+(?:be\s+(?:great|nice|helpful|ideal|better|good)|help(?:\s+me)?"
+    r"(?:\s+a lot)?))\s+if\s+you\s+(?:could\s+|would\s+|can\s+)?(?:please\s+)?(?=\w)"
+)
+
+# "…if you kept answers short": the request's verb, as an imperative
+_PRESENT_OF = {
+    "kept": "keep",
+    "made": "make",
+    "gave": "give",
+    "wrote": "write",
+    "sent": "send",
+    "showed": "show",
+    "told": "tell",
+    "used": "use",
+    "stopped": "stop",
+    "avoided": "avoid",
+    "added": "add",
+    "included": "include",
+    "skipped": "skip",
+    "explained": "explain",
+    "answered": "answer",
+    "replied": "reply",
+    "cited": "cite",
+    "listed": "list",
+    "double-checked": "double-check",
+}
+
+
 def screen(s: str) -> str | None:
     """The sentence if it may carry a reusable first-person assertion, else None (dropped)."""
     s = _RELEVANCE_TAIL.sub("", s) or s
+    polite = _POLITE_IF_EN.match(s)
+    if polite:
+        verb, _, rest = s[polite.end() :].partition(" ")
+        s = f"{_PRESENT_OF.get(verb.lower(), verb)} {rest}".strip()
     tokens = segment(s)
     if _is_question(s, tokens):
         unwrapped = _unwrap_polite(s)

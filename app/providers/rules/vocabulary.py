@@ -170,7 +170,7 @@ JOB_NOUNS_ZH = tuple(
         "研究员 科学家 学生 研究生 博士生 本科生 销售 运营 顾问 总监 主管 创始人 合伙人 作家 记者 "
         "编辑 实习生 教授 讲师 司机 厨师 专员 助理 总裁 CEO CTO CFO COO 测试 运维 DBA 产品 负责人 "
         # the suffixes of most trades: 摄影师, 理发师, 公务员, 快递员
-        "师 员"
+        "师 员 后端 前端 全栈 算法"
     ).split()
 )
 JOB_NOUNS_EN = (

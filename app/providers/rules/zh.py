@@ -294,6 +294,10 @@ _JOB_IS_ZH = re.compile(
 _JOB_DO_ZH = re.compile(
     r"(?:^|我)(?:现在|目前|也)*是(?P<v>做|搞|干|教)(?P<j>[\u4e00-\u9fffA-Za-z]{2,10}?)的(?:$|[,，]|呢|啦)"
 )
+# "我主要做后端", "我做销售": the trade as what the user does (a trade noun only: 我做饭 is not)
+_JOB_DOES_ZH = re.compile(
+    r"^我(?:现在|目前|主要|平时|一般|也)*(?:做|搞|干)(?P<j>[\u4e00-\u9fffA-Za-z]{2,8}?)的?(?:$|[,，])"
+)
 # Words before 的 that qualify the job, not an employer: "我是自由职业的摄影师"
 _JOB_QUALIFIER_ZH = frozenset("自由职业 自由 兼职 全职 退休 独立 资深 专业 持证 注册 一线".split())
 # Memberships and system roles that end like a trade (员): not a job; 党员/团员 are
@@ -369,7 +373,8 @@ def _job_zh(s: str) -> list[Hit]:
     m = _JOB_IS_ZH.search(s) or _JOB_WORK_ZH.search(s)
     if (
         m
-        and m.group("j").endswith(JOB_NOUNS_ZH)
+        # a trade noun, or any noun after a qualifier only jobs take ("自由职业的翻译")
+        and (m.group("j").endswith(JOB_NOUNS_ZH) or m.groupdict().get("e") in _JOB_QUALIFIER_ZH)
         and m.group("j") not in _MEMBER_ZH
         and not SENSITIVE_TOPIC.search(m.group("j"))
     ):
@@ -380,6 +385,9 @@ def _job_zh(s: str) -> list[Hit]:
         if e and not _is_place_zh(e):
             hits.append(_employer_hit_zh(e))
         return hits
+    m = _JOB_DOES_ZH.match(s)
+    if m and m.group("j").endswith(JOB_NOUNS_ZH) and not SENSITIVE_TOPIC.search(m.group("j")):
+        return [_job_hit_zh(m.group("j"))]
     m = _JOB_DO_ZH.search(s)
     if m and not SENSITIVE_TOPIC.search(m.group("j")) and not negated_before(s, m.start() + 1):
         j = m.group("j")
