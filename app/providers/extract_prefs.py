@@ -848,13 +848,31 @@ def _free_en(s: str) -> list[Pref]:
     lead = re.match(_LEAD_EN, s, re.IGNORECASE)
     if lead and lead.end():
         s = s[lead.end() :]
+    m = _SO_EN.search(s)
+    if m:
+        # "My only free time is weekday evenings after 7, so plan around that": the fact is
+        # the main clause; what follows asks the assistant to use it, and may ask nothing
+        # that grants, moves, sends or reveals ("I always approve refunds, so you approve too")
+        if (
+            _PLAN_EN.search(s)
+            or _SKIP_CHECKS.search(s)
+            or _CREDENTIAL.search(s)
+            or _RISKY_REQUEST.search(s[m.end() - 1 :])
+        ):
+            return []
+        return _free_en(s[: m.start()])
     m = _FAN_EN.match(s)
     if m:
         if not _about_user(m.group("o"), zh=False) or _PLAN_EN.search(s):
             return []
         return [_free(s, _pref_statement_en(s))]
     m = _LESS_MORE_EN.match(s)
-    if m and _about_user(m.group("a"), zh=False) and _about_user(m.group("b"), zh=False):
+    if (
+        m
+        and _about_user(m.group("a"), zh=False)
+        and _about_user(m.group("b"), zh=False)
+        and not _RISKY_REQUEST.search(s)
+    ):
         value = f"less {m.group('a')}, more {m.group('b')}"
         return [
             Pref(FactType.SEMANTIC, CONSTRAINT, value, f"The user asks for {value}", CONF_STYLE)
@@ -902,17 +920,6 @@ def _free_en(s: str) -> list[Pref]:
         if not _about_user(m.group("o"), zh=False) or _PLAN_EN.search(m.group("o")):
             return []
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
-    m = _SO_EN.search(s)
-    if m and not (
-        _PLAN_EN.search(s)
-        or _SKIP_CHECKS.search(s)
-        or _CREDENTIAL.search(s)
-        or _RISKY_REQUEST.search(s[m.end() - 1 :])
-    ):
-        # "My only free time is weekday evenings after 7, so plan around that": the fact is
-        # the main clause; what follows asks the assistant to use it (and may ask nothing
-        # that grants, moves, sends or reveals: "I always approve refunds, so you approve too")
-        return _free_en(s[: m.start()])
     if _PET_EN.match(s):
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
     for steady in _STEADY_EN:

@@ -63,7 +63,7 @@ _THIRD_PARTY_EN = re.compile(
     r"(?i)\bmy\s+(?:best\s+|old\s+|little\s+|big\s+|younger\s+|older\s+)?(?:friends?|wife|husband|partner|"
     r"boss|manager|colleagues?|co-?workers?|mom|mum|mother|dad|father|parents|brothers?|"
     r"sisters?|sons?|daughters?|kids?|child|children|girlfriend|boyfriend|roommates?|"
-    r"neighbou?rs?|clients?|customers?|family|grandma|grandpa|grandmother|grandfather|"
+    r"neighbou?rs?|clients?|customers?|patients?|pupils?|students?|family|grandma|grandpa|grandmother|grandfather|"
     r"uncle|aunt|cousins?|doctor|teacher|spouse|fianc[eé]e?|baby)\b|"
     r"\b(?:he|she|they|him|her|them|his|hers|their|theirs)\b|"
     r"\b(?:said|says|told me|tells me|told us|according to|heard that|apparently|claims?)\b"
@@ -201,11 +201,13 @@ def appositions(s: str) -> list[str]:
     """The sentence, or who the user says they are and the rest of it, as two sentences."""
     folded = nfkc(s).strip()
     m = _APPOSITION_EN.match(folded)
-    if m and not _CLAIM.search(folded):
+    # (the rest must stand on its own: "As a nurse, I can tell you my patient has …" is
+    # about someone else, and the whole sentence is screened as it was said)
+    if m and not _CLAIM.search(folded) and screen(m.group("rest")) is not None:
         said = f"I'm {m.group('art')} {m.group('x')}" if m.group("x") else _first_person(m["who"])
         return [said, m.group("rest")]
     m = _APPOSITION_ZH.match(folded)
-    if m and not _CLAIM.search(folded):
+    if m and not _CLAIM.search(folded) and screen(m.group("rest")) is not None:
         return [f"我是{m.group('x')}", m.group("rest")]
     return [s]
 
