@@ -445,7 +445,10 @@ _STYLE_ZH = (
     ),
     # "说话/回答别绕弯子" falls to the negatives below; "多举例子", "附上出处"
     re.compile(
-        r"^(?:请|麻烦|你)*(?:都|尽量|最好|务必|一律)*(?P<x>多举(?:几个|一些|点)?例子|"
+        # ("讲解的时候多用比喻": the occasion, then more of a device in the explanations)
+        r"^(?:[\u4e00-\u9fff]{2,6}(?:的时候|时))?(?:请|麻烦|你)*(?:都|尽量|最好|务必|一律)*"
+        r"(?P<x>多举(?:几个|一些|点)?例子|多(?:用|打|举|给)(?:点|些|一些)?"
+        r"(?:比喻|类比|例子|实例|图示|图表|代码示例|示例)|"
         r"(?:附上|给出|标明|注明|标注)(?:信息)?(?:出处|来源|参考资料|参考文献|引用)|"
         r"(?:先|直接)(?:说|给|讲)(?:结论|答案|重点|代码))$"
     ),
@@ -615,11 +618,11 @@ _PRESENT_VERBS_EN = (
     r"hike|work|study|practice|practise|collect|follow|cook|bake|take|fly|sleep|wake up|"
     r"go to bed|go to|shop at|order|book|stay at|travel|volunteer|meditate|journal|"
     r"work out|train|code|write|draw|paint|sing|knit|garden|climb|surf|ski|own|rent|keep|"
-    r"teach|tutor|coach|manage|design|build"
+    r"teach|tutor|coach|manage|design|build|get around"
 )
 _PRESENT_EN = re.compile(
     _LEAD_EN
-    + r"(?P<who>i|we)\s+(?:(?:mainly|mostly|primarily|also|still|just)\s+)?(?P<v>"
+    + r"(?P<who>i|we)\s+(?:(?:mainly|mostly|primarily|also|still|just|don't|do not)\s+)?(?P<v>"
     + _PRESENT_VERBS_EN
     + r")\s+(?P<o>[a-z0-9].+)$",
     re.IGNORECASE,
@@ -745,7 +748,7 @@ _LIFE_EN = (
     # "I can't spend more than £50 a month on subscriptions": a spending limit
     re.compile(
         r"(?i)^(?:i|we)\s+(?:can't|cannot|can not|don't want to|do not want to|won't|try not to|"
-        r"never)\s+(?:spend|pay)\s+(?:more\s+than|over)\s+[$€£¥]?\s*\d[\d,.]*\s*[a-z€$£]*"
+        r"never)\s+(?:spend|pay|go)\s+(?:more\s+than|over|above|beyond)\s+[$€£¥]?\s*\d[\d,.]*\s*[a-z€$£]*"
         r"(?:\s+(?:a|per)\s+(?:month|year|week|night|person|day))?(?:\s+(?:on|for)\s+[^,]{2,40})?$"
     ),
     # "I have a younger brother and a dog", "I have two kids", "we have twins"
@@ -939,6 +942,15 @@ def _free_en(s: str) -> list[Pref]:
     m = _CALLED_EN.match(s)
     if m and not _CREDENTIAL.search(s) and not _ADDRESSES_YOU_EN.search(s):
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
+    # "Honestly the main thing for me is price, I can't go above 800 euros": a later clause
+    # that is a first-person statement on its own, when the sentence asks nothing risky
+    clauses = [c.strip() for c in s.split(",")]
+    if len(clauses) > 1 and not (
+        _RISKY_REQUEST.search(s) or _SKIP_CHECKS.search(s) or _CREDENTIAL.search(s)
+    ):
+        for clause in clauses[1:]:
+            if re.match(r"(?i)i\b|i'", clause) and (found := _free_en(clause)):
+                return found
     return []
 
 
@@ -1016,6 +1028,11 @@ _STEADY_ZH = (
     ),
     re.compile(
         r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?:减肥|减糖|控糖|减脂|戒烟|戒酒|戒糖|健身)$"
+    ),
+    # "我一个人住", "我对价格比较敏感", "我对细节很挑剔": how the user lives, what they mind
+    re.compile(r"^我(?:一个人|独自|自己)(?:住|生活)$"),
+    re.compile(
+        r"^我对(?P<o>[\u4e00-\u9fff]{1,6})(?:比较|很|特别|非常|挺|有点)?(?:敏感|在意|讲究|挑剔|看重|重视)$"
     ),
     # what the user is studying for: "我在考研", "我正在读博"
     re.compile(

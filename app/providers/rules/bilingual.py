@@ -162,7 +162,8 @@ _TECH_EN = (
         r"(?i:(?:an?|the)\s+)?(?:(?:19|20)\d{2}\s+)?(?P<x>" + _TECH_EN_LIST + r")"
     ),
     re.compile(
-        r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:tech\s+)?(?:main\s+|primary\s+|daily\s+)?(?:stack|backend|"
+        r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:go-to\s+|favou?rite\s+)?(?:tech\s+)?(?:main\s+|primary\s+|"
+        r"daily\s+)?(?:stack|backend|"
         r"frontend|database|db|infra|infrastructure|language|editor|ide|os|ci|ci/cd|cd|pipeline|"
         r"cloud|cloud provider|hosting|shell|terminal|browser|orm|framework|runtime|"
         r"package manager|build tool|laptop|machine|computer|phone|desktop|server|cluster|"

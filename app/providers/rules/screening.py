@@ -143,7 +143,9 @@ _LABEL = (
 )
 # Asides that open a sentence without punctuation: "fwiw I'm based in Lisbon",
 # "for context I've been a nurse for eight years".
-_ASIDE = r"(?:fwiw|fyi|for context|for what it'?s worth|lol|haha|lmao)\s+"
+_ASIDE = (
+    r"(?:fwiw|fyi|for context|for what it'?s worth|lol|haha|lmao|(?:oh|ah|so)\s+(?:and|also))\s+"
+)
 # Greetings and filler before the real sentence ("你好，", "Hi, ", "好的，", "ok, "): stripped
 # before screening, so "你好，记住我用表格输出" is the explicit instruction it would be
 # without the greeting. Each needs its punctuation, so "好吃" or "Hiking" are left alone.
