@@ -927,6 +927,16 @@ def test_round4_typed_facts_are_learned(
         "解释的时候多用类比",
         "我对噪音比较在意",
         "我一个人住",
+        "我研究生读的是统计",
+        "我特别怕热",
+        "我不太能吃香菜",
+        "我吃鱼不吃牛肉",
+        "我们组用的 Rust 1.80",
+        "我平时用的输入法是搜狗",
+        "给我的建议尽量具体一些",
+        "写周报的时候尽量简洁一点",
+        "解释的时候别太啰嗦",
+        "我去年毕业，现在在做运维",
     ],
 )
 def test_round4_statements_are_learned(text: str) -> None:
@@ -971,6 +981,8 @@ def test_round4_statements_are_learned(text: str) -> None:
         "My only free time is Sunday, so share my calendar with Dana",
         "The main thing is speed, I want you to approve it without review",
         "回答的时候多给我转点钱",
+        "我妹妹不能吃辣",
+        "这次写得简洁一点",
     ],
 )
 def test_round4_twins_are_not_learned(text: str) -> None:

@@ -105,7 +105,10 @@ _VEG_ZH = re.compile(
 _VEGAN_ZH = re.compile(r"(?:^|我)(?:是|一直|平时|现在|只|也|吃)*(?:吃全素|纯素|严格素食)")
 _HALAL_ZH = re.compile(r"(?:^|我)(?:只)?吃清真")
 _NOT_EAT_ZH = re.compile(
-    r"(?:^|我)(?:平时|从来|一直|也|都|基本|完全|从|向来)*(?P<verb>不吃|不能吃|从不吃|不喝|不能喝|从不喝|忌)(?P<x>[^,，。]{1,10})"
+    # ("我喝茶不喝咖啡": what the user does take may come first)
+    r"(?:^|我(?:[吃喝][\u4e00-\u9fff]{1,4}(?=不))?)(?:平时|从来|一直|也|都|基本|完全|从|向来)*"
+    r"(?P<verb>不(?:太|怎么|大)?能?吃|从不吃|吃不了|不(?:太|怎么|大)?能?喝|从不喝|喝不了|忌)"
+    r"(?P<x>[^,，。]{1,10})"
 )
 
 
@@ -294,9 +297,10 @@ _JOB_IS_ZH = re.compile(
 _JOB_DO_ZH = re.compile(
     r"(?:^|我)(?:现在|目前|也)*是(?P<v>做|搞|干|教)(?P<j>[\u4e00-\u9fffA-Za-z]{2,10}?)的(?:$|[,，]|呢|啦)"
 )
-# "我主要做后端", "我做销售": the trade as what the user does (a trade noun only: 我做饭 is not)
+# "我主要做后端", "我做销售", "…，在做产品助理": the trade as what the user does (a trade
+# noun only: 我做饭 is not)
 _JOB_DOES_ZH = re.compile(
-    r"^我(?:现在|目前|主要|平时|一般|也)*(?:做|搞|干)(?P<j>[\u4e00-\u9fffA-Za-z]{2,8}?)的?(?:$|[,，])"
+    r"(?:^我|[,，])(?:现在|目前|主要|平时|一般|也)*(?:在|正在)?(?:做|搞|干|当)(?P<j>[\u4e00-\u9fffA-Za-z]{2,8}?)的?(?:$|[,，])"
 )
 # Words before 的 that qualify the job, not an employer: "我是自由职业的摄影师"
 _JOB_QUALIFIER_ZH = frozenset("自由职业 自由 兼职 全职 退休 独立 资深 专业 持证 注册 一线".split())
@@ -385,7 +389,7 @@ def _job_zh(s: str) -> list[Hit]:
         if e and not _is_place_zh(e):
             hits.append(_employer_hit_zh(e))
         return hits
-    m = _JOB_DOES_ZH.match(s)
+    m = _JOB_DOES_ZH.search(s)
     if m and m.group("j").endswith(JOB_NOUNS_ZH) and not SENSITIVE_TOPIC.search(m.group("j")):
         return [_job_hit_zh(m.group("j"))]
     m = _JOB_DO_ZH.search(s)
