@@ -398,6 +398,12 @@ _JOB_EN = re.compile(
 _CLAIMED_ROLE_EN = re.compile(
     r"(?i).*\bthe\s+(?:owner|admin|administrator|moderator|operator|developer|lead)$"
 )
+# "I work as a dental hygienist": after "work as" any noun is the occupation
+_WORK_AS_EN = re.compile(
+    r"(?i:\bi\s+(?:work|am working|'m working|'ve been working|have been working)\s+as\s+"
+    r"(?:a|an)\s+)(?P<j>(?i:(?!(?:the|my|your)\b)[a-z][a-z\-]+(?:\s+(?!(?:at|in|for|with|and|"
+    r"who|so|but|of|on|part-time|full-time)\b)[a-z][a-z\-]+){0,2}))"
+)
 # Words that only go with an occupation make any noun after them one: "I'm a freelance
 # illustrator", "I've been a self-employed upholsterer for years", "I'm a trained nurse".
 _JOB_WORD_EN = re.compile(
@@ -415,7 +421,7 @@ def where_en(s: str) -> list[Hit]:
     if m:
         p = m.group("p").strip(" ,")
         return [Hit(FactType.PROFILE, "location", p, f"The user lives in {p}")]
-    m = _JOB_EN.search(s) or _JOB_WORD_EN.search(s)
+    m = _JOB_EN.search(s) or _JOB_WORD_EN.search(s) or _WORK_AS_EN.search(s)
     if m and _CLAIMED_ROLE_EN.match(m.group(0)) and not m.groupdict().get("e"):
         m = None  # "I'm the owner": a role in the conversation's system, not a job
     if m:
