@@ -58,7 +58,8 @@ _THIRD_PARTY_ZH = re.compile(
     r"我们家|全家|家里人|听说|据说|据称|人家说|别人说|有人说|"
     r"(?:朋友|同事|老板|领导|医生|老师|妈|爸|老婆|老公)(?:们)?(?:跟我|对我|和我)?(?:说|讲|告诉我|觉得|认为)"
 )
-_THIRD_PERSON_ZH = frozenset("他 她 他们 她们 它们 他的 她的".split())
+# (它/它们 are things and animals, never another person: "别用表情符号，它们看着很乱")
+_THIRD_PERSON_ZH = frozenset("他 她 他们 她们 他的 她的".split())
 _THIRD_PARTY_EN = re.compile(
     r"(?i)\bmy\s+(?:best\s+|old\s+|little\s+|big\s+|younger\s+|older\s+)?(?:friends?|wife|husband|partner|"
     r"boss|manager|colleagues?|co-?workers?|mom|mum|mother|dad|father|parents|brothers?|"
