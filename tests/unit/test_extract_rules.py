@@ -350,6 +350,9 @@ EXTRACTED: list[tuple[str, str, list[tuple[str | None, Any, FactType]], SourceKi
     ("zh-work-city", "我在深圳工作", [("location", "深圳", P)], USER),
     ("en-live", "I live in Berlin", [("location", "Berlin", P)], USER),
     ("en-moved", "I just moved to New York", [("location", "New York", P)], USER),
+    # a move is a home, never a tool (a migration is: "we migrated to …")
+    ("en-moved-city", "I moved to Hangzhou last month", [("location", "Hangzhou", P)], USER),
+    ("en-migrated", "We migrated to Postgres 16", [("tech_stack", "Postgres 16", S)], USER),
     # job and employer
     ("zh-job", "我是后端工程师", [("job_title", "后端工程师", P)], USER),
     (

@@ -157,7 +157,9 @@ _TECH_EN = (
         r"do\s+(?:all|most|the bulk)\s+(?:of\s+)?(?:my|our)\s+[a-z]+(?:\s+[a-z]+)?\s+"
         r"(?:in|on|with)|"
         r"is on|standardi[sz]ed on|(?:'ve|have)\s+been\s+using|"
-        r"(?:'ve\s+|have\s+)?(?:switched|moved|migrated)\s+to))\s+"
+        # "we migrated to Postgres"; not "moved to", which is where people live ("I moved
+        # to Hangzhou" is a home, never a tool)
+        r"(?:'ve\s+|have\s+)?(?:switched|migrated)\s+to))\s+"
         # "I'm on a 2021 MacBook Pro": an article and a model year before the name
         r"(?i:(?:an?|the)\s+)?(?:(?:19|20)\d{2}\s+)?(?P<x>" + _TECH_EN_LIST + r")"
     ),
