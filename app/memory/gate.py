@@ -479,14 +479,8 @@ def _screen(
         )
     # An episode is a thing that happened: one-off by nature, never refused as transient
     # by its meaning (the rules above still refuse a greeting or a question); a document
-    # is not chatter either (a transcript's notes say "now" of lasting progress); nor is a
-    # write that carries its own expiry (ttl_days: "staying at the Hilton this week" for
-    # two days): the writer has already bounded how long it is kept.
-    if (
-        not episode
-        and candidate.source_kind is not SourceKind.DOCUMENT
-        and candidate.ttl_days is None
-    ):
+    # is not chatter either (a transcript's notes say "now" of lasting progress).
+    if not episode and candidate.source_kind is not SourceKind.DOCUMENT:
         momentary = sem.hit("transient", ("statement",))
         if momentary is not None:
             return _reject(candidate, Reason.NOT_REUSABLE, **sem.detail(momentary))

@@ -178,8 +178,7 @@ _SKIP_CHECKS = re.compile(
 )
 # The thing at hand, not a standing taste: "I love this", "I like that idea", "我喜欢这个".
 _DEICTIC_EN = re.compile(
-    # ("I hate it when answers are vague" is a taste: "it when" points at no thing)
-    r"(?i)^(?:it(?!\s+when\b)|this|that|these|those|them|him|her|what|how|when|where|which|who|here|there|"
+    r"(?i)^(?:it|this|that|these|those|them|him|her|what|how|when|where|which|who|here|there|"
     r"the idea|the way|one|some of|all of|both of)\b"
 )
 _DEICTIC_ZH = re.compile(r"^(?:这|那|它|他|她|哪|啥|什么|怎么|上了|死)")
@@ -195,9 +194,8 @@ _CREDENTIAL = re.compile(
 
 # Health, faith, money, politics and sex are learned when the user asks for it ("remember…"
 # is consent) or through the typed rules (allergies, diets), never from a general pattern:
-# the gate refuses them without consent, and a pattern must not feed it what it may miss
-# (the rules read no job title out of them either: "我是党员").
-SENSITIVE_TOPIC = re.compile(
+# the gate refuses them without consent, and a pattern must not feed it what it may miss.
+_SENSITIVE_TOPIC = re.compile(
     r"(?i)\b(?:medications?|medicines?|meds|pills?|insulin|inhalers?|antidepressants?|"
     r"therap(?:y|ist)|psychiatrist|diagnos\w*|prescri\w*|chemo\w*|dialysis|rehab|"
     r"disorder|disease|illness|depress\w*|anxiety|adhd|autis\w*|pregnan\w*|"
@@ -265,20 +263,14 @@ _STYLE_EN = (
         r"explanations)\s+in\s+(?:plain|simple)\s+(?:english|language|words|terms)|"
         r"(?:answers|replies|responses)"
         r"\s+(?:under|below|within|of at most|of no more than)\s+\d+\s*(?:words|sentences|lines|"
-        r"paragraphs|characters))(?:\s+please|"
-        # "short answers are best for me", "…work better for me"
-        r"\s+(?:are|work)\s+(?:(?:much|way|a lot)\s+)?(?:best|better|easier|ideal|great)"
-        r"(?:\s+for\s+me)?)?$"
+        r"paragraphs|characters))(?:\s+please)?$"
     ),
     # "skip the small talk", "cut the fluff", "spare me the disclaimers"
-    # (a quoted example may name the kind: "skip the 'Great question!' openers")
     re.compile(
         r"(?i)^(?:please\s+)?(?:always\s+)?(?P<x>(?:skip|cut|drop|leave out|spare me|lose)\s+"
-        r"(?:the\s+|all\s+(?:the\s+)?|those\s+)?(?:['\"“‘][^'\"”’]{1,40}['\"”’]\s+)?"
-        r"(?:small talk|pleasantries|chit-?chat|intros?|"
+        r"(?:the\s+|all\s+(?:the\s+)?)?(?:small talk|pleasantries|chit-?chat|intros?|"
         r"introductions|preambles?|fluff|filler|disclaimers|caveats|apologies|greetings|"
-        r"recaps?|boilerplate|moralizing|lectures?|openers|opening lines|sign-?offs|outros|"
-        r"flattery|compliments|buzzwords|jargon))$"
+        r"recaps?|boilerplate|moralizing|lectures?))$"
     ),
     # "always cite sources", "include code examples in your answers"
     re.compile(
@@ -308,7 +300,7 @@ _NO_STYLE_EN = re.compile(
 
 # Conventions for the answers: units, spelling, dates, times, currency.
 _CONVENTION_EN = re.compile(
-    r"(?i)^(?:please\s+)?(?:always\s+)?(?:(?:use|give me|show|write|put)(?:\s+in)?\s+)?"
+    r"(?i)^(?:please\s+)?(?:always\s+)?(?:(?:use|give me|show|write|put)\s+)?"
     r"(?:(?:the|all)\s+)?(?P<x>(?:metric|imperial)(?:\s+units)?|(?:celsius|fahrenheit)|"
     r"kilometers|kilometres|miles|british spelling|american spelling|uk spelling|us spelling|"
     r"british english|american english|the 24-hour clock|24-hour (?:time|clock)|"
@@ -427,22 +419,14 @@ def _style_en(s: str) -> list[Pref]:
     return out
 
 
-_ANSWERS_ZH = r"(?:回答|回复|答案|解释|说明|总结|内容|文字|篇幅|字数|输出|每次回答|每个回答|建议)"
-# The occasion a style wish is for: "写东西的时候尽量口语化一点", "回复的时候别太啰嗦"
-_OCCASION_ZH = r"(?:[\u4e00-\u9fff]{2,6}(?:的时候|时))"
+_ANSWERS_ZH = r"(?:回答|回复|答案|解释|说明|总结|内容|文字|篇幅|字数|输出|每次回答|每个回答)"
 _STYLE_ZH = (
     # "回答简短一点", "回复尽量简洁", "解释通俗一些"
     re.compile(
-        # ("我希望你解释得详细一点": the wish names the assistant, the request is the answers')
-        r"^(?:我)?(?:希望|想让|想要)?(?:请|麻烦|你)*(?:以后|今后)?(?:给我)?(?:的)?(?P<x>"
+        r"^(?:请|麻烦|你)*(?:以后|今后)?(?:的)?(?P<x>"
         + _ANSWERS_ZH
-        + r"(?:得|请|都|尽量|要|最好|务必|一律|再)*"
+        + r"(?:请|都|尽量|要|最好|务必|一律|再)*"
         r"(?:简短|简洁|精简|简单|短|直接|详细|具体|通俗|口语化|正式|严谨|有条理)(?:一点|一些|些|点)?)(?:吧|就好|就行|哦|啊)?$"
-    ),
-    # with its occasion the answers need not be named: "写东西的时候尽量口语化一点"
-    re.compile(
-        r"^(?P<x>" + _OCCASION_ZH + r"[,，]?(?:请|都|尽量|要|最好|务必|一律)+"
-        r"(?:简短|简洁|精简|简单|直接|详细|具体|通俗|口语化|正式|严谨|有条理)(?:一点|一些|些|点)?)$"
     ),
     # "回答控制在200字以内", "回复别超过三句话"
     re.compile(
@@ -452,17 +436,13 @@ _STYLE_ZH = (
     ),
     # "说话/回答别绕弯子" falls to the negatives below; "多举例子", "附上出处"
     re.compile(
-        # ("讲解的时候多用比喻": the occasion, then more of a device in the explanations)
-        r"^(?:[\u4e00-\u9fff]{2,6}(?:的时候|时))?(?:请|麻烦|你)*(?:都|尽量|最好|务必|一律)*"
-        r"(?P<x>多举(?:几个|一些|点)?例子|多(?:用|打|举|给)(?:点|些|一些)?"
-        r"(?:比喻|类比|例子|实例|图示|图表|代码示例|示例)|"
+        r"^(?:请|麻烦|你)*(?:都|尽量|最好|务必|一律)*(?P<x>多举(?:几个|一些|点)?例子|"
         r"(?:附上|给出|标明|注明|标注)(?:信息)?(?:出处|来源|参考资料|参考文献|引用)|"
         r"(?:先|直接)(?:说|给|讲)(?:结论|答案|重点|代码))$"
     ),
 )
 _NO_STYLE_ZH = re.compile(
-    r"^(?:" + _OCCASION_ZH + r"[,，]?)?(?:请|你|也|都|再|以后|今后)*"
-    r"(?P<neg>千万别|不要再|别再|不用再|不要|别|不用|无需|不必|少)(?:太|那么|这么)?"
+    r"^(?:请|你|也|都|再|以后|今后)*(?P<neg>千万别|不要再|别再|不用再|不要|别|不用|无需|不必|少)"
     r"(?:跟我|和我|给我|对我)?(?P<x>寒暄|客套|说客套话|说废话|废话|啰嗦|啰里啰嗦|绕弯子|铺垫|说教|讲大道理|"
     r"打官腔|灌鸡汤|长篇大论|重复(?:我的)?问题|复述(?:我的)?问题|道歉|用敬语|"
     r"解释基础(?:知识|概念)?|(?:加|写|放)免责声明|说正确的废话)(?:了|啦|哦|啊)*$"
@@ -543,8 +523,7 @@ def _standing_style(s: str) -> list[Pref]:
 # ---------------------------------------------------------------------------------------
 
 _LEAD_EN = (
-    r"^(?:(?:personally|honestly|generally|in general|for the record|for me|as for me|"
-    r"(?:work|job|career|diet|tech|food|money)-?wise)\s*,?\s+)?"
+    r"^(?:(?:personally|honestly|generally|in general|for the record|for me|as for me)\s*,?\s+)?"
 )
 _PREF_VERBS_EN = (
     r"prefer|like|love|enjoy|adore|hate|dislike|detest|loathe|favou?r|avoid|"
@@ -557,62 +536,13 @@ _PREF_EN = re.compile(
     r"(?P<v>" + _PREF_VERBS_EN + r")\s+(?P<o>.+)$",
     re.IGNORECASE,
 )
-# What the user is good or bad at: "I'm terrible with directions", "I'm decent at Excel"
-_SKILL_EN = re.compile(
-    r"(?i)^i(?:'m|\s+am)\s+(?:(?:really|pretty|so|absolutely|quite|very|not)\s+)*"
-    r"(?:terrible|bad|awful|hopeless|useless|rubbish|great|good|decent|okay|ok|fine|solid)\s+"
-    r"(?:at|with)\s+(?P<o>.{2,40})$"
-)
-# "I'm not a fan of emojis", "we're big fans of pair programming"
-_FAN_EN = re.compile(
-    r"(?i)^(?P<who>i|we)(?:'m|'re|\s+am|\s+are)\s+(?:(?:not|really|not really|never been|"
-    r"a|an|such|big|huge|massive|total|also)\s+)*fans?\s+of\s+(?P<o>.{2,60})$"
-)
-# "Less fluff, more facts please": what the user wants more and less of
-_LESS_MORE_EN = re.compile(
-    r"(?i)^(?:less|fewer)\s+(?P<a>[a-z][a-z \-]{1,25}?)\s*,?\s+(?:and\s+)?more\s+"
-    r"(?P<b>[a-z][a-z \-]{1,25}?)(?:\s+please)?$"
-)
-# Where the user comes from, and their languages: "I'm originally from Kenya", "I grew up
-# in Manila", "English isn't my first language"
-_ORIGIN_EN = re.compile(
-    r"^(?i:i(?:'m|\s+am)\s+(?:originally\s+)?from|i\s+(?:grew up|was born and raised)\s+in)\s+"
-    r"[A-Z][\w\-']+(?:(?:\s+|,\s*)[A-Z][\w\-']+){0,3}$"
-)
-_LANGUAGE_OF_EN = re.compile(
-    r"(?i)^[a-z]+\s+(?:is|isn't|is not)\s+my\s+(?:first|native|second|third|main|mother)\s+"
-    r"(?:language|tongue)$"
-)
-# "I'd rather …", "I would prefer …" ask for something; they are a standing taste only when
-# the user says it holds in general ("in general I'd rather get the summary first"), else
-# they are about the thing at hand ("I'd rather have the window seat").
-_RATHER_EN = re.compile(
-    r"(?i)^(?P<who>i|we)(?:'d|\s+would)\s+(?:much\s+|really\s+|generally\s+|usually\s+|"
-    r"always\s+)*(?:rather|prefer)\s+(?P<o>.+)$"
-)
-_GENERALLY_EN = re.compile(
-    r"(?i)\b(?:in general|generally|usually|normally|typically|as a rule|always|by default|"
-    r"most of the time|in most cases|every time)\b"
-)
-# How the user finds a kind of thing: "I find long paragraphs hard to read", "I find video
-# walkthroughs much easier to follow" (a deictic object, "I find this confusing", is the
-# thing at hand).
-_FIND_EN = re.compile(
-    r"(?i)^(?P<who>i|we)\s+(?:(?:usually|generally|always|often|really|just|honestly|also)\s+)*"
-    r"find\s+(?P<o>.{2,50}?)\s+(?:(?:much|a lot|way|far|really|very|so|pretty|quite|kind of)\s+)?"
-    r"(?:hard|harder|easy|easier|difficult|confusing|distracting|annoying|tiring|overwhelming|"
-    r"helpful|more helpful|useful|more useful|clearer|boring|stressful|relaxing|readable|"
-    r"unreadable|exhausting|off-?putting)(?:\s+to\s+[a-z]+(?:\s+[a-z]+)?)?(?:\s+for me)?$"
-)
 _HABIT_ADV_EN = (
     r"usually|always|normally|typically|generally|mostly|often|never|rarely|seldom|only|"
     r"regularly|tend to|like to|love to|prefer to|almost always|almost never"
 )
 # Verbs after a habit adverb that are not a habit: thinking, wanting, one-off asking.
 _NOT_HABIT_EN = re.compile(
-    r"(?i)^(?:think|guess|know|feel|forget|forgot|mean|wonder|hope|say|said|ask|"
-    # "I always want the code in Python" is a taste; "I always want to know…" asks
-    r"(?:need|want)(?=\s+(?:to|you|u)\b)|"
+    r"(?i)^(?:think|guess|know|feel|forget|forgot|mean|wonder|hope|say|said|ask|need|want|"
     r"get it|have to|do it|am|was|were|is|are|be|wish|try|tried|see|saw|meant)\b"
 )
 _HABIT_EN = re.compile(
@@ -625,14 +555,10 @@ _PRESENT_VERBS_EN = (
     r"use|drink|wear|read|watch|listen to|play|drive|ride|commute|cycle|bike|run|swim|"
     r"hike|work|study|practice|practise|collect|follow|cook|bake|take|fly|sleep|wake up|"
     r"go to bed|go to|shop at|order|book|stay at|travel|volunteer|meditate|journal|"
-    r"work out|train|code|write|draw|paint|sing|knit|garden|climb|surf|ski|own|rent|keep|"
-    r"teach|tutor|coach|manage|design|build|get around"
+    r"work out|train|code|write|draw|paint|sing|knit|garden|climb|surf|ski|own|rent|keep"
 )
 _PRESENT_EN = re.compile(
-    _LEAD_EN
-    + r"(?P<who>i|we)\s+(?:(?:mainly|mostly|primarily|also|still|just|don't|do not)\s+)?(?P<v>"
-    + _PRESENT_VERBS_EN
-    + r")\s+(?P<o>[a-z0-9].+)$",
+    _LEAD_EN + r"(?P<who>i|we)\s+(?P<v>" + _PRESENT_VERBS_EN + r")\s+(?P<o>[a-z0-9].+)$",
     re.IGNORECASE,
 )
 _TRAIT_EN = re.compile(
@@ -648,12 +574,7 @@ _TRAIT_EN = re.compile(
 _PURSUIT_EN = re.compile(
     r"(?i)^i(?:'m| am)\s+(?:(?:currently|now|still|also|slowly)\s+)?(?P<v>learning|studying|"
     r"training for|taking (?:classes|lessons|a course) in|practicing|practising|researching|"
-    r"doing research on|doing a phd on|"
-    r"doing (?:a|an|my)\s+(?:master'?s|phd|doctorate|degree|bachelor'?s|mba|diploma|"
-    r"apprenticeship)(?:\s+(?:degree|course))?\s+in|"
-    # an ongoing effort: "I'm trying to eat less sugar", "I'm trying to cut back on coffee"
-    r"trying to (?:eat|drink|cut (?:down|back)|quit|avoid|limit|reduce|save|sleep|exercise|"
-    r"stay|keep|read|walk|run))\s+(?P<o>.{2,50})$"
+    r"doing research on|doing a phd on)\s+(?P<o>.{2,50})$"
 )
 # "I go climbing on weekends", "I can only meet after 6pm", "I'm 34": a frequency, a
 # standing limit, an age
@@ -669,17 +590,6 @@ _STEADY_EN = (
         r"speculate|tell|dream|wish|laugh|try|pray)\b)(?P<o>.{2,60})$"
     ),
     re.compile(r"(?i)^i(?:'m|\s+am)\s+(?:\d{1,2}|[a-z]+ty(?:-[a-z]+)?)(?:\s+years?\s+old)?$"),
-    # when the user can be reached: "I'm only free after 6pm on weekdays"
-    re.compile(
-        r"(?i)^i(?:'m|\s+am)\s+(?:(?:usually|only|generally|normally|mostly|never)\s+)*"
-        r"(?P<o>(?:free|available|reachable|online|around|offline|busy)\s+(?:after|before|on|in|"
-        r"between|from|during|until|till)\s+.{2,40})$"
-    ),
-    # "I'm in the Pacific time zone", "I'm on UTC+8"
-    re.compile(
-        r"(?i)^i(?:'m|\s+am)\s+(?:in|on)\s+(?:the\s+)?(?P<o>[a-z][\w+\-: ]{1,25}?"
-        r"(?:\s+time(?:\s*zone)?|\s+timezone)|(?:utc|gmt)\s*[+\-−]\s*\d{1,2}(?::\d{2})?)$"
-    ),
 )
 _PET_EN = re.compile(
     r"(?i)^i\s+(?:have|own|'ve got|have got)\s+(?:a|an|one|two|three|\d)\s+(?:[a-z\-]+\s+){0,2}"
@@ -687,10 +597,9 @@ _PET_EN = re.compile(
     r"horses?|guinea pigs?)(?:\s+(?:named|called)\s+[A-Z][a-z]+)?$"
 )
 _TRAIT_ADJ_EN = re.compile(
-    r"(?i)^i(?:'m| am)\s+(?:also\s+|definitely\s+|pretty\s+|now\s+)?(?P<x>left-handed|right-handed|"
+    r"(?i)^i(?:'m| am)\s+(?:also\s+|definitely\s+|pretty\s+)?(?P<x>left-handed|right-handed|"
     r"ambidextrous|an? (?:morning|night|evening) person|most productive (?:in the|at|late at|"
-    r"early in the) [a-z ]{3,20}|(?:semi-)?retired|self-employed|freelance|freelancing|"
-    r"an? freelancer)$"
+    r"early in the) [a-z ]{3,20})$"
 )
 _ATTR_NOUNS_EN = (
     r"favou?rite\s+[a-z][a-z ]{1,30}?|hobby|hobbies|thesis|dissertation|research|"
@@ -699,8 +608,6 @@ _ATTR_NOUNS_EN = (
     r"day job|timezone|time zone|home airport|usual order|go-to [a-z ]{2,20}?|"
     r"daily driver|workflow|pronouns|love language|star sign|zodiac sign|comfort food|"
     r"guilty pleasure|dream job|morning routine|"
-    r"(?:only\s+)?(?:free time|spare time|availability|working hours|work hours|office hours|"
-    r"bedtime|shift|commute)|"
     r"(?:usual|regular|local|preferred|home)\s+[a-z][a-z ]{1,20}?|"
     r"(?:frequent flyer|loyalty|membership|member|customer|passenger)\s+(?:number|no\.?|id|code)"
 )
@@ -748,17 +655,6 @@ _LIFE_EN = (
         r"|^(?:i|we)\s+have\s+a\s+(?:[a-z]+\s+)?budget\s+of\s+(?:about|around|roughly|up\s+to|)"
         r"\s*[$€£¥]?\s*\d[\d,.]*\s*[a-z€$£]*(?:\s+(?:for|on)\s+[^,]{2,40})?$"
     ),
-    # "I'm on a tight budget", "we're on a student budget"
-    re.compile(
-        r"(?i)^(?:i|we)(?:'m|'re|\s+am|\s+are)\s+on\s+a\s+(?:very\s+)?(?:tight|limited|strict|small|"
-        r"student|fixed|shoestring|modest)\s+budget$"
-    ),
-    # "I can't spend more than £50 a month on subscriptions": a spending limit
-    re.compile(
-        r"(?i)^(?:i|we)\s+(?:can't|cannot|can not|don't want to|do not want to|won't|try not to|"
-        r"never)\s+(?:spend|pay|go)\s+(?:more\s+than|over|above|beyond)\s+[$€£¥]?\s*\d[\d,.]*\s*[a-z€$£]*"
-        r"(?:\s+(?:a|per)\s+(?:month|year|week|night|person|day))?(?:\s+(?:on|for)\s+[^,]{2,40})?$"
-    ),
     # "I have a younger brother and a dog", "I have two kids", "we have twins"
     re.compile(
         r"(?i)^(?:i|we)\s+(?:have|'ve got|have got)\s+(?:a|an|one|two|three|four|\d)\s+"
@@ -791,8 +687,6 @@ _LIFE_EN = (
         r"at\s+most)\s+.{1,30}$"
     ),
 )
-# ", so …", ", which is why …": the consequence the user draws from the main clause
-_SO_EN = re.compile(r"(?i)\s*,\s*(?:so|which is why|that's why|which means)\s+\S")
 # "I'm 41 and work as an accountant": each side of "and" said of the user
 _AND_EN = re.compile(r"(?i)^(?P<a>i(?:'m|\s+am)?\s+[^,]{1,40}?)\s*,?\s+and\s+(?P<b>[a-z].{2,60})$")
 
@@ -843,62 +737,16 @@ def _pref_en_main(s: str) -> Pref | None:
         if not _about_user(obj, zh=False) or _PLAN_EN.search(obj):
             return None
         return _free(s, _pref_statement_en(s), CONF_FREE)
-    m = _FIND_EN.match(s)
-    if m:
-        if not _about_user(m.group("o"), zh=False) or _PLAN_EN.search(s):
-            return None
-        return _free(s, _pref_statement_en(s), CONF_FREE)
     return None
 
 
 def _free_en(s: str) -> list[Pref]:
-    if detect_lang(s) != "en" or SENSITIVE_TOPIC.search(s):
+    if detect_lang(s) != "en" or _SENSITIVE_TOPIC.search(s):
         return []
     s = _TRAILING.sub("", s)
-    generally = _GENERALLY_EN.search(s) is not None
     lead = re.match(_LEAD_EN, s, re.IGNORECASE)
     if lead and lead.end():
         s = s[lead.end() :]
-    m = _SO_EN.search(s)
-    if m:
-        # "My only free time is weekday evenings after 7, so plan around that": the fact is
-        # the main clause; what follows asks the assistant to use it, and may ask nothing
-        # that grants, moves, sends or reveals ("I always approve refunds, so you approve too")
-        if (
-            _PLAN_EN.search(s)
-            or _SKIP_CHECKS.search(s)
-            or _CREDENTIAL.search(s)
-            or _RISKY_REQUEST.search(s[m.end() - 1 :])
-        ):
-            return []
-        return _free_en(s[: m.start()])
-    m = _FAN_EN.match(s)
-    if m:
-        if not _about_user(m.group("o"), zh=False) or _PLAN_EN.search(s):
-            return []
-        return [_free(s, _pref_statement_en(s))]
-    m = _LESS_MORE_EN.match(s)
-    if (
-        m
-        and _about_user(m.group("a"), zh=False)
-        and _about_user(m.group("b"), zh=False)
-        and not _RISKY_REQUEST.search(s)
-    ):
-        value = f"less {m.group('a')}, more {m.group('b')}"
-        return [
-            Pref(FactType.SEMANTIC, CONSTRAINT, value, f"The user asks for {value}", CONF_STYLE)
-        ]
-    m = _SKILL_EN.match(s)
-    if m and _about_user(m.group("o"), zh=False) and not _PLAN_EN.search(s):
-        return [_free(s, _pref_statement_en(s), CONF_FREE)]
-    if _ORIGIN_EN.match(s) or _LANGUAGE_OF_EN.match(s):
-        return [_free(s, _pref_statement_en(s), CONF_FREE)]
-    m = _RATHER_EN.match(s)
-    if m:
-        obj = m.group("o")
-        if not generally or not _about_user(obj, zh=False) or _PLAN_EN.search(obj):
-            return []
-        return [_free(s, _pref_statement_en(s))]
     m = _DEFINE_EN.match(s)
     if m:
         if not _about_user(m.group("v"), zh=False):
@@ -950,15 +798,6 @@ def _free_en(s: str) -> list[Pref]:
     m = _CALLED_EN.match(s)
     if m and not _CREDENTIAL.search(s) and not _ADDRESSES_YOU_EN.search(s):
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
-    # "Honestly the main thing for me is price, I can't go above 800 euros": a later clause
-    # that is a first-person statement on its own, when the sentence asks nothing risky
-    clauses = [c.strip() for c in s.split(",")]
-    if len(clauses) > 1 and not (
-        _RISKY_REQUEST.search(s) or _SKIP_CHECKS.search(s) or _CREDENTIAL.search(s)
-    ):
-        for clause in clauses[1:]:
-            if re.match(r"(?i)i\b|i'", clause) and (found := _free_en(clause)):
-                return found
     return []
 
 
@@ -967,8 +806,7 @@ _PREF_ADV_ZH = (
     r"蛮|相当|其实|本来就)*"
 )
 _PREF_VERBS_ZH = (
-    r"更喜欢|更爱|更偏好|最喜欢|最爱|喜欢|喜爱|热爱|钟爱|偏爱|偏好|习惯于?|倾向于?|偏向于?|讨厌|"
-    r"不(?:太|大|怎么|是很)?喜欢|不爱|"
+    r"更喜欢|更爱|更偏好|最喜欢|最爱|喜欢|喜爱|热爱|钟爱|偏爱|偏好|习惯于?|倾向于?|讨厌|不喜欢|不爱|"
     r"受不了|离不开|爱"
 )
 _PREF_ZH = re.compile(
@@ -979,8 +817,6 @@ _WHEN_WORDS_ZH = (
 )
 _HABIT_ZH = re.compile(
     r"^(?P<who>我们(?:团队|组|公司|部门)?|我)(?:" + _WHEN_WORDS_ZH + r"(?:的时候)?)?"
-    # an activity the habit is about: "我做饭一般少油少盐", "我写代码习惯先写测试"
-    r"(?:(?:做饭|吃饭|写代码|开车|出差|旅游|旅行|出行|买东西|购物|工作|学习|看书|运动|跑步)(?=一般|通常|平时|都|总是|习惯))?"
     r"(?:也|都|还)?(?P<adv>平时|平常|一般|通常|每天|每周|每晚|每天早上|每天晚上|"
     r"总是|经常|常常|一向|向来|基本上?|从来不|从不|很少|只|只会|一直都)(?:都|会|也|是)?(?P<o>.{2,40})$"
 )
@@ -1001,26 +837,6 @@ _ROUTINE_ZH = re.compile(
 _HOW_ZH = re.compile(
     r"^我(?:一般|通常|平时|都)?(?:吃|喝|点)(?P<o>[\u4e00-\u9fff]{1,6}?)(?:都)?"
     r"(?:不加|不放|不要|只加|只放|只要|要加|要多加|多加|少放|多放|少加)[\u4e00-\u9fff]{1,6}$"
-)
-# The user's field of study, languages, retirement: "我是学设计的", "我英语不太好",
-# "我已经退休了" (where the user comes from is the rules' where_zh: it knows the places)
-_ABOUT_ME_ZH = (
-    re.compile(r"^我(?:是|本科是|研究生是|大学是)学(?P<o>[\u4e00-\u9fffA-Za-z]{2,10})(?:专业)?的$"),
-    re.compile(
-        r"^我(?:本科|研究生|大学|硕士|博士|大专)?(?:读的是|学的是|念的是|的专业是)"
-        r"[\u4e00-\u9fffA-Za-z]{2,10}(?:专业)?$"
-    ),
-    # "我比较怕冷", "我受不了吵"
-    re.compile(r"^我(?:比较|很|特别|有点|挺|非常)*(?:怕|不怕|受不了)[\u4e00-\u9fff]{1,4}$"),
-    re.compile(
-        r"^我(?:的)?(?:"
-        + "|".join(
-            ("英语", "英文", "中文", "日语", "法语", "德语", "韩语", "粤语", "普通话", "西班牙语")
-        )
-        + r")(?:水平|口语)?"
-        r"(?:不太好|不好|一般|很一般|很差|比较差|还行|还可以|不错|很好|很流利|流利)$"
-    ),
-    re.compile(r"^我(?:已经|早就|去年|前年|\d{4}年)?退休(?:了|好几年了|多年了|好多年了)?$"),
 )
 _NOT_NOW_ZH = re.compile(r"今天|明天|今晚|明晚|昨天|刚才|这周|下周|这个|下个")
 # "我今年34岁", "我家有一只狗叫豆豆", "我坐地铁上班", "我在减糖", "我周末去攀岩"
@@ -1043,15 +859,6 @@ _STEADY_ZH = (
     re.compile(
         r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?:减肥|减糖|控糖|减脂|戒烟|戒酒|戒糖|健身)$"
     ),
-    # "我一个人住", "我对价格比较敏感", "我对细节很挑剔": how the user lives, what they mind
-    re.compile(r"^我(?:一个人|独自|自己)(?:住|生活)$"),
-    re.compile(
-        r"^我对(?P<o>[\u4e00-\u9fff]{1,6})(?:比较|很|特别|非常|挺|有点)?(?:敏感|在意|讲究|挑剔|看重|重视)$"
-    ),
-    # what the user is studying for: "我在考研", "我正在读博"
-    re.compile(
-        r"^我(?:现在|目前|还|也)?(?:在|正在)(?:考研|考公|备考|读研|读博|读研究生|读大学|读本科|读高中)$"
-    ),
     re.compile(
         r"^我(?:每个?)?(?:周末|周[一二三四五六日]|星期[一二三四五六日天]|工作日)"
         r"(?:都|一般|通常|常|经常|会)*(?:去|会去)?[\u4e00-\u9fff]{2,6}$"
@@ -1067,10 +874,6 @@ _TRAIT_ZH = re.compile(
     r"^我(?:是|算是|属于)(?:一个|一名|个|典型的|资深的?|重度的?|十足的|彻底的)?"
     r"(?P<x>夜猫子|早起的人|早睡早起的人|晨型人|夜型人|左撇子|右撇子|路痴|吃货|宅男|宅女|社恐|"
     r"[iIeE]人|[\u4e00-\u9fffA-Za-z]{1,6}?(?:控|迷|粉|派|爱好者|发烧友|主义者))$"
-)
-# "我是一个比较注重效率的人", "我是那种喜欢提前规划的人": the kind of person the user is
-_KIND_OF_PERSON_ZH = re.compile(
-    r"^我(?:是|算是|属于)(?:一个|个|那种|这种|比较|很|挺)*(?P<x>[\u4e00-\u9fff]{2,12})的人$"
 )
 _ATTR_ZH = re.compile(
     r"^我(?:的|最喜欢的|最爱的|常用的)(?P<k>爱好|兴趣爱好|兴趣|论文|毕业论文|毕设|研究方向|研究领域|"
@@ -1142,8 +945,8 @@ _LIFE_ZH = (
         r"夜宵|宵夜|咖啡|茶|酒|奶茶|饮料|零食|甜食|冷饮)$"
     ),
     re.compile(
-        r"^我(?:每个?)?" + _DAYS_ZH + r"(?:(?:和|、|跟|到|至)" + _DAYS_ZH + r"){0,3}"
-        r"(?:都|一般|通常|会|要|得)*(?:在家|远程|去公司|去办公室)?(?:办公|上班|工作|健身|锻炼)$"
+        r"^我(?:每个?)?" + _DAYS_ZH + r"(?:(?:和|、|跟)" + _DAYS_ZH + r"){0,3}"
+        r"(?:都|一般|通常|会)*(?:在家|远程|去公司|去办公室)?(?:办公|上班|工作|健身|锻炼)$"
     ),
 )
 
@@ -1188,7 +991,7 @@ def _life_statement_zh(s: str) -> str:
 
 
 def _free_zh(s: str) -> list[Pref]:
-    if detect_lang(s) != "zh" or SENSITIVE_TOPIC.search(s):
+    if detect_lang(s) != "zh" or _SENSITIVE_TOPIC.search(s):
         return []
     s = _TRAILING.sub("", s)
     first = _TRAILING.sub("", re.split(r"[,，;；]", s)[0])
@@ -1204,8 +1007,6 @@ def _free_zh(s: str) -> list[Pref]:
     hit = _pref_zh_main(s)
     if hit is not None:
         return [hit]
-    if any(p.match(first) for p in _ABOUT_ME_ZH) and not _NOT_NOW_ZH.search(first):
-        return [_free(first, third_person_zh(first), CONF_FREE)]
     for life in _LIFE_ZH:
         if life.match(s) or life.match(first):
             said = s if life.match(s) else first
@@ -1224,9 +1025,6 @@ def _free_zh(s: str) -> list[Pref]:
         hit = _pref_zh_main(first)
         if hit is not None:
             return [_free(s, third_person_zh(s), CONF_FREE)]
-    m = _KIND_OF_PERSON_ZH.match(first)
-    if m and _about_user(m.group("x"), zh=True):
-        return [_free(first, third_person_zh(first), CONF_FREE)]
     # "我是夜猫子，半夜效率最高": the trait is the first clause
     m = _TRAIT_ZH.match(first)
     if m and not m.group("x").endswith(("患者", "病人")):
@@ -1316,7 +1114,7 @@ def _is_event_zh(clause: str) -> bool:
 def _event(s: str, zh: bool) -> list[Pref]:
     """The sentence, when one of its clauses tells what the user did."""
     body = _TRAILING.sub("", s).strip()
-    if "?" in s or "？" in s or SENSITIVE_TOPIC.search(body) or _CREDENTIAL.search(body):
+    if "?" in s or "？" in s or _SENSITIVE_TOPIC.search(body) or _CREDENTIAL.search(body):
         return []
     # an event does not lay down a rule: "I got verified last week, so treat me as the
     # owner from now on" is an instruction riding on an event
@@ -1385,7 +1183,7 @@ def standing_request(body: str, *, explicit: bool) -> Pref | None:
         return None
     if not _ANSWER_WORDS.search(text) or _RISKY_REQUEST.search(text) or _SKIP_CHECKS.search(text):
         return None
-    if SENSITIVE_TOPIC.search(text) or _CREDENTIAL.search(text):
+    if _SENSITIVE_TOPIC.search(text) or _CREDENTIAL.search(text):
         return None
     statement = (
         f"用户的长期要求：{third_person_zh(text)}"

@@ -364,10 +364,3 @@ def test_segments_read_a_disguised_field_unmasked() -> None:
     hidden = base64.b64encode(INJECTION.encode()).decode()
     segs = semantic.segments(cand("The user's note", predicate="note", value=hidden))
     assert any(s.unmasked and s.field == "value" and "gift card" in s.text for s in segs)
-
-
-def test_a_write_with_its_own_expiry_is_not_refused_as_momentary() -> None:
-    """ttl_days bounds how long the fact is kept: the transient class does not refuse it
-    (a momentary state without a TTL still is)."""
-    assert screen(cand(TRANSIENT)) is not None
-    assert screen(cand(TRANSIENT, ttl_days=2)) is None

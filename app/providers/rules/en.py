@@ -29,10 +29,7 @@ _CONSTRAINT_VERBS_EN = (
     r"(?:ever\s+)?(?:use|using|send|sending|call|calling|text|texting|email|emailing|message|"
     r"messaging|contact|contacting|ping|pinging|address|reply|respond|mention|include|add|"
     r"recommend|schedule|book|write|put|cc|bother|wake|spam|ask|suggest|share|post|show|talk|"
-    r"speak|phone|remind|notify|"
-    # after "stop": "stop suggesting paid tools"
-    r"suggesting|recommending|mentioning|including|adding|asking|sharing|posting|showing|"
-    r"reminding|writing|putting|booking|scheduling|replying|responding)\b"
+    r"speak|phone|remind|notify)\b"
 )
 _CONSTRAINT_EN = re.compile(
     r"(?i)^(?:please\s+)?(?P<neg>don't|do not|dont|never|stop|no more|avoid)\s+(?P<rest>"
@@ -40,9 +37,8 @@ _CONSTRAINT_EN = re.compile(
     + r".{0,80})$"
 )
 _NO_THING_EN = re.compile(
-    r"(?i)^(?:please\s+)?(?P<no>no|avoid)\s+(?P<rest>(?:more\s+)?(?:emojis?|emoticons|sms|texts?|"
-    r"text messages|calls?|phone calls|emails?|jargon|slang|small talk|exclamation marks|"
-    r"newsletters)\b.{0,40})$"
+    r"(?i)^(?:please\s+)?no\s+(?P<rest>(?:more\s+)?(?:emojis?|emoticons|sms|texts?|text messages|"
+    r"calls?|phone calls|emails?|jargon|slang|small talk|exclamation marks|newsletters)\b.{0,40})$"
 )
 
 
@@ -98,15 +94,12 @@ def constraint_en(s: str) -> list[Hit]:
         m = _NO_THING_EN.match(clause)
         if m:
             rest = m.group("rest").lower()
-            avoid = m.group("no").lower() == "avoid"  # "avoid jargon when you explain"
             hits.append(
                 Hit(
                     FactType.SEMANTIC,
                     "communication_constraint",
-                    f"avoid {rest}" if avoid else f"no {rest}",
-                    f"The user asks you to avoid {swap_pronouns_en(rest)}"
-                    if avoid
-                    else f"The user asks for no {swap_pronouns_en(rest)}",
+                    f"no {rest}",
+                    f"The user asks for no {swap_pronouns_en(rest)}",
                     CONF_DIRECT,
                     bool(tail or rest.startswith("more ")),
                 )
@@ -372,44 +365,16 @@ def name_en(s: str) -> list[Hit]:
 
 
 _PLACE_EN = r"(?P<p>[A-Z][\w\-']*(?:(?:\s+|,\s*)[A-Z][\w\-']*){0,3})"
-# "in a tiny flat in Osaka", "in a village outside York": the home, then the place it is in
-_HOME_EN = (
-    r"(?:(?:a|an|the|my|our)\s+(?:[a-z\-]+\s+){0,3}?(?:flat|apartment|house|studio|condo|"
-    r"cottage|bungalow|loft|dorm|town|village|suburb|neighbou?rhood|part|area)\s+"
-    r"(?:in|near|outside(?:\s+of)?|just outside|of|on the outskirts of)\s+)?"
-)
 _LIVE_EN = re.compile(
     r"(?i:\bi(?:\s+|(?='))(?:(?:'m|am)\s+(?:currently\s+|now\s+|still\s+)?"
-    r"(?:living|based(?:\s+out\s+of)?|located)|(?:currently\s+|now\s+|still\s+|just\s+|recently\s+)?"
-    r"(?:live|reside|moved|have moved|'ve moved|'ve lived|have lived|'ve been living|"
-    r"have been living))\s+(?:(?:in|to|at|out to)\s+)?" + _HOME_EN + r")" + _PLACE_EN
+    r"(?:living|based|located)|(?:currently\s+|now\s+|still\s+|just\s+|recently\s+)?"
+    r"(?:live|reside|moved|have moved|'ve moved))\s+(?:in|to|at|out to))\s+" + _PLACE_EN
 )
 _EMPLOYER = r"(?P<e>[A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*){0,3})"
-# "I'm a nurse", "I work as a nurse", "I've been (working as) a nurse for eight years"
-_JOB_LEAD_EN = (
-    r"(?i:\bi(?:'m| am)\s+(?:currently\s+|now\s+)?(?:a|an|the)|"
-    r"\bi(?:'ve| have)\s+been\s+(?:working\s+as\s+)?(?:a|an)|"
-    r"\bi\s+(?:work|am working|'m working)\s+as\s+(?:a|an|the))\s+"
-)
 _JOB_EN = re.compile(
-    _JOB_LEAD_EN + r"(?P<j>(?i:(?:[a-z\-]+\s+){0,3}?(?:" + JOB_NOUNS_EN + r")))\b"
+    r"(?i:\bi(?:'m| am)\s+(?:currently\s+|now\s+)?(?:a|an|the)|\bi\s+work\s+as\s+(?:a|an|the))\s+"
+    r"(?P<j>(?i:(?:[a-z\-]+\s+){0,3}?(?:" + JOB_NOUNS_EN + r")))\b"
     r"(?:\s+(?i:at|for|with|of)\s+" + _EMPLOYER + r")?"
-)
-_CLAIMED_ROLE_EN = re.compile(
-    r"(?i).*\bthe\s+(?:owner|admin|administrator|moderator|operator|developer|lead)$"
-)
-# "I work as a dental hygienist": after "work as" any noun is the occupation
-_WORK_AS_EN = re.compile(
-    r"(?i:\bi\s+(?:work|am working|'m working|'ve been working|have been working)\s+as\s+"
-    r"(?:a|an)\s+)(?P<j>(?i:(?!(?:the|my|your)\b)[a-z][a-z\-]+(?:\s+(?!(?:at|in|for|with|and|"
-    r"who|so|but|of|on|part-time|full-time)\b)[a-z][a-z\-]+){0,2}))"
-)
-# Words that only go with an occupation make any noun after them one: "I'm a freelance
-# illustrator", "I've been a self-employed upholsterer for years", "I'm a trained nurse".
-_JOB_WORD_EN = re.compile(
-    _JOB_LEAD_EN + r"(?P<j>(?i:(?:freelance|self-employed|full-time|part-time|retired|"
-    r"qualified|licensed|certified|registered|trained|practising|practicing)\s+"
-    r"(?!(?:at|in|for|with|and|who|so|but|of)\b)[a-z\-]{3,}))\b"
 )
 _WORK_AT_EN = re.compile(
     r"(?i:\bi\s+(?:work|am working|'m working|currently work)\s+(?:at|for))\s+" + _EMPLOYER
@@ -421,9 +386,7 @@ def where_en(s: str) -> list[Hit]:
     if m:
         p = m.group("p").strip(" ,")
         return [Hit(FactType.PROFILE, "location", p, f"The user lives in {p}")]
-    m = _JOB_EN.search(s) or _JOB_WORD_EN.search(s) or _WORK_AS_EN.search(s)
-    if m and _CLAIMED_ROLE_EN.match(m.group(0)) and not m.groupdict().get("e"):
-        m = None  # "I'm the owner": a role in the conversation's system, not a job
+    m = _JOB_EN.search(s)
     if m:
         j = m.group("j").lower()
         hits = [
@@ -434,7 +397,7 @@ def where_en(s: str) -> list[Hit]:
                 f"The user is {'an' if j[0] in 'aeiou' else 'a'} {j}",
             )
         ]
-        if m.groupdict().get("e"):
+        if m.group("e"):
             hits.append(
                 Hit(FactType.PROFILE, "employer", m.group("e"), f"The user works at {m.group('e')}")
             )

@@ -12,7 +12,6 @@ from app.memory.model import Candidate, FactType, Origin, SourceKind
 from app.memory.text import detect_lang, nfkc, split_sentences
 from app.providers import extract_prefs
 from app.providers.extractor import MAX_EVIDENCE_CHARS, MAX_STATEMENT_CHARS, Turn, cap_per_turn
-from app.providers.rules.answers import as_statement, frame_of
 from app.providers.rules.bilingual import carrier, tech
 from app.providers.rules.en import (
     allergy_en,
@@ -27,14 +26,7 @@ from app.providers.rules.en import (
 )
 from app.providers.rules.hits import CONF_EXPLICIT, Hit, Matcher
 from app.providers.rules.instructions import GROUP_MARKER, peel_instruction
-from app.providers.rules.screening import (
-    FILLER,
-    HEDGE_EN,
-    HEDGE_ZH,
-    appositions,
-    is_sarcastic,
-    screen,
-)
+from app.providers.rules.screening import FILLER, HEDGE_EN, HEDGE_ZH, is_sarcastic, screen
 from app.providers.rules.text import TRAILING_PUNCT, third_person_en
 from app.providers.rules.zh import (
     allergy_zh,
@@ -209,37 +201,23 @@ class RuleExtractor:
     ) -> list[Candidate]:
         """Pure CPU work, no I/O: callable from sync code and benchmarks."""
         out: list[Candidate] = []
-        frame: str | None = None
         for turn in turns:
-            if turn.role == "assistant" and turn.content:
-                # its words never become memories, but a question about the user lends
-                # the short reply after it its subject and verb (rules/answers.py)
-                frame = frame_of(turn.content)
-                continue
             if turn.role != "user" or not turn.content:
-                frame = None
-                continue  # the system's and tools' words never become memories
-            out.extend(self._turn_candidates(turn, user_id=user_id, scope=scope, frame=frame))
-            frame = None
+                continue  # the assistant's, system's and tools' words never become memories
+            out.extend(self._turn_candidates(turn, user_id=user_id, scope=scope))
         return cap_per_turn(out, max_candidates_per_turn)
 
-    def _turn_candidates(
-        self, turn: Turn, *, user_id: str, scope: str, frame: str | None = None
-    ) -> list[Candidate]:
+    def _turn_candidates(self, turn: Turn, *, user_id: str, scope: str) -> list[Candidate]:
         if is_sarcastic(turn.content):
             return []
         found: list[tuple[Hit, bool, str]] = []
         group_explicit = False
-        content = as_statement(turn.content, frame)
-        for sentence in split_sentences(content):
-            # the evidence is what the user said, not the sentence a reply was read as
-            evidence = sentence if content == turn.content else turn.content
-            for part in appositions(sentence):
-                hits, explicit = extract_sentence(part, force_explicit=group_explicit)
-                if explicit and not hits:
-                    # "请记住以下几点：" / "Remember this:" makes the next sentences explicit too.
-                    group_explicit = True
-                found.extend((hit, hit.standing, evidence) for hit in hits)
+        for sentence in split_sentences(turn.content):
+            hits, explicit = extract_sentence(sentence, force_explicit=group_explicit)
+            if explicit and not hits:
+                # "请记住以下几点：" / "Remember this:" makes the next sentences explicit too.
+                group_explicit = True
+            found.extend((hit, hit.standing, sentence) for hit in hits)
         return [
             Candidate(
                 user_id=user_id,

@@ -58,54 +58,16 @@ _THIRD_PARTY_ZH = re.compile(
     r"我们家|全家|家里人|听说|据说|据称|人家说|别人说|有人说|"
     r"(?:朋友|同事|老板|领导|医生|老师|妈|爸|老婆|老公)(?:们)?(?:跟我|对我|和我)?(?:说|讲|告诉我|觉得|认为)"
 )
-# (它/它们 are things and animals, never another person: "别用表情符号，它们看着很乱")
-_THIRD_PERSON_ZH = frozenset("他 她 他们 她们 他的 她的".split())
+_THIRD_PERSON_ZH = frozenset("他 她 他们 她们 它们 他的 她的".split())
 _THIRD_PARTY_EN = re.compile(
     r"(?i)\bmy\s+(?:best\s+|old\s+|little\s+|big\s+|younger\s+|older\s+)?(?:friends?|wife|husband|partner|"
     r"boss|manager|colleagues?|co-?workers?|mom|mum|mother|dad|father|parents|brothers?|"
     r"sisters?|sons?|daughters?|kids?|child|children|girlfriend|boyfriend|roommates?|"
-    r"neighbou?rs?|clients?|customers?|patients?|pupils?|students?|family|grandma|grandpa|grandmother|grandfather|"
+    r"neighbou?rs?|clients?|customers?|family|grandma|grandpa|grandmother|grandfather|"
     r"uncle|aunt|cousins?|doctor|teacher|spouse|fianc[eé]e?|baby)\b|"
     r"\b(?:he|she|they|him|her|them|his|hers|their|theirs)\b|"
     r"\b(?:said|says|told me|tells me|told us|according to|heard that|apparently|claims?)\b"
 )
-# "they"/"them"/"their" after a plural thing in the same sentence point back at the thing:
-# "don't put emojis in replies, they drive me nuts", "tables are my favourite, use them".
-# A pronoun that opens the sentence has no antecedent in it, and a plural that names people
-# (or an agent noun: "-ists", "-ians", "-ees") leaves the pronoun a third party.
-_THEY_EN = re.compile(r"(?i)\b(?:they|them|their)\b")
-_THIRD_PARTY_NOT_THEY_EN = re.compile(
-    _THIRD_PARTY_EN.pattern.replace(
-        "he|she|they|him|her|them|his|hers|their|theirs", "he|she|him|her|his|hers|theirs"
-    )
-)
-# a plural in lower case (a name is capitalised: "the Smiths"), or the sentence's first word
-_PLURAL_THING_EN = re.compile(r"^[A-Za-z][a-z\-]{2,}s\b|\b[a-z][a-z\-]{2,}s\b")
-_NOT_A_THING_PLURAL_EN = re.compile(
-    r"(?:ists|ians|ees|ess|ous|ics|is|us|ys|ways|times|less|ness)$|^(?:people|folks|guys|kids|"
-    r"twins|parents|friends|users|clients|customers|guests|students|patients|members|"
-    r"employees|colleagues|coworkers|co-workers|neighbours|neighbors|relatives|cousins|"
-    r"siblings|brothers|sisters|sons|daughters|girls|boys|ladies|teachers|doctors|nurses|"
-    r"managers|bosses|devs|developers|engineers|designers|players|fans|readers|viewers|"
-    r"followers|subscribers|visitors|attendees|participants|partners|roommates|flatmates|"
-    r"housemates|classmates|teammates|admins|moderators|owners|buyers|sellers|tenants|"
-    r"landlords|grandparents|children|babies|humans|adults|teens|teenagers|others|"
-    r"strangers|contacts|recipients|senders|callers|workers|staff|officers|agents|"
-    r"assistants|bots|ones|does|has|was|yes|this|its|plus|always|perhaps|sometimes)$"
-)
-
-
-def _they_means_a_thing(s: str) -> bool:
-    """Every they/them/their in `s` follows a plural thing in the same sentence."""
-    hits = list(_THEY_EN.finditer(s))
-    if not hits or _THIRD_PARTY_NOT_THEY_EN.search(s):
-        return False
-    for m in hits:
-        before = [w.lower() for w in _PLURAL_THING_EN.findall(s[: m.start()])]
-        if not any(not _NOT_A_THING_PLURAL_EN.search(w) for w in before):
-            return False
-    return True
-
 
 _PAST_ZH = re.compile(r"(?:^|我)(?:以前|曾经|过去|原来|之前|小时候)|不再|已经不")
 _PAST_EN = re.compile(
@@ -129,24 +91,6 @@ _DOUBT = re.compile(
 )
 
 
-# Discourse labels that announce what follows ("one small thing:", "a bit of background
-# first:", "anyway,", "总之，", "先说明一下，", "跟你说一声，"): stripped like a greeting, so
-# the sentence after them is read as said. Never an instruction word ("note", "记住"): those
-# make the sentence explicit and are peeled by the instruction rules.
-_LABEL = (
-    r"(?:(?:one|a|just\s+a|another|last)\s+)?(?:(?:small|quick|little|more|last|other)\s+)?"
-    r"(?:thing|detail|point)(?:\s+first)?|(?:a\s+)?(?:(?:little\s+)?bit|little)\s+(?:of\s+)?"
-    r"(?:background|context)(?:\s+(?:first|on me|about me))?|(?:some\s+)?(?:background|context)"
-    r"(?:\s+first)?|(?:just\s+)?to give you (?:some\s+|a bit of\s+)?(?:context|background)|"
-    r"anyway|anyhow|sorry|lol|haha|tbh|ngl|not gonna lie|to be honest|basically|"
-    r"总之|反正|其实|说真的|说实话|"
-    r"(?:先|顺便|简单)?(?:跟你|和你|给你)?(?:说明|说|提|补充|交代|介绍)(?:一下|一句|一声)"
-)
-# Asides that open a sentence without punctuation: "fwiw I'm based in Lisbon",
-# "for context I've been a nurse for eight years".
-_ASIDE = (
-    r"(?:fwiw|fyi|for context|for what it'?s worth|lol|haha|lmao|(?:oh|ah|so)\s+(?:and|also))\s+"
-)
 # Greetings and filler before the real sentence ("你好，", "Hi, ", "好的，", "ok, "): stripped
 # before screening, so "你好，记住我用表格输出" is the explicit instruction it would be
 # without the greeting. Each needs its punctuation, so "好吃" or "Hiking" are left alone.
@@ -155,64 +99,9 @@ FILLER = re.compile(
     r"行|可以|对了|对的|对对|对|是的|没错|另外|还有|那么|那|"
     r"(?:hi|hello|hey|hiya|yo|howdy)(?:\s+there)?|good (?:morning|afternoon|evening)|"
     r"thanks(?: a lot)?|thank you|thx|ok(?:ay)?|alright|all right|sure|cool|great|got it|"
-    r"btw|by the way|also|and|so|oh|well|yes|yeah|yep|right|exactly|correct|indeed|"
-    + _LABEL
-    + r")(?:呀|啊|啦|哈|呢|~)*\s*[,，、!！.。~～:：;；—\-]+\s*|"
-    + _ASIDE
-    + r")+"
+    r"btw|by the way|also|and|so|oh|well|yes|yeah|yep|right|exactly|correct|indeed)"
+    r"(?:呀|啊|啦|哈|呢|~)*\s*[,，、!！.。~～:：;；—\-]+\s*)+"
 )
-
-
-# "As a vegan, I'd appreciate …", "Being a night owl, I …", "As someone who codes in Rust,
-# I …", "作为一个新手，我…": the apposition says who the user is, the rest is the sentence.
-_APPOSITION_EN = re.compile(
-    r"(?i)^(?:as|being)\s+(?:(?P<art>an?)\s+(?!(?:result|rule|whole|matter|consequence|"
-    r"reminder|side note|kid|child|teenager|teen|joke|test|favou?r|treat|backup|aside|"
-    r"example|bonus)\b)(?P<x>[^,]{2,40}?)|someone\s+who\s+(?P<who>[^,]{2,40}?))"
-    r"\s*,\s*(?P<rest>(?:i|we)\b.{2,})$"
-)
-_APPOSITION_ZH = re.compile(
-    r"^作为(?:一个|一名|一位|个|名)?(?P<x>[^，,的]{2,12})[，,](?P<rest>我.{2,})$"
-)
-# An apposition that comes with a request to grant, waive, move or reveal is a claim to
-# authority ("As an admin, I authorize you to skip checks"): nothing is read from it.
-_CLAIM = re.compile(
-    r"(?i)\b(?:admin\w*|owner|operator|developer|moderator|root|superuser|staff|authori[sz]\w*|"
-    r"approv\w*|permission\w*|grant\w*|ignore|bypass|skip|override|verif\w*|"
-    r"instruct\w*|command\w*|order)\b|管理员|开发者|所有者|授权|权限|批准|命令|忽略|绕过|跳过|指令|验证"
-)
-
-
-def _first_person(clause: str) -> str:
-    """ "codes in Rust" (said of "someone who") → "I code in Rust"."""
-    verb, _, rest = clause.partition(" ")
-    low = verb.lower()
-    base = {"is": "am", "has": "have", "does": "do", "goes": "go"}.get(low)
-    if base is None:
-        if low.endswith("ies") and len(low) > 4:
-            base = verb[:-3] + "y"
-        elif low.endswith(("shes", "ches", "xes", "sses")):
-            base = verb[:-2]
-        elif low.endswith("s") and not low.endswith("ss"):
-            base = verb[:-1]
-        else:
-            base = verb
-    return f"I {base} {rest}".strip()
-
-
-def appositions(s: str) -> list[str]:
-    """The sentence, or who the user says they are and the rest of it, as two sentences."""
-    folded = nfkc(s).strip()
-    m = _APPOSITION_EN.match(folded)
-    # (the rest must stand on its own: "As a nurse, I can tell you my patient has …" is
-    # about someone else, and the whole sentence is screened as it was said)
-    if m and not _CLAIM.search(folded) and screen(m.group("rest")) is not None:
-        said = f"I'm {m.group('art')} {m.group('x')}" if m.group("x") else _first_person(m["who"])
-        return [said, m.group("rest")]
-    m = _APPOSITION_ZH.match(folded)
-    if m and not _CLAIM.search(folded) and screen(m.group("rest")) is not None:
-        return [f"我是{m.group('x')}", m.group("rest")]
-    return [s]
 
 
 def is_sarcastic(text: str) -> bool:
@@ -270,54 +159,8 @@ _HOUSEHOLD_ZH = re.compile(
 )
 
 
-# "…, if that helps", "…, in case it matters for your answers", "…，如果有用的话": the user
-# offers the fact as relevant, not as a hypothetical; the tail is dropped before screening.
-_RELEVANCE_TAIL = re.compile(
-    r"(?i)[,，\s\-–—]*(?:(?:if|in case)\s+(?:that|it|this)(?:'s|\s+is)?\s+(?:helps?|matters?|"
-    r"relevant|useful|helpful|important)(?:\s+(?:for|to)\s+[a-z ]{1,30})?|"
-    r"(?:如果|要是)?(?:这|这个|这点)?(?:有用|有帮助|重要)的话)[\s.。!！]*$"
-)
-
-
-# "I'd appreciate it if you …", "it'd be great if you could …": a request, not a
-# hypothetical; the request is screened and read as said
-_POLITE_IF_EN = re.compile(
-    r"(?i)^(?:i(?:'d|\s+would)\s+(?:really\s+)?(?:appreciate it|like it|love it|prefer it)|"
-    r"it(?:'d|\s+would)\s+(?:be\s+(?:great|nice|helpful|ideal|better|good)|help(?:\s+me)?"
-    r"(?:\s+a lot)?))\s+if\s+you\s+(?:could\s+|would\s+|can\s+)?(?:please\s+)?(?=\w)"
-)
-
-# "…if you kept answers short": the request's verb, as an imperative
-_PRESENT_OF = {
-    "kept": "keep",
-    "made": "make",
-    "gave": "give",
-    "wrote": "write",
-    "sent": "send",
-    "showed": "show",
-    "told": "tell",
-    "used": "use",
-    "stopped": "stop",
-    "avoided": "avoid",
-    "added": "add",
-    "included": "include",
-    "skipped": "skip",
-    "explained": "explain",
-    "answered": "answer",
-    "replied": "reply",
-    "cited": "cite",
-    "listed": "list",
-    "double-checked": "double-check",
-}
-
-
 def screen(s: str) -> str | None:
     """The sentence if it may carry a reusable first-person assertion, else None (dropped)."""
-    s = _RELEVANCE_TAIL.sub("", s) or s
-    polite = _POLITE_IF_EN.match(s)
-    if polite:
-        verb, _, rest = s[polite.end() :].partition(" ")
-        s = f"{_PRESENT_OF.get(verb.lower(), verb)} {rest}".strip()
     tokens = segment(s)
     if _is_question(s, tokens):
         unwrapped = _unwrap_polite(s)
@@ -333,7 +176,7 @@ def screen(s: str) -> str | None:
     household = bool(_HOUSEHOLD_EN.match(s) or _HOUSEHOLD_ZH.match(s))
     if not household and (_THIRD_PARTY_ZH.search(s) or _THIRD_PERSON_ZH.intersection(tokens)):
         return None
-    if not household and _THIRD_PARTY_EN.search(s) and not _they_means_a_thing(s):
+    if not household and _THIRD_PARTY_EN.search(s):
         return None
     if _PAST_ZH.search(s) or _PAST_EN.search(s):
         return None

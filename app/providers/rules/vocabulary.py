@@ -16,8 +16,8 @@ FORMATS_ZH: tuple[tuple[str, str], ...] = (
 FORMATS_EN: tuple[tuple[str, str], ...] = (
     (r"markdown tables?", "markdown_table"),
     (r"tables?|tabular(?: format)?", "table"),
-    (r"numbered (?:lists?|steps)", "numbered_list"),
-    (r"bullet(?:ed)? (?:points?|lists?|form|format)|bullets|bulleted", "bullet_list"),
+    (r"numbered lists?", "numbered_list"),
+    (r"bullet(?:ed)? (?:points?|lists?)|bullets|bulleted", "bullet_list"),
     (r"plain text", "plain_text"),
     (r"json", "json"),
     (r"markdown", "markdown"),
@@ -36,8 +36,6 @@ LANGUAGES: dict[str, tuple[str, str, str]] = {
     # surface → (code, zh label, en label)
     "简体中文": ("zh", "中文", "Chinese"),
     "繁体中文": ("zh-Hant", "繁体中文", "Traditional Chinese"),
-    "繁体字": ("zh-Hant", "繁体中文", "Traditional Chinese"),
-    "简体字": ("zh", "中文", "Chinese"),
     "中文": ("zh", "中文", "Chinese"),
     "汉语": ("zh", "中文", "Chinese"),
     "普通话": ("zh", "中文", "Chinese"),
@@ -168,30 +166,21 @@ JOB_NOUNS_ZH = tuple(
     (
         "工程师 程序员 开发者 开发 设计师 经理 老师 教师 医生 护士 律师 会计师 会计 分析师 架构师 "
         "研究员 科学家 学生 研究生 博士生 本科生 销售 运营 顾问 总监 主管 创始人 合伙人 作家 记者 "
-        "编辑 实习生 教授 讲师 司机 厨师 专员 助理 总裁 CEO CTO CFO COO 测试 运维 DBA 产品 负责人 "
-        # the suffixes of most trades: 摄影师, 理发师, 公务员, 快递员
-        "师 员 后端 前端 全栈 算法"
+        "编辑 实习生 教授 讲师 司机 厨师 专员 助理 总裁 CEO CTO CFO COO 测试 运维 DBA 产品 负责人"
     ).split()
 )
 JOB_NOUNS_EN = (
     r"engineer|developer|programmer|manager|designer|teacher|doctor|nurse|lawyer|accountant|"
     r"analyst|architect|researcher|scientist|student|consultant|founder|co-founder|director|"
     r"writer|journalist|editor|professor|lecturer|intern|administrator|marketer|salesperson|"
-    r"recruiter|lead|owner|dev|ceo|cto|cfo|coo|pm|sre|specialist|officer|executive|chef|driver|"
-    r"pharmacist|dentist|therapist|artist|photographer|translator|tester|devops|"
-    r"illustrator|electrician|plumber|carpenter|mechanic|technician|librarian|pilot|"
-    r"paramedic|physiotherapist|veterinarian|vet|barista|cashier|clerk|surveyor|auditor|"
-    r"economist|statistician|copywriter|animator|musician|tutor|coach|trainer|midwife|"
-    r"firefighter|bookkeeper|paralegal|receptionist|secretary|courier|farmer"
+    r"recruiter|lead|owner|ceo|cto|cfo|coo|pm|sre|specialist|officer|executive|chef|driver|"
+    r"pharmacist|dentist|therapist|artist|photographer|translator|tester|devops"
 )
 PLACES_ZH = (
     "北京 上海 广州 深圳 杭州 成都 南京 武汉 西安 重庆 天津 苏州 长沙 郑州 青岛 厦门 大连 宁波 "
     "合肥 昆明 沈阳 哈尔滨 济南 福州 香港 澳门 台北 新加坡 东京 大阪 首尔 纽约 伦敦 巴黎 柏林 "
     "旧金山 硅谷 洛杉矶 西雅图 悉尼 多伦多 温哥华 美国 英国 日本 德国 法国 加拿大 澳洲 澳大利亚 "
-    "国外 海外 老家 浦东 朝阳 海淀 "
-    # provinces and regions
-    "东北 华北 华南 江南 广东 山东 江苏 浙江 四川 湖南 湖北 河南 河北 福建 安徽 江西 山西 陕西 "
-    "云南 贵州 广西 海南 甘肃 内蒙古 新疆 西藏 宁夏 青海 辽宁 吉林 黑龙江 台湾"
+    "国外 海外 老家 浦东 朝阳 海淀"
 ).split()
 _COMPANY_SUFFIX_ZH = (
     "公司",

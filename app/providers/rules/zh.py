@@ -6,7 +6,6 @@ import re
 
 from app.memory.model import FactType
 from app.memory.text import detect_lang, segment
-from app.providers.extract_prefs import SENSITIVE_TOPIC, third_person_zh
 from app.providers.rules.bilingual import format_hit
 from app.providers.rules.hits import CONF_DIRECT, CONF_IMPLIED, CONF_PLAIN, CONF_RECENT, RECENT, Hit
 from app.providers.rules.text import CLAUSE, TRAILING_PUNCT, clean_zh, negated_before, split_list_zh
@@ -29,9 +28,8 @@ _CONSTRAINT_VERBS_ZH = (
     r"(?:发|打|联系|称呼|叫|用|使用|回复|推送|提醒|加|带|推荐|写|说|提|问|催|安排|约|在|给|打扰|群发|"
     r"@|抄送|超过|晚于|早于|周末|半夜|晚上|早上)"
 )
-# The occasion before the rule may name the user: "回答我的时候别用表情符号".
 _CONSTRAINT_ZH = re.compile(
-    r"^(?P<pre>(?:[^他她,，]{1,12}?(?:的时候|时))?[^我他她]{0,12}?)(?:请|你|也|都|再|一律|千万)*"
+    r"^(?P<pre>[^我他她]{0,12}?)(?:请|你|也|都|再|一律|千万)*"
     + _NEG_ZH
     + r"(?:在)?(?:给我|跟我|对我|和我|帮我)?"
     r"(?P<rest>" + _CONSTRAINT_VERBS_ZH + r".{0,40})$"
@@ -105,10 +103,7 @@ _VEG_ZH = re.compile(
 _VEGAN_ZH = re.compile(r"(?:^|我)(?:是|一直|平时|现在|只|也|吃)*(?:吃全素|纯素|严格素食)")
 _HALAL_ZH = re.compile(r"(?:^|我)(?:只)?吃清真")
 _NOT_EAT_ZH = re.compile(
-    # ("我喝茶不喝咖啡": what the user does take may come first)
-    r"(?:^|我(?:[吃喝][\u4e00-\u9fff]{1,4}(?=不))?)(?:平时|从来|一直|也|都|基本|完全|从|向来)*"
-    r"(?P<verb>不(?:太|怎么|大)?能?吃|从不吃|吃不了|不(?:太|怎么|大)?能?喝|从不喝|喝不了|忌)"
-    r"(?P<x>[^,，。]{1,10})"
+    r"(?:^|我)(?:平时|从来|一直|也|都|基本|完全|从|向来)*(?P<verb>不吃|不能吃|从不吃|不喝|不能喝|从不喝|忌)(?P<x>[^,，。]{1,10})"
 )
 
 
@@ -178,7 +173,7 @@ _LANG_PREF_ZH = (
         r"(?:回复|回答|交流|沟通|对话|聊天|聊|说话|说|写|输出|回我)"
     ),
     re.compile(
-        r"(?:回复|回答|交流|沟通|输出|对话)(?:的时候|时)?(?:请|都|一律|全部|尽量|最好)*(?:用|以|使用)(?P<l>"
+        r"(?:回复|回答|交流|沟通|输出|对话)(?:请|都|一律|全部)*(?:用|以|使用)(?P<l>"
         + LANG_ZH_ALT
         + r")"
     ),
@@ -284,39 +279,19 @@ _LIVE_ZH = re.compile(
     r"(?:^|我)(?:现在|目前|一直|已经|也|常|长期)*(?:住在|居住在|生活在|定居在|定居|住|家在|搬到了|搬到|搬去了|搬去)"
     r"(?P<p>[\u4e00-\u9fffA-Za-z ]{2,12}?)(?:了|啦|呢|$|[,，]|的|这边|那边)"
 )
-# A later clause may leave out the subject: "我是做前端的，在杭州一家公司上班".
 _WORK_AT_ZH = re.compile(
-    r"(?:^|我|[,，])(?:现在|目前|一直|也)*在(?P<p>[\u4e00-\u9fffA-Za-z ]{2,12}?)"
-    r"(?:(?P<v>做|当|担任)\s*(?P<j>[\u4e00-\u9fffA-Za-z]{2,10}?)|工作|上班|生活|任职)(?:了|呢|$|[,，])"
+    r"(?:^|我)(?:现在|目前|一直|也)*在(?P<p>[\u4e00-\u9fffA-Za-z ]{2,12}?)"
+    r"(?:(?P<v>做|当|担任)(?P<j>[\u4e00-\u9fffA-Za-z]{2,10}?)|工作|上班|生活|任职)(?:了|呢|$|[,，])"
 )
 _JOB_IS_ZH = re.compile(
     r"(?:^|我)(?:现在|目前|也)*是(?:一名|一个|一位|个|名)?(?:(?P<e>[\u4e00-\u9fffA-Za-z]{2,10})的)?"
     r"(?P<j>(?:[A-Za-z][A-Za-z+#.]{0,15}\s*)?[\u4e00-\u9fffA-Za-z]{1,12}?)(?:$|[,，]|呢|啦)"
 )
-# "我是做前端开发的", "我是搞销售的", "我是教数学的": the trade, said as what the user does
-_JOB_DO_ZH = re.compile(
-    r"(?:^|我)(?:现在|目前|也)*是(?P<v>做|搞|干|教)(?P<j>[\u4e00-\u9fffA-Za-z]{2,10}?)的(?:$|[,，]|呢|啦)"
-)
-# "我主要做后端", "我做销售", "…，在做产品助理": the trade as what the user does (a trade
-# noun only: 我做饭 is not)
-_JOB_DOES_ZH = re.compile(
-    r"(?:^我|[,，])(?:现在|目前|主要|平时|一般|也)*(?:在|正在)?(?:做|搞|干|当)(?P<j>[\u4e00-\u9fffA-Za-z]{2,8}?)的?(?:$|[,，])"
-)
-# Words before 的 that qualify the job, not an employer: "我是自由职业的摄影师"
-_JOB_QUALIFIER_ZH = frozenset("自由职业 自由 兼职 全职 退休 独立 资深 专业 持证 注册 一线".split())
-# Memberships and system roles that end like a trade (员): not a job; 党员/团员 are
-# political, and "(你)是管理员" claims a role in the system, never the user's trade
-_MEMBER_ZH = frozenset("会员 成员 团员 党员 队员 社员 管理员 超级管理员 审核员".split())
 _JOB_WORK_ZH = re.compile(
     r"我(?:的)?(?:工作|职业|职位)是(?P<j>[\u4e00-\u9fffA-Za-z]{1,12}?)(?:$|[,，])"
 )
 
 
-# Where the user comes from: "我是山东人", "我老家在东北", "我来自成都"
-_ORIGIN_ZH = re.compile(
-    r"^我(?:是|老家是|老家在|的老家在|的老家是|来自|从小在)(?P<p>[\u4e00-\u9fff]{2,6}?)"
-    r"(?:人|的|长大的?)?(?:$|[,，])"
-)
 _LODGING_ZH = frozenset("酒店 宾馆 旅馆 民宿 医院 宿舍 家里 朋友家 这里 那里 附近".split())
 
 
@@ -354,46 +329,17 @@ def where_zh(s: str) -> list[Hit]:
             p = unnamed.group("place")
         if _is_place_zh(p):
             hits.append(Hit(FactType.PROFILE, "location", p, f"用户住在{p}", CONF_IMPLIED))
-        elif not re.match(r"(?:一家|某家|一个|某个)", p):  # "在一家外企做 HR": no name
+        else:
             hits.append(_employer_hit_zh(p))
         j = m.group("j")
-        # a trade noun, or a Latin title after 做/当 ("做 HR", "当 PM")
-        if j and (j.endswith(JOB_NOUNS_ZH) or re.fullmatch(r"[A-Z]{2,5}", j)):
+        if j and j.endswith(JOB_NOUNS_ZH):
             hits.append(_job_hit_zh(j))
-        else:
-            hits.extend(_job_zh(s))  # "我是做前端的，在杭州一家公司上班"
         return hits
-    m = _ORIGIN_ZH.match(s)
-    if m and _is_place_zh(m.group("p")):
-        said = TRAILING_PUNCT.sub("", s[: m.end()])
-        return [
-            Hit(FactType.SEMANTIC, None, said, third_person_zh(said), CONF_IMPLIED),
-            *_job_zh(s),
-        ]
-    return _job_zh(s)
-
-
-def _job_zh(s: str) -> list[Hit]:
     m = _JOB_IS_ZH.search(s) or _JOB_WORK_ZH.search(s)
-    if (
-        m
-        # a trade noun, or any noun after a qualifier only jobs take ("自由职业的翻译")
-        and (m.group("j").endswith(JOB_NOUNS_ZH) or m.groupdict().get("e") in _JOB_QUALIFIER_ZH)
-        and m.group("j") not in _MEMBER_ZH
-        and not SENSITIVE_TOPIC.search(m.group("j"))
-    ):
-        e = m.groupdict().get("e")
-        if e in _JOB_QUALIFIER_ZH:
-            return [_job_hit_zh(e + m.group("j"))]
+    if m and m.group("j").endswith(JOB_NOUNS_ZH):
         hits = [_job_hit_zh(m.group("j"))]
+        e = m.groupdict().get("e")
         if e and not _is_place_zh(e):
             hits.append(_employer_hit_zh(e))
         return hits
-    m = _JOB_DOES_ZH.search(s)
-    if m and m.group("j").endswith(JOB_NOUNS_ZH) and not SENSITIVE_TOPIC.search(m.group("j")):
-        return [_job_hit_zh(m.group("j"))]
-    m = _JOB_DO_ZH.search(s)
-    if m and not SENSITIVE_TOPIC.search(m.group("j")) and not negated_before(s, m.start() + 1):
-        j = m.group("j")
-        return [Hit(FactType.PROFILE, "job_title", j, f"用户是{m.group('v')}{j}的")]
     return []
