@@ -913,6 +913,107 @@ class Bench:
         log(f"extraction: {finished}/{len(ids)} jobs, {out['turns_per_s']} turns/s")
         return out
 
+    async def stream(self, root: Path, seconds: float, turns_per_s: float) -> dict[str, Any]:
+        """A steady stream of observations while one worker extracts (issue 19 §1): posts
+        paced at `turns_per_s` (4 messages a post) for `seconds`, the queue's depth
+        sampled every 10 s, then every accepted job must finish (nothing lost)."""
+        rate = turns_per_s / 4
+        conn = await self.owner()
+        worker = Proc("worker", [sys.executable, "-m", "workers"], self.env, root / "worker.log")
+        self.procs.append(worker)
+        headers = {"Authorization": f"Bearer {self.agent_key}"}
+        accepted: list[uuid.UUID] = []
+        refused = errors = 0
+        samples: list[tuple[float, int]] = []
+
+        async def depth() -> int:
+            return int(
+                await conn.fetchval(
+                    "SELECT count(*) FROM jobs WHERE kind = 'observe' AND state = 'queued'"
+                )
+            )
+
+        try:
+            await asyncio.sleep(3)  # the worker's start (embedder warm-up) is not the stream's
+            async with httpx.AsyncClient(base_url=self.base_url, timeout=10) as client:
+                t0 = time.perf_counter()
+                n = 0
+                next_sample = t0
+                while (now := time.perf_counter()) < t0 + seconds:
+                    if now >= next_sample:
+                        samples.append((round(now - t0, 1), await depth()))
+                        next_sample += 10
+                    due = t0 + n / rate
+                    if due > now:
+                        await asyncio.sleep(due - now)
+                    n += 1
+                    tag = f"s{n}-{uuid.uuid4().hex[:8]}"
+                    body = {
+                        "session_id": f"stream-{tag}",
+                        "messages": [
+                            {"role": "user", "content": f"记住，我对花生过敏，这很重要（{tag}）"},
+                            {"role": "assistant", "content": "好的，我记住了。"},
+                            {"role": "user", "content": f"By the way I moved to Hangzhou, {tag}"},
+                            {"role": "assistant", "content": "Noted."},
+                        ],
+                    }
+                    try:
+                        r = await client.post(
+                            f"/v1/users/st{n % 100:03d}/observations", json=body, headers=headers
+                        )
+                    except httpx.HTTPError:
+                        errors += 1
+                        continue
+                    if r.status_code == 202:
+                        accepted.append(uuid.UUID(r.json()["job_id"]))
+                    elif r.status_code == 503:
+                        refused += 1
+                    else:
+                        errors += 1
+                posted_s = time.perf_counter() - t0
+                samples.append((round(posted_s, 1), await depth()))
+                drain_deadline = time.perf_counter() + 120
+                while time.perf_counter() < drain_deadline:
+                    left = await conn.fetchval(
+                        "SELECT count(*) FROM jobs WHERE id = ANY($1::uuid[])"
+                        " AND state NOT IN ('done', 'failed')",
+                        accepted,
+                    )
+                    if not left:
+                        break
+                    await asyncio.sleep(0.5)
+                drained_s = time.perf_counter() - t0 - posted_s
+                rows = await conn.fetch(
+                    "SELECT state, count(*) n FROM jobs WHERE id = ANY($1::uuid[]) GROUP BY state",
+                    accepted,
+                )
+        finally:
+            worker.stop()
+            self.procs.remove(worker)
+            await conn.close()
+        states = {r["state"]: r["n"] for r in rows}
+        depths = [d for _, d in samples]
+        out = {
+            "seconds": seconds,
+            "target_turns_per_s": turns_per_s,
+            "posted_turns_per_s": round(4 * (len(accepted) + refused + errors) / posted_s, 1),
+            "accepted": len(accepted),
+            "refused_503": refused,
+            "errors": errors,
+            "states": states,
+            "lost": len(accepted) - states.get("done", 0) - states.get("failed", 0),
+            "depth_samples": samples,
+            "depth_max": max(depths),
+            "depth_last": depths[-1],
+            "drain_s": round(drained_s, 1),
+        }
+        log(
+            f"stream: {out['posted_turns_per_s']} turns/s posted for {seconds:.0f} s, queue depth "
+            f"max {out['depth_max']} (last {out['depth_last']}), {out['lost']} lost, "
+            f"drained in {out['drain_s']} s"
+        )
+        return out
+
     # ------------------------------------------------------------------ main
 
     async def run(self) -> None:
@@ -1036,6 +1137,8 @@ class Bench:
             obs, job_ids, turns = self.observations()
             self.report["observations"] = obs
             self.report["extraction"] = await self.extraction(root, job_ids, turns)
+            if self.args.stream > 0:
+                self.report["stream"] = await self.stream(root, self.args.stream, 300.0)
         self.report["load_average_after"] = list(os.getloadavg())
         self.report["finished_at"] = datetime.now(UTC).isoformat()
         self.report["elapsed_s"] = round((datetime.now(UTC) - started).total_seconds(), 1)
@@ -1509,6 +1612,23 @@ class Bench:
                 f"  facts:batch ≥ 2,000 facts/s (gate on every item): {rep._fmt(bulk)} → "
                 f"{'met' if bulk >= 2000 else 'NOT met'}"
             )
+        ex = self.report.get("extraction", {}).get("turns_per_s")
+        if ex is not None:
+            lines.append(
+                f"  extraction ≥ 400 turns/s (one worker): {rep._fmt(ex)} → "
+                f"{'met' if ex >= 400 else 'NOT met'}"
+            )
+        st = self.report.get("stream")
+        if st:
+            # flat: the queue at the end holds no more than a few seconds of the stream
+            flat = st["depth_last"] <= st["target_turns_per_s"] / 4 * 10
+            ok = flat and st["lost"] == 0 and st["refused_503"] == 0 and st["errors"] == 0
+            lines.append(
+                f"  {st['seconds']:.0f} s stream at {st['target_turns_per_s']:.0f} turns/s "
+                f"(posted {rep._fmt(st['posted_turns_per_s'])}): queue depth max "
+                f"{st['depth_max']}, last {st['depth_last']}, {st['lost']} lost, "
+                f"{st['refused_503']} refused → {'met' if ok else 'NOT met'}"
+            )
         return "\n".join(lines)
 
 
@@ -1543,6 +1663,13 @@ def main(argv: list[str] | None = None) -> int:
         "--data-dir", default=None, help="empty directory to use (default: a temp dir)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary data dir")
+    parser.add_argument(
+        "--stream",
+        type=float,
+        default=None,
+        help="seconds of a steady 300 turns/s observation stream with one worker, queue "
+        "depth sampled, nothing lost (default 600; quick 30; 0: skip)",
+    )
     args = parser.parse_args(argv)
     if args.quick and args.sizes == parser.get_default("sizes"):
         args.sizes = "10k"
@@ -1550,6 +1677,8 @@ def main(argv: list[str] | None = None) -> int:
         args.duration = 3.0 if args.quick else 8.0
     if args.runs is None:
         args.runs = 2 if args.quick else 3
+    if args.stream is None:
+        args.stream = 30.0 if args.quick else 600.0
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
