@@ -368,8 +368,8 @@ class EmbeddedStack:
     `start()` and `stop()` are idempotent; also usable as a context manager. Nothing is
     registered with `atexit`: the owner calls `stop()`.
 
-    fast=True (tests): fsync, synchronous_commit and full_page_writes off, initdb
-    --no-sync, redis `appendfsync no`. Data still survives a clean stop/start.
+    fast=True (tests): fsync, synchronous_commit (not on Citus) and full_page_writes off,
+    initdb --no-sync, redis `appendfsync no`. Data still survives a clean stop/start.
     """
 
     def __init__(
@@ -867,7 +867,11 @@ class EmbeddedStack:
             "max_connections": "300" if self.citus else "100",
             "shared_buffers": shared_buffers(self.fast),
             "fsync": onoff,
-            "synchronous_commit": onoff,
+            # never off on Citus: an online (logical replication) shard move catches up to
+            # the source's WAL write position, and an async commit not yet written by the
+            # WAL writer is left behind on the old placement: acknowledged writes lost
+            # (docs/scaling.md#adding-a-worker). fsync off keeps the commits cheap.
+            "synchronous_commit": "on" if self.citus else onoff,
             "full_page_writes": onoff,
             "huge_pages": "off",
             "logging_collector": "off",
