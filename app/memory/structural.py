@@ -211,9 +211,23 @@ def token_spans(folded: str) -> list[Span]:
     for m in _TOKEN.finditer(folded):
         if m.end() - m.start() < 20 or any(s <= m.start() < e for s, e in urls):
             continue
-        if generated_token(m.group()):
+        if any(generated_token(core) for core in _token_cores(m.group())):
             spans.append((*m.span(), "high_entropy"))
     return spans
+
+
+_LABEL_SEGMENT = re.compile(r"[a-z]{1,8}|v\d{1,2}")
+
+
+def _token_cores(token: str) -> list[str]:
+    """The token, and the token without its leading label segments (`sess.`, `v1.`): a
+    label's letters are not random and dilute the mix a random tail carries."""
+    cores = [token]
+    segments = token.split(".")
+    while len(segments) > 1 and _LABEL_SEGMENT.fullmatch(segments[0]):
+        segments = segments[1:]
+        cores.append(".".join(segments))
+    return cores
 
 
 # ---------------------------------------------------------------------------------------

@@ -73,6 +73,20 @@ async def test_the_app_role_logs_in_on_every_worker(owner_db: asyncpg.Pool) -> N
     assert all(r["success"] and r["result"] == "t" for r in rows), rows
 
 
+async def test_every_node_commits_synchronously(owner_db: asyncpg.Pool) -> None:
+    """An online shard move catches up to the source's written WAL only: an asynchronous
+    commit still in the WAL buffers would stay behind on the dropped placement
+    (docs/scaling.md, "Adding a worker")."""
+    async with owner_db.acquire() as conn:
+        assert await conn.fetchval("SHOW synchronous_commit") == "on"
+        rows = await conn.fetch(
+            "SELECT nodeport, success, result FROM run_command_on_workers("
+            "$$SHOW synchronous_commit$$)"
+        )
+    assert len(rows) >= 2
+    assert all(r["success"] and r["result"] == "on" for r in rows), rows
+
+
 async def _write(client: httpx.AsyncClient, t: Tenant, user: str, statement: str) -> str:
     r = await client.post(
         f"/v1/users/{user}/facts",

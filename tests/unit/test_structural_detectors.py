@@ -300,6 +300,22 @@ def test_dotted_tokens_are_redacted_with_their_tails(template: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "token",
+    # random draws a CI run planted after `sess.`: alone they read as generated, but the
+    # label's four lowercase letters pulled the whole dotted run under the mixing threshold
+    [
+        "naF64AUIMW878esmfoREAIOxuQqg",
+        "VhEMXznemn1suAM1HSGHVOweryzj",
+        "MVzuegmoKebnh7sjDDLRYLvXOO55",
+    ],
+)
+def test_a_label_segment_does_not_dilute_a_dotted_token(token: str) -> None:
+    assert structural.generated_token(token)
+    _whole_redaction(f"the signed cookie is sess.{token[:14]}.{token[14:]}", token[:14])
+    _whole_redaction(f"the signed cookie is sess.{token[:14]}.{token[14:]}", token[14:])
+
+
+@pytest.mark.parametrize(
     ("text", "secret"),
     [
         ("DB_PASS=Xk7,mq2Lp9wq", "Xk7,mq2Lp9wq"),
