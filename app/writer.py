@@ -743,15 +743,24 @@ async def write(
     ):
         vector, model = reuse  # a pooled candidate's vector: not embedded again
     hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
-    # The fence reads the tombstones by their digests; the statement itself (its
-    # normalised key included) reaches PostgreSQL only once the screening has passed.
+    # The rules and the semantic classes run first, on the content alone: the statement
+    # (its normalised key included) reaches PostgreSQL only once they have passed it. A
+    # plain pass takes the fence, the subject lock, its tombstones and the conflict pool
+    # in one round trip below, and is screened again only if tombstones were found (they
+    # can only refuse). Anything else (a refusal, a hold, a question for the LLM judge,
+    # which must never see a tombstoned text) takes the fence first and is screened with
+    # its tombstones, so its reason and audit row are what they always were.
     existing: list[ExistingFact] | None = None
-    tombstoned: Collection[str] = await _fence(conn, tenant_id, c, now)
-    rejected, screened = await _screen(
-        ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail, tombstoned
-    )
-    if rejected is not None:
-        return rejected
+    first = gate.screening(c, rights, policy, (), embedded.assessment, embedded.judged)
+    fenced = first.result is not None or (bool(first.wanted) and ctx.judge is not None)
+    screened: GateResult | None = None
+    if fenced:
+        tombstoned: Collection[str] = await _fence(conn, tenant_id, c, now)
+        rejected, screened = await _screen(
+            ctx, conn, tenant_id, rights, c, policy, now, embedded, audit_detail, tombstoned
+        )
+        if rejected is not None:
+            return rejected
     gate_detail = {**_gate_detail(policy, embedded), **(audit_detail or {})}
     if screened is not None and screened.decision is Decision.PENDING:
         # sensitive content and the policy asks the user first: hold it as a candidate
@@ -775,7 +784,7 @@ async def write(
     if existing is None:
         if vector is None:  # the rules alone screened it: embed the statement now
             vector, model = await _embed(ctx, c.statement)
-        tombstoned, existing = await facts_store.lock_conflict_pool(
+        forgotten, tombstoned, existing = await facts_store.lock_conflict_pool(
             conn,
             tenant_id,
             c.user_id,
@@ -787,7 +796,10 @@ async def write(
             vector,
             model,
             hashes,
+            fence=None if fenced else (users_store.user_lock_key(tenant_id, c.user_id), now),
         )
+        if forgotten:
+            raise _forgotten()
         if tombstoned:
             # A delete that held this lock before us may have tombstoned the content since
             # the screening above: screen again now that nothing else can.

@@ -68,10 +68,24 @@ async def set_tenant(conn: asyncpg.Connection, tenant_id: uuid.UUID) -> None:
 
 @asynccontextmanager
 async def tenant_tx(pool: asyncpg.Pool, tenant_id: uuid.UUID) -> AsyncIterator[asyncpg.Connection]:
-    """A transaction bound to one tenant (RLS key set for this transaction only)."""
-    async with pool.acquire() as conn, conn.transaction():
-        await set_tenant(conn, tenant_id)
-        yield conn
+    """A transaction bound to one tenant (RLS key set for this transaction only).
+
+    `BEGIN` and the `SET LOCAL` of `set_tenant` go in one simple query, one round trip
+    instead of two (every write, delete and job pays it). The transaction is therefore
+    not asyncpg's `conn.transaction()`: it commits on a normal exit and rolls back on
+    any exception, cancellation included. Code inside must not open `conn.transaction()`
+    (asyncpg refuses one inside a manual transaction); nothing here needs a savepoint.
+    """
+    literal = str(uuid.UUID(str(tenant_id)))  # hex digits and dashes only (set_tenant)
+    async with pool.acquire() as conn:
+        await conn.execute(f"BEGIN; SET LOCAL app.tenant_id = '{literal}'")
+        try:
+            yield conn
+        except BaseException:
+            if not conn.is_closed() and conn.is_in_transaction():
+                await conn.execute("ROLLBACK")
+            raise
+        await conn.execute("COMMIT")
 
 
 @asynccontextmanager

@@ -104,27 +104,48 @@ TOMBSTONED_IN_FUNCTION = """ARRAY(SELECT DISTINCT hash FROM tombstones
     WHERE tenant_id = p_tenant AND user_id = p_user AND scope = p_scope
       AND hash = ANY(p_hashes))"""
 
-# The subject lock, the tombstones of the content and the conflict pool in one round trip.
-# plpgsql: each statement takes a new snapshot (read committed), so what is read after
-# the lock is what the write that held it committed. The first row carries the
-# tombstones (id NULL), the pool follows in its order. Named by a hash of its body and
-# installed by the migration runner on every run, as the recall function.
+# Whether a forget-me of the user committed at or after the write began, inside a function
+# (the fence: `users_store.fence_user`).
+FORGOTTEN_IN_FUNCTION = """EXISTS (SELECT 1 FROM audit_events
+    WHERE tenant_id = p_tenant AND action = 'forget_me'
+      AND user_id = p_user AND created_at >= p_started)"""
+
+# The fence, the subject lock, the tombstones of the content and the conflict pool in one
+# round trip. plpgsql: each statement takes a new snapshot (read committed), so what is
+# read after a lock is what the write that held it committed. The fence comes first, as
+# `users_store.fence_user` takes it (the user's lock shared, then whether a forget-me
+# committed since the write began), so the lock order stays user, then subject; a NULL
+# `p_fence_key` skips it (the caller fenced already). The first row carries the fence's
+# answer and the tombstones (id NULL), the pool follows in its order. Named by a hash of
+# its body and installed by the migration runner on every run, as the recall function.
 _LOCK_POOL_ARGS = """p_lock_key text, p_tenant uuid, p_user text, p_scope text, p_type text,
     p_predicate text, p_statement_key text, p_embedding vector, p_model text, p_limit int,
-    p_hashes text[]"""
-LOCK_POOL_COLUMNS = """tombstoned text[], id uuid, scope text, type text, predicate text,
-    value jsonb, statement text, source_kind text, confidence real, valid_from timestamptz,
-    status text, contested boolean, similarity double precision"""
+    p_hashes text[], p_fence_key text, p_started timestamptz"""
+LOCK_POOL_COLUMNS = """forgotten boolean, tombstoned text[], id uuid, scope text, type text,
+    predicate text, value jsonb, statement text, source_kind text, confidence real,
+    valid_from timestamptz, status text, contested boolean, similarity double precision"""
 _LOCK_POOL_BODY = f"""
+DECLARE
+  v_forgotten boolean := false;
 BEGIN
+  IF p_fence_key IS NOT NULL THEN
+    PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_fence_key, 0));
+    v_forgotten := {FORGOTTEN_IN_FUNCTION};
+    IF v_forgotten THEN
+      RETURN QUERY SELECT true, NULL::text[], NULL::uuid, NULL::text, NULL::text, NULL::text,
+        NULL::jsonb, NULL::text, NULL::text, NULL::real, NULL::timestamptz, NULL::text,
+        NULL::boolean, NULL::float8;
+      RETURN;
+    END IF;
+  END IF;
   PERFORM pg_advisory_xact_lock(hashtextextended(p_lock_key, 0));
-  RETURN QUERY SELECT {TOMBSTONED_IN_FUNCTION}, NULL::uuid, NULL::text, NULL::text,
+  RETURN QUERY SELECT false, {TOMBSTONED_IN_FUNCTION}, NULL::uuid, NULL::text, NULL::text,
     NULL::text, NULL::jsonb, NULL::text, NULL::text, NULL::real, NULL::timestamptz,
     NULL::text, NULL::boolean, NULL::float8;
   IF p_predicate IS NOT NULL THEN
-    RETURN QUERY SELECT NULL::text[], pool.* FROM ({POOL_BY_PREDICATE}) pool;
+    RETURN QUERY SELECT false, NULL::text[], pool.* FROM ({POOL_BY_PREDICATE}) pool;
   ELSE
-    RETURN QUERY SELECT NULL::text[], pool.* FROM ({POOL_FREE}) pool;
+    RETURN QUERY SELECT false, NULL::text[], pool.* FROM ({POOL_FREE}) pool;
   END IF;
 END"""
 LOCK_POOL_FUNCTION = (
@@ -162,12 +183,18 @@ async def lock_conflict_pool(
     embedding_model: str | None,
     hashes: list[str],
     limit: int = 20,
-) -> tuple[set[str], list[ExistingFact]]:
+    *,
+    fence: tuple[str, datetime] | None = None,
+) -> tuple[bool, set[str], list[ExistingFact]]:
     """Take the subject lock (as `lock_subject`), then read the content's tombstones and the
-    conflict pool, in one round trip: (tombstoned hashes, active facts the candidate could
-    conflict or merge with)."""
+    conflict pool, in one round trip: (forgotten, tombstoned hashes, active facts the
+    candidate could conflict or merge with). `fence`: the user's lock key and the time the
+    write began, to take `users_store.fence_user`'s fence first in the same round trip;
+    forgotten is True when a forget-me committed since (nothing else is read then)."""
+    fence_key, started = fence if fence is not None else (None, None)
     rows = await conn.fetch(
-        f"SELECT * FROM {LOCK_POOL_FUNCTION}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        f"SELECT * FROM {LOCK_POOL_FUNCTION}"
+        "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
         subject_lock_key(tenant_id, user_id, scope, subject),
         tenant_id,
         user_id,
@@ -179,9 +206,13 @@ async def lock_conflict_pool(
         embedding_model,
         limit,
         hashes,
+        fence_key,
+        started,
     )
+    if rows and rows[0]["forgotten"]:
+        return True, set(), []
     tombstoned = set(rows[0]["tombstoned"] or ()) if rows else set()
-    return tombstoned, [pool_fact(r) for r in rows[1:]]
+    return False, tombstoned, [pool_fact(r) for r in rows[1:]]
 
 
 @dataclass

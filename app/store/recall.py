@@ -261,9 +261,12 @@ async def fetch_pool(conn: asyncpg.Connection, q: RecallQuery) -> RecallPool:
         records = await conn.fetch(_CALL_RECALL, *args)
     except asyncpg.UndefinedFunctionError:
         log.warning("%s missing (run the migrations); recalling without it", RECALL_FUNCTION)
-        async with conn.transaction():
-            await set_tenant(conn, q.tenant_id)
+        if conn.is_in_transaction():  # the caller's transaction pinned the tenant
             records = await conn.fetch(RECALL_SQL, *args)
+        else:
+            async with conn.transaction():
+                await set_tenant(conn, q.tenant_id)
+                records = await conn.fetch(RECALL_SQL, *args)
     out = RecallPool()
     if records:
         first = records[0]

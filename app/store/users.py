@@ -18,7 +18,7 @@ import asyncpg
 
 from app.memory.normalize import tombstone_hashes
 from app.store import idempotency
-from app.store.facts import FACT_COLUMNS, TOMBSTONED_IN_FUNCTION
+from app.store.facts import FACT_COLUMNS, FORGOTTEN_IN_FUNCTION, TOMBSTONED_IN_FUNCTION
 
 
 async def all_facts(
@@ -146,9 +146,7 @@ _FENCE_ARGS = """p_lock_key text, p_tenant uuid, p_user text, p_started timestam
 _FENCE_BODY = f"""
 BEGIN
   PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_lock_key, 0));
-  forgotten := EXISTS (SELECT 1 FROM audit_events
-                       WHERE tenant_id = p_tenant AND action = 'forget_me'
-                         AND user_id = p_user AND created_at >= p_started);
+  forgotten := {FORGOTTEN_IN_FUNCTION};
   tombstoned := {TOMBSTONED_IN_FUNCTION};
   RETURN NEXT;
 END"""

@@ -13,6 +13,7 @@ from typing import Any
 import asyncpg
 import httpx
 import orjson
+import pytest
 
 from tests.conftest import Tenant
 
@@ -304,6 +305,56 @@ async def test_forget_me_waits_for_a_write_in_flight_and_erases_it(
         )
         == 0
     )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a plain pass: the fence rides in the subject lock's round trip (app/writer.py)
+        {"type": "semantic", "statement": "用户养了两只猫", "source": {"kind": "user_message"}},
+        # held for consent: the fence is taken before the screening with tombstones
+        {
+            "type": "semantic",
+            "statement": "I was diagnosed with asthma last year",
+            "source": {"kind": "user_message"},
+        },
+    ],
+)
+async def test_a_write_that_began_before_a_forget_me_committed_is_refused(
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool, body: dict[str, Any]
+) -> None:
+    """Deterministic: the test holds the user's lock as a forget-me does, the write waits
+    at its fence, and the forget-me's audit row commits after the write began: the write
+    answers 409 and leaves nothing."""
+    u = _uid()
+    t = tenant
+    holder = await owner_db.acquire()
+    try:
+        tx = holder.transaction()
+        await tx.start()
+        await holder.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", f"{t.id}|{u}|user"
+        )
+        in_flight = asyncio.create_task(_post(http, t, u, body))
+        await asyncio.sleep(0.6)
+        assert not in_flight.done()
+        await holder.execute(
+            "INSERT INTO audit_events (tenant_id, user_id, action, created_at)"
+            " VALUES ($1, $2, 'forget_me', clock_timestamp())",
+            t.id,
+            u,
+        )
+        await tx.commit()
+    finally:
+        await owner_db.release(holder)
+    r = await in_flight
+    assert r.status_code == 409, r.text
+    assert "user_forgotten" in r.text
+    for table in ("facts", "candidates"):
+        n = await owner_db.fetchval(
+            f"SELECT count(*) FROM {table} WHERE tenant_id = $1 AND user_id = $2", t.id, u
+        )
+        assert n == 0, table
 
 
 async def test_a_write_waiting_behind_a_delete_sees_its_tombstone(
