@@ -58,12 +58,22 @@ Span = tuple[int, int, str]  # start, end (in the folded text), detail
 
 def _on_views(folded: str, spans_of: Callable[[str], list[Span]]) -> list[Span]:
     """A detector's spans in the folded text and in its unmasked view, all in the folded
-    text's positions: a hit found only once decoded covers the whole span it came from."""
+    text's positions: a hit found only once decoded covers the whole span it came from.
+    A new list each call (callers sort and extend it); the spans are computed once per
+    text and detector (`_spans_on_views`)."""
+    return list(_spans_on_views(folded, spans_of))
+
+
+@functools.lru_cache(maxsize=2048)
+def _spans_on_views(folded: str, spans_of: Callable[[str], list[Span]]) -> tuple[Span, ...]:
+    """Cached: one write screens a text, then reads its sensitive categories, redacts it
+    for audit and checks its identifiers, each through the same detectors. Every
+    `spans_of` is a pure function of the text (the module's span finders)."""
     spans = spans_of(folded)
     for view in unmask.views(folded):
         for start, end, detail in spans_of(view.text):
             spans.append((*view.to_base(start, end), detail))
-    return spans
+    return tuple(spans)
 
 
 # ---------------------------------------------------------------------------------------
