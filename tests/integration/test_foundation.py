@@ -243,6 +243,19 @@ async def test_tenant_tx_commits_on_success_and_rolls_back_on_error(
         async with tenant_tx(ctx.pool, tenant.id) as conn:
             await conn.execute(insert, tenant.id, dropped)
             await conn.execute(insert, uuid.uuid4(), dropped)  # another tenant's: refused
+    inside = asyncio.Event()
+
+    async def cancelled() -> None:  # a request cancelled mid-transaction (client gone)
+        async with tenant_tx(ctx.pool, tenant.id) as conn:
+            await conn.execute(insert, tenant.id, dropped)
+            inside.set()
+            await asyncio.sleep(30)
+
+    task = asyncio.create_task(cancelled())
+    await inside.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
     async with owner_db.acquire() as conn:
         actions = {
             r["action"]
