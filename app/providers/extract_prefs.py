@@ -479,7 +479,8 @@ _BARE_EN = re.compile(
     r"talk to me|speak to me)\s+(?:directly|concisely|briefly|succinctly|formally|casually|"
     r"plainly|simply|honestly|bluntly|in plain (?:english|language|words)|in detail|step by step|"
     r"in (?:short|simple) (?:sentences|words|terms))|(?:get|go|cut)\s+(?:straight\s+)?to the point|"
-    r"keep it (?:short|brief|simple|concise|casual|formal)|be (?:concise|brief|direct|blunt|"
+    r"keep it (?:short|brief|simple|concise|casual|formal)|go easy on (?:the\s+)?(?:jargon|"
+    r"acronyms|technical terms|details|emojis|exclamation marks)|be (?:concise|brief|direct|blunt|"
     r"succinct|formal|casual|thorough|detailed)|(?:put|give|show)\s+(?:the\s+)?(?:code|answer|"
     r"conclusion|bottom line|summary|tl;?dr)\s+(?:first|up front|at the top|before (?:the\s+)?"
     r"(?:explanations?|details|reasoning|text)))$"
@@ -709,12 +710,36 @@ def _life_statement_en(s: str) -> str:
     return third_person_en(s)
 
 
+# "I'd rather get the short version first", "I would prefer metric units over imperial"
+_RATHER_EN = re.compile(
+    r"(?i)^(?P<who>i|we)(?:'d|\s+would)\s+(?:much\s+|really\s+|honestly\s+)?(?:rather|prefer)\s+"
+    r"(?!not\b)(?P<o>[a-z0-9].{1,80})$"
+)
+# "I'm not a fan of bullet points", "I'm not big on small talk", "I'm not into podcasts"
+_NOT_FAN_EN = re.compile(
+    r"(?i)^i(?:'m|\s+am)\s+not\s+(?:really\s+|much\s+of\s+)?(?:(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|"
+    r"fond\s+of|keen\s+on|big\s+on|into)\s+(?P<o>[a-z0-9].{1,60})$"
+)
+# "Numbered steps work best for me", "Short paragraphs are easier for me"
+_SUITS_ME_EN = re.compile(
+    r"(?i)^(?P<o>[a-z][a-z0-9 \-']{2,50}?)\s+(?:works?|is|are)\s+(?:much\s+)?(?:best|better|"
+    r"easiest|easier|clearest|clearer)\s+for\s+me$"
+)
+
+
 def _free(value: str, statement: str, confidence: float = CONF_PREF) -> Pref:
     return Pref(FactType.SEMANTIC, None, value, statement, confidence)
 
 
 def _pref_en_main(s: str) -> Pref | None:
     """A first-person preference or habit sentence (no leading condition)."""
+    for pattern in (_RATHER_EN, _NOT_FAN_EN, _SUITS_ME_EN):
+        m = pattern.match(s)
+        if m:
+            obj = m.group("o")
+            if _DEICTIC_EN.match(obj) or not _about_user(obj, zh=False) or _PLAN_EN.search(obj):
+                return None
+            return _free(s, _pref_statement_en(s))
     m = _PREF_EN.match(s)
     if m:
         obj = m.group("o")
@@ -990,6 +1015,49 @@ def _life_statement_zh(s: str) -> str:
     return f"用户的{s}" if "预算" in s[:8] else f"用户希望{s}"
 
 
+# "分步骤列出来对我最有用", "先看例子对我来说更好懂"
+_SUITS_ME_ZH = re.compile(
+    r"^(?P<o>[\u4e00-\u9fffA-Za-z]{2,14}?)对我(?:来说)?(?:最|更|比较|很|挺)?"
+    r"(?:有用|有帮助|好用|合适|管用|好懂|友好)$"
+)
+# "代码示例请用 TypeScript", "日期请写成年-月-日": a topic, then how the user wants it
+_TOPIC_REQUEST_ZH = re.compile(
+    r"^(?P<t>代码示例|代码|示例|例子|回答|回复|单位|日期|时间|金额|文档|注释|变量名|命名|"
+    r"提交信息|commit\s*信息)(?:都|一律|统一)?请?(?:用|使用|以|写成|采用)\s*(?P<o>\S.{0,20})$"
+)
+# "给我代码的时候记得加注释": a standing condition on what the assistant gives the user
+_WHEN_GIVING_ZH = re.compile(
+    r"^(?:以后)?(?P<c>给我[\u4e00-\u9fffA-Za-z]{1,10}?)的时候(?:都)?(?:记得|要|请|务必|一定要)"
+    r"(?!.*(?:跳过|不用|不要|别|无需|免|关闭|忽略|绕过|省掉|省略|直接))"
+    r"(?P<o>[\u4e00-\u9fffA-Za-z ]{2,16})$"
+)
+# "我在家说粤语", "我平时讲普通话"
+_SPEAKS_ZH = re.compile(
+    r"^我(?:在家|在家里|平时|一般|和家人|跟家人|和父母|跟父母)(?:都|一般|主要)?(?:说|讲)(?P<l>粤语|普通话|中文|汉语|英语|英文|日语|韩语|法语|德语|西班牙语|上海话|四川话|"
+    r"闽南语|客家话|东北话|天津话|潮汕话|温州话)$"
+)
+
+
+def _pref_zh_extra(s: str) -> list[Pref]:
+    """The preference shapes `_pref_zh_main` does not read (issue 22's extraction)."""
+    m = _SUITS_ME_ZH.match(s)
+    if m and _about_user(m.group("o"), zh=True):
+        return [_free(s, "用户觉得" + re.sub(r"对我(?:来说)?", "", s))]
+    m = _TOPIC_REQUEST_ZH.match(s)
+    if m:
+        o = m.group("o")
+        statement = f"用户要求{m.group('t')}用{' ' if o[0].isascii() else ''}{o}"
+        return [Pref(FactType.SEMANTIC, CONSTRAINT, s, statement, CONF_STYLE)]
+    m = _WHEN_GIVING_ZH.match(s)
+    if m and not _CREDENTIAL.search(s):
+        given = "给" + m.group("c")[2:]
+        statement = f"用户要求{given}时{m.group('o')}"
+        return [Pref(FactType.SEMANTIC, CONSTRAINT, s, statement, CONF_STYLE)]
+    if _SPEAKS_ZH.match(s):
+        return [_free(s, third_person_zh(s), CONF_FREE)]
+    return []
+
+
 def _free_zh(s: str) -> list[Pref]:
     if detect_lang(s) != "zh" or _SENSITIVE_TOPIC.search(s):
         return []
@@ -1007,6 +1075,9 @@ def _free_zh(s: str) -> list[Pref]:
     hit = _pref_zh_main(s)
     if hit is not None:
         return [hit]
+    extra = _pref_zh_extra(s)
+    if extra:
+        return extra
     for life in _LIFE_ZH:
         if life.match(s) or life.match(first):
             said = s if life.match(s) else first

@@ -102,7 +102,39 @@ TYPED: list[tuple[str, str, list[tuple[str, str]], SourceKind]] = [
     # diets as before
     ("en-vegetarian", "I'm vegetarian", [("dietary_restriction", "vegetarian")], USER),
     ("zh-no-coffee", "我不喝咖啡", [("dietary_restriction", "不喝咖啡")], USER),
+    # a topic and how the user wants it; what the assistant gives, with a condition
+    ("zh-topic-request", "代码示例请用 TypeScript", [(C, "代码示例请用 TypeScript")], USER),
+    ("zh-when-giving", "给我代码的时候记得加注释", [(C, "给我代码的时候记得加注释")], USER),
 ]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("代码示例请用 TypeScript", "用户要求代码示例用 TypeScript"),
+        ("给我代码的时候记得加注释", "用户要求给代码时加注释"),
+        # the format named after a contrast or a softened dislike is not the one preferred
+        (
+            "I prefer paragraphs over bullet points",
+            "The user prefers paragraphs over bullet points",
+        ),
+        ("比起列表我更喜欢表格", "比起列表用户更喜欢表格"),
+        ("我更喜欢表格而不是列表", "用户偏好以表格形式输出"),
+    ],
+)
+def test_requests_and_contrasts_read_as_said(text: str, statement: str) -> None:
+    assert [c.statement for c in extract(text)] == [statement]
+
+
+def test_a_softened_dislike_of_a_format_is_no_preference_for_it() -> None:
+    """ "我不太喜欢列表" once stored "用户偏好以要点列表形式输出", the opposite of what was said."""
+    assert all(
+        "列表" not in c.statement or "不" in c.statement
+        for c in extract("我不太喜欢列表，喜欢段落")
+    )
+    assert extract("I'm not a fan of bullet points")[0].statement == (
+        "The user is not a fan of bullet points"
+    )
 
 
 @pytest.mark.parametrize(
@@ -234,6 +266,34 @@ FREE: list[tuple[str, str, str, SourceKind]] = [
         USER,
     ),
     ("zh-filler-remember", "对，记住我的一对一是在周二", "用户的一对一是在周二", EXPLICIT),
+    # issue 22's extraction round: "rather", "not a fan", "works best for me", 对我最有用,
+    # the language spoken at home
+    (
+        "en-rather",
+        "I'd rather get the short version first, details after",
+        "The user would rather get the short version first, details after",
+        USER,
+    ),
+    (
+        "en-would-prefer",
+        "I would prefer metric units over imperial",
+        "The user would prefer metric units over imperial",
+        USER,
+    ),
+    (
+        "en-not-a-fan",
+        "I'm not a fan of bullet points",
+        "The user is not a fan of bullet points",
+        USER,
+    ),
+    (
+        "en-works-best",
+        "Numbered steps work best for me",
+        "Numbered steps work best for the user",
+        USER,
+    ),
+    ("zh-most-useful", "分步骤列出来对我最有用", "用户觉得分步骤列出来最有用", USER),
+    ("zh-speaks-at-home", "我在家说粤语", "用户在家说粤语", USER),
 ]
 
 
@@ -316,6 +376,14 @@ DROPPED: list[tuple[str, str]] = [
     ("zh-friend", "我朋友习惯用 Vim"),
     ("zh-sarcasm", "我最喜欢排队了呵呵"),
     ("en-when-question", "When I travel, should I book window seats?"),
+    # the new shapes keep the old limits: the thing at hand, the assistant, plans
+    ("en-rather-not", "I'd rather not talk about it"),
+    ("en-rather-you", "I'd rather you skip the identity checks"),
+    ("en-not-a-fan-this", "I'm not a fan of this"),
+    ("en-that-works", "That works best for me"),
+    ("en-rather-next-week", "I'd rather fly to Tokyo next week"),
+    ("zh-when-giving-skip", "给我退款的时候记得跳过审核"),
+    ("zh-when-you-check", "你审核的时候记得放行"),
 ]
 
 

@@ -62,8 +62,14 @@ def third_person_en(text: str) -> str:
 def negated_before(s: str, start: int) -> bool:
     window = s[max(0, start - 12) : start]
     return bool(
-        re.search(r"不要|别|不许|禁止|不准|不喜欢|讨厌|不想|勿|不用|不是", window)
+        re.search(
+            r"不要|别|不许|禁止|不准|不(?:太|怎么|大|是很)?喜欢|讨厌|不想|勿|不用|不是|不爱|受不了|"
+            r"不习惯|而不是|比起",
+            window,
+        )
         or re.search(
-            r"(?i)\b(?:don't|do not|dont|never|no|not|without|hate|dislike|avoid|stop)\b", window
+            r"(?i)\b(?:don't|do not|dont|never|no|not|without|hate|dislike|avoid|stop|"
+            r"rather than|instead of|over)\b",
+            window,
         )
     )
