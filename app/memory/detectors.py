@@ -1568,6 +1568,7 @@ _OTHER_PERSON_EN = _rx(
 _USER_NAMED = _rx(r"\b(?:the\s+)?user\b|用户", _I)
 _OTHER_PERSON_ZH = _rx(r"我(?:们)?(?:的|家)?" + _RELATIVES_ZH + r"|(?<![我])(?:他|她)(?:的)?(?!们)")
 _SENTENCE_END = _rx(r"[.!?。！？\n;；]")
+_DATE_REACH = 160  # characters after a birthday where its date may still be given
 # a relation and a contact field in one value: an emergency contact, a next of kin
 _RELATION_FIELD = _rx(
     r"(?m)^[ \t]*(?:relation(?:ship)?|relative|kin|关系|亲属关系)\s*:\s*(?:"
@@ -1619,12 +1620,44 @@ def _other_person_sensitive(folded: str) -> list[Span]:
     return spans
 
 
+# A birthday is someone's data when its date is given: "her daughter's birthday is 3 May",
+# "小雨的生日是5月20日". A birthday without one is an occasion ("Melanie celebrated her
+# daughter's birthday with a concert", "我打算在女朋友生日时给她弹一首歌"), nobody's record.
+_BIRTHDAY_ONLY = _rx(r"^(?:birthday|生日)$", _I)
+_MONTH_EN = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+_A_DATE = _rx(
+    r"\d|\b(?:" + _MONTH_EN + r")\b|[零〇一二两三四五六七八九十廿卅]+\s*[月日号]",
+    _I,
+)
+
+
+def _birthday_without_date(folded: str, m: re.Match[str]) -> bool:
+    """A relative-then-data match whose data word is only "birthday" (or 生日), with no
+    date in its sentence: an occasion, not a date of birth."""
+    word = _PII_WORD_AT_END.search(m.group(0))
+    if word is None or not _BIRTHDAY_ONLY.match(word.group(0)):
+        return False
+    # its sentence, at most _DATE_REACH characters either side (linear in the text)
+    begin = max(0, m.start() - _DATE_REACH)
+    before = [b.end() for b in _SENTENCE_END.finditer(folded, begin, m.start())]
+    start = before[-1] if before else begin
+    stop = min(len(folded), m.end() + _DATE_REACH)
+    end = _SENTENCE_END.search(folded, m.end(), stop)
+    return _A_DATE.search(folded, start, end.start() if end else stop) is None
+
+
+_PII_WORD_AT_END = _rx(r"(?:" + _PII_EN + "|" + _PII_ZH + r")$", _I)
+
+
 def _third_party_spans(folded: str) -> list[Span]:
     spans = [
         (*m.span(), detail)
         for detail, pattern in _THIRD_PARTY_PATTERNS
         for m in pattern.finditer(folded)
-        if not _about_the_user(detail, m.group(0))
+        if not _about_the_user(detail, m.group(0)) and not _birthday_without_date(folded, m)
     ]
     spans.extend(_other_person_sensitive(folded))
     relation = _RELATION_FIELD.search(folded)

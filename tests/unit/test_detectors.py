@@ -1016,3 +1016,35 @@ def test_a_records_field_labels_are_not_third_party(text: str) -> None:
 )
 def test_a_reminder_for_one_day_is_transient(text: str, transient: bool) -> None:
     assert bool(detectors.find_not_reusable(text)) is transient, text
+
+
+# A birthday is someone's data when its date is given; without one it is an occasion.
+@pytest.mark.parametrize(
+    ("text", "refused"),
+    [
+        ("Melanie celebrated her daughter's birthday with a concert.", False),
+        ("I'm planning a surprise for my wife's birthday.", False),
+        ("陈默打算在小雨生日时给她弹一整首歌作为惊喜。", False),
+        ("我妈妈生日快到了，想给她买个礼物", False),
+        ("我妈妈的生日在下个月初", False),
+        ("My daughter's birthday is 3 May 2019.", True),
+        ("My sister's birthday is in March.", True),
+        ("On 3 May we celebrate my daughter's birthday.", True),
+        ("My daughter's birthday, which we celebrate at the lake house, is 3 May.", True),
+        ("John's birthday is 1990-04-02", True),
+        ("小雨的生日是5月20日。", True),
+        ("我女朋友的生日是五月二十号", True),
+        ("我妈妈的生日在三月初", True),
+        # another data word beside the birthday still decides on its own
+        ("my wife's birthday is next week and my wife's phone is 415 555 0134", True),
+    ],
+)
+def test_a_birthday_is_third_party_data_only_with_its_date(text: str, refused: bool) -> None:
+    assert bool(detectors.find_third_party_pii(text)) is refused
+
+
+def test_the_birthday_date_check_stays_linear() -> None:
+    for adversarial in ("妈妈生日" * 1500, "my mom's birthday " * 500, "妈妈生日。" * 1500):
+        started = time.perf_counter()
+        detectors.find_third_party_pii(adversarial)
+        assert time.perf_counter() - started < 0.5
