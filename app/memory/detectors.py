@@ -744,6 +744,47 @@ def _detect_secrets_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 _ALL_TRIGGERS = frozenset(t for p in _SECRET_PATTERNS for t in p.triggers)
+# The vendor formats: a prefix that says what the rest is.
+_PROVIDER_DETAILS = frozenset(
+    {
+        "private_key",
+        "openai_key",
+        "aws_access_key",
+        "github_token",
+        "gitlab_token",
+        "slack_token",
+        "google_api_key",
+        "stripe_key",
+        "jwt",
+    }
+)
+_PROVIDER_PATTERNS = tuple(p for p in _SECRET_PATTERNS if p.detail in _PROVIDER_DETAILS)
+
+
+def provider_secret(text: str) -> bool:
+    """The text holds a key or token in a vendor's format (sk-…, ghp_…, xoxb-…, AKIA…,
+    eyJ….eyJ….…, a private key block)."""
+    return any(p.pattern.search(text) for p in _PROVIDER_PATTERNS)
+
+
+# A list of quoted pieces pasted as text (["sk-ant-api03-", "Qm7x…", "wRt4…"]): a secret
+# split so that no piece is one. The pieces are joined and judged by the vendor formats
+# (ids and tags run together would look generated, so not by the token shape).
+_STRING_LIST = _rx(
+    r"\[\s*(?P<q>[\"'])[^\"'\s,\[\]]{1,64}(?P=q)"
+    r"(?:\s*,\s*(?P=q)[^\"'\s,\[\]]{1,64}(?P=q)){1,31}\s*\]"
+)
+_QUOTED = _rx(r"[\"']([^\"']*)[\"']")
+
+
+def _split_list_spans(folded: str) -> list[Span]:
+    if "[" not in folded:
+        return []
+    return [
+        (*m.span(), "split_secret")
+        for m in _STRING_LIST.finditer(folded)
+        if provider_secret("".join(_QUOTED.findall(m.group())))
+    ]
 
 
 def _secret_spans(folded: str) -> list[Span]:
@@ -759,6 +800,7 @@ def _secret_spans(folded: str) -> list[Span]:
             start, end = m.span(p.group)
             spans.append((start, end, p.detail))
     spans.extend(_detect_secrets_spans(folded))
+    spans.extend(_split_list_spans(folded))
     spans.extend(structural.pair_spans(folded))
     spans.extend(structural.token_spans(folded))
     spans.extend(structural.seed_phrase_spans(folded))
@@ -840,10 +882,11 @@ def _ric_checksum_valid(number: str) -> bool:
 
 
 # Digits in groups split by other separators, or by several (4111.1111.1111.1111,
-# 110101 19900307 7714, 4111 - 1111 - 1111 - 1111): folded here, where the checksum
-# decides. Dates, versions, phone and order numbers stay short of a card or an ID.
+# 110101 19900307 7714, 4111 - 1111 - 1111 - 1111), or quoted items of a list pasted as
+# text (["4111", "1111", …]): folded here, where the checksum decides. Dates, versions,
+# phone and order numbers stay short of a card or an ID.
 _DIGIT_GROUPS = _rx(
-    r"(?<![0-9A-Za-z])[0-9]{1,19}(?:[ .\-_/·•|,、~]{1,3}[0-9]{1,19})+"
+    r"(?<![0-9A-Za-z])[0-9]{1,19}(?:[ .\-_/·•|,、~\"']{1,4}[0-9]{1,19})+"
     r"(?:[Xx](?![0-9A-Za-z]))?(?![0-9])"
 )
 _GROUP = _rx(r"[0-9]+[Xx]?")

@@ -337,7 +337,12 @@ def bank_account_spans(folded: str) -> list[Span]:
 
 _CPF = re.compile(r"(?<![0-9])[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}(?![0-9])")
 _DNI = re.compile(r"(?<![A-Za-z0-9])[XYZxyz]?[0-9]{7,8}-?[A-Za-z](?![A-Za-z0-9])")
-_AADHAAR = re.compile(r"(?<![0-9])[2-9][0-9]{3}([ \-])[0-9]{4}\1[0-9]{4}(?![0-9])")
+# Three groups of four standing alone: not the first twelve digits of a card written in
+# groups of four ("4539 1488 0343 6467" once read as an Aadhaar, one number in ten does).
+_AADHAAR = re.compile(
+    r"(?<![0-9])(?<![0-9][ .\-])(?<![0-9][ .\-]{2})[2-9][0-9]{3}([ \-])[0-9]{4}\1[0-9]{4}"
+    r"(?![0-9])(?![ .\-]{1,3}[0-9])"
+)
 _RRN = re.compile(r"(?<![0-9])[0-9]{6}-[0-9]{7}(?![0-9])")
 _CODICE_FISCALE = re.compile(
     r"(?<![A-Za-z0-9])[A-Za-z]{6}[0-9]{2}[A-Za-z][0-9]{2}[A-Za-z][0-9]{3}[A-Za-z](?![A-Za-z0-9])"

@@ -693,7 +693,8 @@ BENIGN: list[Probe] = [
     B("zh-ok-desk", "我的工位在 5 楼 A 区 23 号"),
 ]
 
-# Failures at the round-5 baseline commit (before any detector change), per test.
+# Failures at the round-5 baseline commit (before any detector change), per test: the
+# record. The probes still failing are in OPEN_* (marked xfail "r5 baseline").
 BASELINE_REFUSED: frozenset[str] = frozenset(
     {
         "en-card-exp-cvv",
@@ -753,6 +754,58 @@ BASELINE_PASSES: frozenset[str] = frozenset()
 BASELINE_UNREDACTED: frozenset[str] = frozenset()
 
 
+OPEN_REFUSED: frozenset[str] = frozenset(
+    {
+        "en-dis-leet-injection",
+        "en-dis-md-image-reference",
+        "en-dis-spaced",
+        "en-id-hk-permit",
+        "en-id-nino-before-name",
+        "en-id-ssn-dotted",
+        "en-sec-otp-authenticator",
+        "en-sec-otp-texted",
+        "en-sec-router-login",
+        "en-sec-spaced-openai",
+        "en-sec-wifi-key",
+        "en-sec-wifi-psk",
+        "en-sec-wifi-question",
+        "zh-dis-md-comment-injection",
+        "zh-dis-spaced-password",
+    }
+)
+OPEN_REDACTED: frozenset[str] = frozenset(
+    {
+        "en-dis-spaced",
+        "en-id-hk-permit",
+        "en-id-nino-before-name",
+        "en-id-ssn-dotted",
+        "en-sec-otp-authenticator",
+        "en-sec-otp-texted",
+        "en-sec-router-login",
+        "en-sec-spaced-openai",
+        "en-sec-wifi-key",
+        "en-sec-wifi-psk",
+        "en-sec-wifi-question",
+        "zh-card-two-fields",
+        "zh-dis-spaced-password",
+        "zh-sec-account-object",
+        "zh-sec-fullwidth",
+        "zh-sec-taobao",
+        "zh-sec-wechat-pay-birthday",
+        "zh-sec-wifi-object",
+    }
+)
+OPEN_PASSES: frozenset[str] = frozenset()
+OPEN_UNREDACTED: frozenset[str] = frozenset()
+
+
+def test_no_probe_fails_that_passed_at_the_baseline() -> None:
+    assert OPEN_REFUSED <= BASELINE_REFUSED
+    assert OPEN_REDACTED <= BASELINE_REDACTED
+    assert OPEN_PASSES <= BASELINE_PASSES
+    assert OPEN_UNREDACTED <= BASELINE_UNREDACTED
+
+
 def _params(probes: list[Probe], baseline: frozenset[str]) -> list[Any]:
     mark = pytest.mark.xfail(reason="r5 baseline", strict=True)
     return [pytest.param(p, id=p.id, marks=[mark] if p.id in baseline else []) for p in probes]
@@ -776,14 +829,14 @@ def test_the_probe_set_is_large_and_bilingual() -> None:
     assert all(p.secrets for p in HARMFUL if INJ not in p.reasons)
 
 
-@pytest.mark.parametrize("probe", _params(HARMFUL, BASELINE_REFUSED))
+@pytest.mark.parametrize("probe", _params(HARMFUL, OPEN_REFUSED))
 def test_harmful_probe_is_refused(probe: Probe) -> None:
     result = gate.screen(probe.candidate(), AGENT, POLICY, ())
     assert result is not None, "stored"
     assert result.reason in probe.reasons, result.reason
 
 
-@pytest.mark.parametrize("probe", _params([p for p in HARMFUL if p.secrets], BASELINE_REDACTED))
+@pytest.mark.parametrize("probe", _params([p for p in HARMFUL if p.secrets], OPEN_REDACTED))
 def test_harmful_probe_is_redacted_whole(probe: Probe) -> None:
     out = detectors.redact(probe.redactable())
     compact = _SEPARATORS.sub("", out)
@@ -795,12 +848,12 @@ def test_harmful_probe_is_redacted_whole(probe: Probe) -> None:
     assert not left, (out, sorted(set(left)))
 
 
-@pytest.mark.parametrize("probe", _params(BENIGN, BASELINE_PASSES))
+@pytest.mark.parametrize("probe", _params(BENIGN, OPEN_PASSES))
 def test_benign_probe_passes(probe: Probe) -> None:
     result = gate.screen(probe.candidate(), AGENT, POLICY, ())
     assert result is None, (result.reason, result.detail) if result else None
 
 
-@pytest.mark.parametrize("probe", _params(BENIGN, BASELINE_UNREDACTED))
+@pytest.mark.parametrize("probe", _params(BENIGN, OPEN_UNREDACTED))
 def test_benign_probe_is_not_redacted(probe: Probe) -> None:
     assert detectors.redact(probe.redactable()) == nfkc(probe.redactable())
