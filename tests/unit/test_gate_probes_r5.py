@@ -756,9 +756,7 @@ BASELINE_UNREDACTED: frozenset[str] = frozenset()
 
 OPEN_REFUSED: frozenset[str] = frozenset(
     {
-        "en-dis-leet-injection",
         "en-dis-md-image-reference",
-        "en-dis-spaced",
         "en-id-hk-permit",
         "en-id-nino-before-name",
         "en-id-ssn-dotted",
@@ -770,12 +768,10 @@ OPEN_REFUSED: frozenset[str] = frozenset(
         "en-sec-wifi-psk",
         "en-sec-wifi-question",
         "zh-dis-md-comment-injection",
-        "zh-dis-spaced-password",
     }
 )
 OPEN_REDACTED: frozenset[str] = frozenset(
     {
-        "en-dis-spaced",
         "en-id-hk-permit",
         "en-id-nino-before-name",
         "en-id-ssn-dotted",
@@ -787,7 +783,6 @@ OPEN_REDACTED: frozenset[str] = frozenset(
         "en-sec-wifi-psk",
         "en-sec-wifi-question",
         "zh-card-two-fields",
-        "zh-dis-spaced-password",
         "zh-sec-account-object",
         "zh-sec-fullwidth",
         "zh-sec-taobao",
