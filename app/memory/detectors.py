@@ -104,10 +104,19 @@ _ZH_VALUE_STOP = (
     r"(?!多少|什么|啥|几|哪|不是|不对|不能|不要|错|对的|正确|必须|需要"
     r"|空的?(?:$|[，。,.])|一样|相同|怎么|如何)"
 )
-_ZH_VALUE = r"[\"'“”「『]?(?P<v>" + _ZH_VALUE_STOP + r"[^\s\"'“”「」『』,，。;；！？!?、]{2,})"
+# One character of a value: ASCII punctuation followed by more ASCII belongs to it
+# ("qwe!@#123", "ab,c1"); before a space or a CJK character it ends the sentence.
+_ZH_VALUE_CHAR = r"(?:[^\s\"'“”「」『』,，。;；！？!?、]|[,;!?](?=[!-~]))"
+# A value may be described in words first, then given: "是我生日后六位 850615",
+# "是全角的 mail2024xy" (the words and the token both go).
+_ZH_DESCRIBED = r"[\u3400-\u9fff]{1,12}\s{0,3}[A-Za-z0-9][!-~]{3,63}(?![!-~])"
+_ZH_VALUE = (
+    r"[\"'“”「『]?(?P<v>" + _ZH_VALUE_STOP + "(?:" + _ZH_DESCRIBED + "|" + _ZH_VALUE_CHAR + "{2,}))"
+)
+# "是", "改成了", ":" — and the closing quote of a JSON key before its colon ("密码": "…")
 _ZH_VERB = (
     r"\s*(?:(?:就|还|也|都|一直|现在|目前|已经|依然|仍然|其实|应该)?"
-    r"(?:是|为|用的是|设的是|设置?成了?|设为|设置为|改成了?|改为|换成了?|变成了?)|[:=])\s*"
+    r"(?:是|为|用的是|设的是|设置?成了?|设为|设置为|改成了?|改为|换成了?|变成了?)|[\"'”」』]?\s*[:=])\s*"
 )
 # A security answer runs to the end of its clause: it may be several words.
 _CLAUSE_VALUE = (
@@ -131,8 +140,12 @@ def _mostly_digits_in(codes: str) -> bool:
     return sum(any(c.isdigit() for c in p) for p in parts) * 2 > len(parts)
 
 
-# One 2FA recovery / one-time code: "8f3k-2m9d", "123456", "A1B2C3D4" (a digit in it).
-_CODE = r"(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{2,12}){0,3}(?![A-Za-z0-9])"
+# One 2FA recovery / one-time code: "8f3k-2m9d", "123456", "A1B2C3D4" (a digit in it),
+# "482 913" (six digits read out in two threes).
+_CODE = (
+    r"(?:[0-9]{3}[ -][0-9]{3}(?![0-9A-Za-z])"
+    r"|(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{2,12}){0,3}(?![A-Za-z0-9]))"
+)
 
 
 @dataclass(frozen=True)
@@ -318,6 +331,56 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         lambda m, _: _is_value(m.group("v")) and _key_like(m.group("v")),
         ("key", "code"),
     ),
+    # a network's credential named anywhere after the network in its sentence, with or
+    # without a verb: "Home wifi: network OrangeBox-5G, key mangoTree77", "router psk -
+    # Xk7mq2Lp"
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z])(?:wi-?fi|wlan|wireless|network|router|hotspot|ssid)(?![A-Za-z])"
+            r"[^.!?\n]{0,60}?(?<![A-Za-z])(?:key|password|passwd|pass|passphrase|psk|pw|pwd|code)"
+            r"(?![A-Za-z])(?:\s*(?:is|:|=|-)\s*|\s+)[\"'`]?(?P<v>[^\s\"'`,;]{6,64})",
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")) and _key_like(m.group("v")),
+        ("wifi", "wi-fi", "wlan", "wireless", "network", "router", "hotspot", "ssid"),
+    ),
+    # "password? it's Tangerine#88", "the password's Xk7mq2", "password — Xk7mq2" (a
+    # token-like value: "the password's strength" is a word)
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|pwd)s?"
+            r"(?:'s|\s*\?\s*(?:it'?s|it\s+is|that'?s)|\s+[—–-]+|\s*[—–])\s*"
+            r"[\"'`]?(?P<v>[^\s\"'`,;]{4,64})",
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")),
+        _PASSWORD_EN,
+    ),
+    # "the pass is R0uter!2024": "pass" is also a ticket or a permit ("my bus pass is $25"),
+    # so the value must look made up: letters and digits, mixed case or a sign
+    _Secret(
+        "password",
+        _rx(r"(?<![A-Za-z0-9])pass(?![A-Za-z0-9])" + _EN_VERB + _VALUE, _I),
+        1,
+        lambda m, _: _made_up(m.group("v")),
+        ("pass",),
+    ),
+    # "password Tr0ub4dor3" without a verb: letters and digits together only
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:password|passwd|pwd|passcode)s?\s+"
+            r"(?P<v>[A-Za-z0-9!@#$%^&*._+\-]{6,64})(?![A-Za-z0-9!@#$%^&*._+\-])",
+            _I,
+        ),
+        1,
+        lambda m, _: _has_digit(m.group("v")) and any(c.isalpha() for c in m.group("v")),
+        _PASSWORD_EN,
+    ),
     # shorter words that mean other things too ("pin the tab"): values with a digit only
     _Secret(
         "password",
@@ -394,7 +457,8 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         "recovery_code",
         _rx(
             r"(?:(?<![A-Za-z0-9])(?:recovery|backup|2fa|two[- ]factor|mfa|otp|one[- ]time|"
-            r"emergency|scratch|verification)[_ -]?(?:codes?|keys?|pins?|passwords?|passcodes?|"
+            r"emergency|scratch|verification|authenticator|auth|log-?in|sign-?in|sms|"
+            r"(?:2|two)[- ]step)[_ -]?(?:codes?|keys?|pins?|passwords?|passcodes?|"
             r"tokens?)(?![A-Za-z0-9])"
             r"|(?<![A-Za-z0-9])(?:2fa|mfa|two[- ]factor|otp)[_ -]+(?:backup|recovery)s?"
             r"(?![A-Za-z0-9])"
@@ -419,9 +483,30 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             "emergency",
             "scratch",
             "verification",
+            "auth",
+            "login",
+            "log-in",
+            "sign",
+            "sms",
+            "step",
             "码",
             "一次性密码",
         ),
+    ),
+    # a one-time code by how it came: "the code my bank just texted me is 739204", "the
+    # PIN they sent: 482 913" (a four-digit year is not one)
+    _Secret(
+        "recovery_code",
+        _rx(
+            r"(?<![A-Za-z])(?:code|pin|otp|passcode)(?![A-Za-z])[^.!?\n\d]{0,40}?"
+            r"(?<![A-Za-z])(?:texted|sent|sms(?:'d|ed)?|messaged|emailed|received|got|came|"
+            r"gave|shows?|showed|showing|displays?|displayed)(?![A-Za-z])[^.!?\n\d]{0,30}?"
+            r"(?:(?<![A-Za-z])(?:is|was)(?![A-Za-z])|[:=])\s*"
+            r"(?P<v>[0-9]{3}[ -][0-9]{3}|(?!(?:19|20)[0-9]{2}(?![0-9]))[0-9]{4,8})(?![0-9])",
+            _I,
+        ),
+        1,
+        triggers=("code", "pin", "otp", "passcode"),
     ),
     # the list after a phrase and a colon: "backup codes in case I lose my phone: …",
     # "Recovery codes for my Google account: 51422475 40188001 …" (codes need no digit
@@ -628,6 +713,16 @@ def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
 
+def _made_up(value: str) -> bool:
+    """Letters and digits with mixed case or a sign: "R0uter!2024", not "10GB" or "$25"."""
+    bare = _bare(value)
+    if not bare or bare[0] in "$€£¥" or not _has_digit(bare):
+        return False
+    letters = [c for c in bare if c.isalpha()]
+    mixed = any(c.isupper() for c in letters) and any(c.islower() for c in letters)
+    return bool(letters) and (mixed or any(c in "!@#%^&*_+=~?" for c in bare))
+
+
 def _mixed_token(value: str) -> bool:
     """Looks generated: a digit, or upper case after the first letter mixed with lower."""
     bare = _bare(value)
@@ -803,6 +898,7 @@ def _secret_spans(folded: str) -> list[Span]:
     spans.extend(_split_list_spans(folded))
     spans.extend(structural.pair_spans(folded))
     spans.extend(structural.token_spans(folded))
+    spans.extend(structural.grouped_token_spans(folded))
     spans.extend(structural.seed_phrase_spans(folded))
     spans.extend(_placeholders(folded, "secret"))
     return spans

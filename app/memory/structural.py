@@ -57,7 +57,9 @@ _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # whole key parts that name a credential
 _SECRET_PARTS = frozenset(
     "pass passwd password passwords pwd pw passphrase passkey passcode secret secrets "
-    "token tokens apikey credential credentials creds cred sessionid privkey sig".split()
+    "token tokens apikey credential credentials creds cred sessionid privkey sig "
+    # a Wi-Fi pre-shared key, a one-time password, the word in other languages
+    "psk otp totp passwort kennwort contrasena senha wachtwoord haslo mdp".split()
 )
 # "…key" names a credential after one of these ("x-api-key", "AccountKey", "signing_key")
 _KEY_QUALIFIERS = frozenset(
@@ -107,7 +109,9 @@ def names_secret(key: str) -> bool:
 
 
 # keys whose value may be digits alone (a PIN); "tokens: 5000" is a count
-_NUMERIC_KEYS = frozenset("pass passwd password pwd pw passcode passkey pin code".split())
+_NUMERIC_KEYS = frozenset(
+    "pass passwd password pwd pw passcode passkey pin code psk otp totp".split()
+)
 # words that describe the value instead of being it ("password: hidden")
 _ABOUT_WORDS = frozenset(
     "hidden set unset changed reset expired invalid missing empty same different stored saved "
@@ -213,6 +217,37 @@ def token_spans(folded: str) -> list[Span]:
             continue
         if any(generated_token(core) for core in _token_cores(m.group())):
             spans.append((*m.span(), "high_entropy"))
+    return spans
+
+
+# A token written in groups apart by single spaces ("7Hq2 mZ9x Lk4p W8vR 1tY6"): the
+# groups that look generated (a digit, or a capital after the first letter) are read
+# joined; words between them end the run.
+_GROUPS = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{2,8}+(?: [A-Za-z0-9]{2,8}+){2,}(?![A-Za-z0-9])")
+_GROUP_MIN = 3
+
+
+def _token_like_group(group: str) -> bool:
+    return any(c.isdigit() for c in group) or any(c.isupper() for c in group[1:])
+
+
+def grouped_token_spans(folded: str) -> list[Span]:
+    """A generated-looking token written in space-separated groups of two to eight."""
+    if " " not in folded:
+        return []
+    spans: list[Span] = []
+    for m in _GROUPS.finditer(folded):
+        groups = list(re.finditer(r"[A-Za-z0-9]+", m.group()))
+        run: list[re.Match[str]] = []
+        for g in [*groups, None]:
+            if g is not None and _token_like_group(g.group()):
+                run.append(g)
+                continue
+            if len(run) >= _GROUP_MIN and generated_token("".join(x.group() for x in run)):
+                spans.append(
+                    (m.start() + run[0].start(), m.start() + run[-1].end(), "high_entropy")
+                )
+            run = []
     return spans
 
 

@@ -115,6 +115,116 @@ def test_lists_of_ids_and_tags_are_not_joined() -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# Secrets in more wordings and shapes
+# ---------------------------------------------------------------------------------------
+
+
+def _redacted_whole(text: str, secret: str) -> bool:
+    out = detectors.redact(text)
+    return "[REDACTED:secret]" in out and not any(
+        secret[i : i + 4] in out for i in range(len(secret) - 3)
+    )
+
+
+def test_a_generated_token_written_in_spaced_groups() -> None:
+    text = "here is the token: Pz4k Wq9x 2LmT r7Vb N3cY, thanks"
+    assert _screen(text) is S and _redacted_whole(text, "Pz4kWq9x2LmTr7VbN3cY")
+    for ordinary in (
+        "flights UA857 CA981 MU5101 NH920 JL61 this year",
+        "we run Python 3.12 Go 1.22 and Node 20 in CI",
+        "seats 12A 12B 14C 15D on the way back",
+    ):
+        assert detectors.find_secrets(ordinary) == [], ordinary
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("the router: ssid Home5G, psk Xk7mq2Lp", "Xk7mq2Lp"),
+        ("Cafe hotspot code 7Kp2Wq9z for guests", "7Kp2Wq9z"),
+        ("the VPN password? it's Larch-9921", "Larch-9921"),
+        ("the password's Qv8!mTz3", "Qv8!mTz3"),
+        ("the pass is Gr33n!leaf", "Gr33n!leaf"),
+        ("db password Pl4netX9 on staging", "Pl4netX9"),
+    ],
+)
+def test_passwords_in_more_wordings(text: str, secret: str) -> None:
+    assert _screen(text) is S
+    assert _redacted_whole(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My professional network is broad, key clients include banks",
+        "The wifi password is on the fridge",
+        "The router password is stored in 1Password",
+        "The password's strength matters more than its length",
+        "my bus pass is $25 a month",
+        "my data pass is 10GB per month",
+        "the boarding pass is in my email",
+        "password 123456 is still the most common one",
+        "My password manager is Bitwarden",
+    ],
+)
+def test_words_about_passwords_and_passes_stay(text: str) -> None:
+    assert detectors.find_secrets(text) == [], text
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("The PIN they sent me: 90417", "90417"),
+        ("the code the app showed me was 551 208", "551 208"),
+        ("my login code is 733 019", "733 019"),
+        ("SMS code: 2841 7730", "2841 7730"),
+    ],
+)
+def test_one_time_codes_by_how_they_came(text: str, code: str) -> None:
+    assert _screen(text) is S
+    assert code not in detectors.redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the code they sent me is 2019 style",
+        "the code I sent you is from last week",
+        "the code review I received was 3 pages",
+    ],
+)
+def test_code_talk_is_not_a_code(text: str) -> None:
+    assert detectors.find_secrets(text) == [], text
+
+
+def test_more_credential_keys() -> None:
+    assert _screen(value={"router": {"psk": "mangoLassi9"}}) is S
+    assert _screen(value={"otp": "482913"}) is S
+    assert _screen(value={"otp_enabled": True, "otp_length": 6}) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("登录密码：zx!c@v#12", "zx!c@v#12"),
+        ("密码设成了我女儿名字加生日 Lily0612", "Lily0612"),
+        ('{"支付密码": "731904"}', "731904"),
+        ("{'邮箱密码': 'Mq2,Lp9w'}", "Mq2,Lp9w"),
+    ],
+)
+def test_chinese_passwords_are_redacted_whole(text: str, secret: str) -> None:
+    assert S in _reasons(text)
+    assert _redacted_whole(text, secret), detectors.redact(text)
+
+
+def test_a_chinese_password_sentence_still_ends_at_its_punctuation() -> None:
+    assert detectors.redact("密码是 abc123!然后记得改") == "密码是 [REDACTED:secret]!然后记得改"
+    assert (
+        detectors.redact("我的密码是Xy12ab，别告诉别人") == "我的密码是[REDACTED:secret],别告诉别人"
+    )
+
+
+# ---------------------------------------------------------------------------------------
 # Unmasking: spelled-out passages, spaced CJK, leet digits between leet words
 # ---------------------------------------------------------------------------------------
 

@@ -760,13 +760,6 @@ OPEN_REFUSED: frozenset[str] = frozenset(
         "en-id-hk-permit",
         "en-id-nino-before-name",
         "en-id-ssn-dotted",
-        "en-sec-otp-authenticator",
-        "en-sec-otp-texted",
-        "en-sec-router-login",
-        "en-sec-spaced-openai",
-        "en-sec-wifi-key",
-        "en-sec-wifi-psk",
-        "en-sec-wifi-question",
         "zh-dis-md-comment-injection",
     }
 )
@@ -775,19 +768,7 @@ OPEN_REDACTED: frozenset[str] = frozenset(
         "en-id-hk-permit",
         "en-id-nino-before-name",
         "en-id-ssn-dotted",
-        "en-sec-otp-authenticator",
-        "en-sec-otp-texted",
-        "en-sec-router-login",
-        "en-sec-spaced-openai",
-        "en-sec-wifi-key",
-        "en-sec-wifi-psk",
-        "en-sec-wifi-question",
         "zh-card-two-fields",
-        "zh-sec-account-object",
-        "zh-sec-fullwidth",
-        "zh-sec-taobao",
-        "zh-sec-wechat-pay-birthday",
-        "zh-sec-wifi-object",
     }
 )
 OPEN_PASSES: frozenset[str] = frozenset()
