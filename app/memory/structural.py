@@ -12,7 +12,8 @@ makes them what they are, not by a vendor's prefix (docs/gate.md#detectors).
 - checksummed national numbers in their written shape: Brazilian CPF `000.000.000-00`,
   Spanish DNI / NIE `00000000X`, Indian Aadhaar `0000 0000 0000` (Verhoeff), Korean RRN
   `000000-0000000`, Italian codice fiscale, Mexican CURP, a US SSN spaced
-  `000 00 0000` (python-stdnum validates each).
+  `000 00 0000` (python-stdnum validates each), a UK NI number printed `QQ 12 34 56 C`
+  (no checksum: its letters' rules and the printed spacing).
 
 Pure; every function takes the NFKC-folded text and returns (start, end, detail) spans.
 """
@@ -390,6 +391,16 @@ _SSN_SPACED = re.compile(
 )
 
 
+# A UK National Insurance number in the shape it is printed in, "QQ 12 34 56 C": two
+# letters (not D, F, I, Q, U, V first; not D, F, I, O, Q, U, V second; never BG, GB, KN,
+# NK, NT, TN, ZZ), three pairs of digits, A–D. Written together ("QQ123456C") it needs its
+# name nearby (the named-document rule), a product code could take that shape.
+_NINO = re.compile(
+    r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+    r" [0-9]{2} [0-9]{2} [0-9]{2} [A-D](?![A-Za-z0-9])"
+)
+
+
 def national_id_spans(folded: str) -> list[Span]:
     """CPF `000.000.000-00`, DNI / NIE `00000000X`, Aadhaar `0000 0000 0000`: the shape
     and the check digits together (each alone passes one number in ten to a hundred)."""
@@ -414,4 +425,5 @@ def national_id_spans(folded: str) -> list[Span]:
         for m in _SSN_SPACED.finditer(folded)
         if ssn.is_valid(m.group().replace(" ", ""))
     ]
+    spans += [(*m.span(), "uk_nino") for m in _NINO.finditer(folded)]
     return spans

@@ -754,20 +754,9 @@ BASELINE_PASSES: frozenset[str] = frozenset()
 BASELINE_UNREDACTED: frozenset[str] = frozenset()
 
 
-OPEN_REFUSED: frozenset[str] = frozenset(
-    {
-        "en-dis-md-image-reference",
-        "en-id-hk-permit",
-        "en-id-nino-before-name",
-        "en-id-ssn-dotted",
-        "zh-dis-md-comment-injection",
-    }
-)
+OPEN_REFUSED: frozenset[str] = frozenset()
 OPEN_REDACTED: frozenset[str] = frozenset(
     {
-        "en-id-hk-permit",
-        "en-id-nino-before-name",
-        "en-id-ssn-dotted",
         "zh-card-two-fields",
     }
 )
