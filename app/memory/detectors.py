@@ -992,11 +992,33 @@ _MAX_CARD = 19
 _MAX_WINDOW_GROUPS = 24
 
 
+# An object pasted as text whose every field is digits: a number typed into several
+# fields ({"first8": "62220212", "last11": "34567890128"}), read as one (as value_text
+# reads such a value).
+_DIGIT_FIELDS = _rx(
+    r"\{\s*(?:[\"'][^\"'\n]{1,40}[\"']\s*:\s*[\"']?[0-9]{1,19}[\"']?\s*,\s*){1,7}"
+    r"[\"'][^\"'\n]{1,40}[\"']\s*:\s*[\"']?[0-9]{1,19}[\"']?\s*\}"
+)
+_FIELD_DIGITS = _rx(r"(?<=:)\s*[\"']?([0-9]{1,19})")
+
+
+def _digit_field_numbers(folded: str) -> list[tuple[int, int, str]]:
+    if "{" not in folded:
+        return []
+    out: list[tuple[int, int, str]] = []
+    for m in _DIGIT_FIELDS.finditer(folded):
+        values = list(_FIELD_DIGITS.finditer(folded, m.start(), m.end()))
+        digits = "".join(v.group(1) for v in values)
+        if len(digits) <= _MAX_CARD:
+            out.append((values[0].start(1), values[-1].end(1), digits))
+    return out
+
+
 def _grouped_numbers(folded: str) -> list[tuple[int, int, str]]:
     """Grouped digit runs as (start, end, digits): the whole run, or, for a run longer
     than any card (of at most 24 groups), each window of consecutive groups that could
-    be one."""
-    out: list[tuple[int, int, str]] = []
+    be one; and the digits of an object whose every field is digits."""
+    out: list[tuple[int, int, str]] = _digit_field_numbers(folded)
     for m in _DIGIT_GROUPS.finditer(folded):
         if _THOUSANDS.fullmatch(m.group()):
             continue  # 1,234,567: one number
@@ -1079,7 +1101,7 @@ _COUNTED = _rx(
 # 56 D for national insurance", "E58201937 是我的护照号". Only these few words may stand
 # between them.
 _NUMBER_THEN_DOCUMENT = _rx(
-    r"\s*(?:[,，]\s*)?(?:is|was|as|for|[=:：—]|是|为|即)\s*"
+    r"(?<!\s)\s*+(?:[,，]\s*+)?(?:is|was|as|for|[=:：—]|是|为|即)\s*+"
     r"(?:(?:my|the|our|his|her|their|your|a|an|我的|我|他的|她的)\s*)?"
     r"(?:(?:uk|us|hk|new|old|current|expired|chinese|german|british|american|canadian|"
     r"indian|national)\s+){0,2}$",

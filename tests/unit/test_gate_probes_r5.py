@@ -755,11 +755,7 @@ BASELINE_UNREDACTED: frozenset[str] = frozenset()
 
 
 OPEN_REFUSED: frozenset[str] = frozenset()
-OPEN_REDACTED: frozenset[str] = frozenset(
-    {
-        "zh-card-two-fields",
-    }
-)
+OPEN_REDACTED: frozenset[str] = frozenset()
 OPEN_PASSES: frozenset[str] = frozenset()
 OPEN_UNREDACTED: frozenset[str] = frozenset()
 
