@@ -461,16 +461,18 @@ def _spaced_edits(text: str) -> list[Edit]:
     return sorted(edits)
 
 
-# Spaces between two CJK characters carry nothing ("密 码 ： …" is "密码：…"): the view
-# reads them joined, so a two-character word spaced out is still the word.
+# CJK characters standing alone one space apart ("密 码 ： …"): a two-character word spelled
+# out is a word (the pattern above needs three in a row; two Latin letters would be too
+# few, two characters are a Chinese word). Words of several characters a space apart
+# ("我 喜欢 表格") are left as written.
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_SPACES = re.compile(f"(?<=[{_CJK}]) +(?=[{_CJK}])")
+_CJK_SPACED = re.compile(f"(?<![{_CJK}])[{_CJK}](?![{_CJK}])(?: [{_CJK}](?![{_CJK}]))+")
 
 
 def _cjk_space_edits(text: str) -> list[Edit]:
     if " " not in text:
         return []
-    return [(m.start(), m.end(), "") for m in _CJK_SPACES.finditer(text)]
+    return [(m.start(), m.end(), m.group().replace(" ", "")) for m in _CJK_SPACED.finditer(text)]
 
 
 # ---------------------------------------------------------------------------------------

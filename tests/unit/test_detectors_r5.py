@@ -358,10 +358,12 @@ def test_a_passage_spelled_out_keeps_its_short_words() -> None:
     assert _unmasked("A B C  testing") == "ABC  testing"
 
 
-def test_spaces_between_cjk_characters_are_read_away() -> None:
+def test_cjk_characters_spaced_out_are_read_joined() -> None:
     assert _unmasked("口 令 ： a B 3 d 9 X") == "口令 : aB3d9X"
     assert _screen("支 付 密 码 是 9 0 2 4 1 7") is S
     assert _screen("我 的 名 字 叫 小 明") is None
+    # words of several characters a space apart are left as written
+    assert unmask.views(nfkc("我 喜欢 表格 和 列表")) == ()
 
 
 def test_a_leet_digit_word_between_leet_words_is_read_as_letters() -> None:
@@ -445,7 +447,7 @@ NEW_PATTERNS: dict[str, Any] = {
     "word_gap": unmask._WORD_GAP,
     "leading_word": unmask._LEADING_WORD,
     "trailing_word": unmask._TRAILING_WORD,
-    "cjk_spaces": unmask._CJK_SPACES,
+    "cjk_spaced": unmask._CJK_SPACED,
     "leet_digits": unmask._LEET_DIGITS,
     "blank": unmask._BLANK,
     "piece": gate._PIECE,
