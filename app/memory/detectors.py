@@ -646,7 +646,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
         "password",
         _rx(
-            r"(?:密码|口令|pin码|PIN码)\s+(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})"
+            r"(?:密码|口令|密钥|秘钥|令牌|pin码|PIN码)\s+(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})"
             r"(?![A-Za-z0-9])"
         ),
         1,
@@ -926,6 +926,9 @@ _SSN_CONTEXT = _rx(
     r"\D{0,12}?(?P<v>[0-9]{3}[ .\-/_]?[0-9]{2}[ .\-/_]?[0-9]{4})(?![0-9])",
     _I,
 )
+# the name alone: its number may follow in any grouping ("my SSN is 2-8-7, 6-5, 4-3-2-1")
+_SSN_NAME = _rx(r"\b(?:ssn|s\.s\.n\.?|social security(?: number| no\.?)?)(?![A-Za-z])", _I)
+_SSN_REACH = 16
 _PASSPORT = _rx(
     r"(?:护照(?:号码|号)?|passport(?:\s*(?:no\.?|number|num|#))?)"
     r"[^A-Za-z0-9]{0,6}?(?:(?:是|为|is|:|#)\s*)?(?P<v>[A-Za-z]{1,2}[0-9]{6,8}|[0-9]{9})"
@@ -1178,6 +1181,12 @@ def _id_spans(folded: str) -> list[Span]:
     for m in _SSN_CONTEXT.finditer(folded):
         if ssn.is_valid(re.sub(r"[ .\-/_]", "", m.group("v"))):
             spans.append((*m.span("v"), "us_ssn"))
+    names = [m.end() for m in _SSN_NAME.finditer(folded)]
+    if names:
+        for start, end, digits in _grouped_numbers(folded):
+            near = any(0 <= start - n <= _SSN_REACH for n in names)
+            if near and len(digits) == 9 and ssn.is_valid(digits):
+                spans.append((start, end, "us_ssn"))
     for m in _PASSPORT.finditer(folded):
         spans.append((*m.span("v"), "passport"))
     spans.extend(_named_document_numbers(folded))

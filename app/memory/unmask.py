@@ -505,6 +505,24 @@ def _spelled(word: str) -> str:
     return _EN_DIGITS[parts[-1]] * (_EN_REPEAT[parts[0]] if len(parts) > 1 else 1)
 
 
+# Right after a PIN, a code or a password, a shorter run is a number read out too: "my ATM
+# PIN is seven three one nine", "取款密码是七三一九" (four digits or more).
+_CODE_WORD = (
+    r"(?:(?<![A-Za-z])(?:pin|code|passcode|password|combination|combo)(?![A-Za-z])"
+    r"|密码|口令|验证码|pin码|PIN码)[^.!?。！？\n\d]{0,20}?"
+)
+_EN_CODE_RUN = re.compile(
+    _CODE_WORD
+    + rf"(?<![A-Za-z])(?P<run>{_EN_DIGIT}(?:[ ,\-]{{1,3}}{_EN_DIGIT}){{3,4}})(?![A-Za-z])",
+    re.I,
+)
+_ZH_CODE_RUN = re.compile(
+    _CODE_WORD + f"(?P<run>[{_ZH_NUMERAL}](?:[ ,，、\\-]{{0,2}}[{_ZH_NUMERAL}]){{3,4}})"
+    f"(?![{_ZH_NUMERAL}])",
+    re.I,
+)
+
+
 def _numeral_edits(text: str) -> list[Edit]:
     edits: list[Edit] = [
         (m.start(), m.end(), re.sub(r"[^0-9]", "", m.group().translate(_NUMERAL_DIGITS)))
@@ -514,7 +532,23 @@ def _numeral_edits(text: str) -> list[Edit]:
         (m.start(), m.end(), "".join(_spelled(w) for w in re.findall(_EN_DIGIT, m.group(), re.I)))
         for m in _EN_RUN.finditer(text)
     ]
-    return sorted(edits)
+    edits += [
+        (
+            m.start("run"),
+            m.end("run"),
+            "".join(_spelled(w) for w in re.findall(_EN_DIGIT, m.group("run"), re.I)),
+        )
+        for m in _EN_CODE_RUN.finditer(text)
+    ]
+    edits += [
+        (
+            m.start("run"),
+            m.end("run"),
+            re.sub(r"[^0-9]", "", m.group("run").translate(_NUMERAL_DIGITS)),
+        )
+        for m in _ZH_CODE_RUN.finditer(text)
+    ]
+    return _disjoint(edits)
 
 
 # Leetspeak: digits and signs standing for letters inside words ("1gn0r3 4ll pr3v10u5

@@ -202,7 +202,7 @@ BENIGN: list[Probe] = [
 # reason (en-h-totp-words as not_reusable, en-h-md-image-secret-param as secret_detected),
 # 5/33 not redacted whole, 0/26 benign refused or redacted. On the round's baseline code
 # (2ecabfa): 7/39 stored, 2/39 another reason, 7/33 not redacted whole, 0/26 benign.
-HOLDOUT_REFUSED: frozenset[str] = frozenset(
+FIRST_RUN_REFUSED: frozenset[str] = frozenset(
     {
         "en-h-md-image-secret-param",
         "en-h-pin-words",
@@ -212,7 +212,7 @@ HOLDOUT_REFUSED: frozenset[str] = frozenset(
         "zh-h-wifi-guest",
     }
 )
-HOLDOUT_REDACTED: frozenset[str] = frozenset(
+FIRST_RUN_REDACTED: frozenset[str] = frozenset(
     {
         "en-h-pin-words",
         "en-h-ssn-words-dashes",
@@ -221,8 +221,16 @@ HOLDOUT_REDACTED: frozenset[str] = frozenset(
         "zh-h-wifi-guest",
     }
 )
-HOLDOUT_PASSES: frozenset[str] = frozenset()
-HOLDOUT_UNREDACTED: frozenset[str] = frozenset()
+FIRST_RUN_PASSES: frozenset[str] = frozenset()
+FIRST_RUN_UNREDACTED: frozenset[str] = frozenset()
+# Fixed after the first run (so no longer out of sample): a PIN or code read out in words
+# of four or more digits, a named SSN in any grouping, 密钥 without a verb. Still failing:
+OPEN_REFUSED = FIRST_RUN_REFUSED - {"en-h-pin-words", "en-h-ssn-words-dashes", "zh-h-wifi-guest"}
+OPEN_REDACTED = FIRST_RUN_REDACTED - {"en-h-pin-words", "en-h-ssn-words-dashes", "zh-h-wifi-guest"}
+
+
+def test_nothing_fails_that_passed_at_the_first_run() -> None:
+    assert OPEN_REFUSED <= FIRST_RUN_REFUSED and OPEN_REDACTED <= FIRST_RUN_REDACTED
 
 
 def _params(probes: list[Probe], failed: frozenset[str]) -> list[object]:
@@ -237,13 +245,13 @@ def test_the_holdout_is_bilingual() -> None:
     assert abs(en - (len(probes) - en)) <= 6
 
 
-@pytest.mark.parametrize("probe", _params(HARMFUL, HOLDOUT_REFUSED))
+@pytest.mark.parametrize("probe", _params(HARMFUL, OPEN_REFUSED))
 def test_holdout_harmful_is_refused(probe: Probe) -> None:
     result = gate.screen(probe.candidate(), AGENT, POLICY, ())
     assert result is not None and result.reason in probe.reasons, result
 
 
-@pytest.mark.parametrize("probe", _params([p for p in HARMFUL if p.secrets], HOLDOUT_REDACTED))
+@pytest.mark.parametrize("probe", _params([p for p in HARMFUL if p.secrets], OPEN_REDACTED))
 def test_holdout_harmful_is_redacted_whole(probe: Probe) -> None:
     out = detectors.redact(probe.redactable())
     compact = _SEPARATORS.sub("", out)
@@ -252,12 +260,12 @@ def test_holdout_harmful_is_redacted_whole(probe: Probe) -> None:
     assert not left, (out, sorted(set(left)))
 
 
-@pytest.mark.parametrize("probe", _params(BENIGN, HOLDOUT_PASSES))
+@pytest.mark.parametrize("probe", _params(BENIGN, FIRST_RUN_PASSES))
 def test_holdout_benign_passes(probe: Probe) -> None:
     assert gate.screen(probe.candidate(), AGENT, POLICY, ()) is None
 
 
-@pytest.mark.parametrize("probe", _params(BENIGN, HOLDOUT_UNREDACTED))
+@pytest.mark.parametrize("probe", _params(BENIGN, FIRST_RUN_UNREDACTED))
 def test_holdout_benign_is_not_redacted(probe: Probe) -> None:
     assert detectors.redact(probe.redactable()) == nfkc(probe.redactable())
 
