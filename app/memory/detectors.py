@@ -97,7 +97,7 @@ _VALUE = (
 _EN_VERB = (
     r"(?:\s+(?:for|of|on|at|to|that|which|i\s+use|we\s+use)\s+[^\n.!?:=]{1,30}?)?"
     r"(?:\s+(?:is|was|are|were|=|has\s+been|will\s+be|became|(?:is\s+|was\s+)?(?:now\s+)?"
-    r"(?:set|changed|reset|updated)\s+to)(?:\s+(?:now|still|just|currently|simply|"
+    r"(?:set|changed|reset|updated)\s+to)(?![A-Za-z])(?:\s+(?:now|still|just|currently|simply|"
     r"actually|always))?\s*:?|\s*[:=])\s*"
 )
 _ZH_VALUE_STOP = (
@@ -140,6 +140,14 @@ def _mostly_digits_in(codes: str) -> bool:
     return sum(any(c.isdigit() for c in p) for p in parts) * 2 > len(parts)
 
 
+# Codes that are not secrets, named by the word before "code"
+_PUBLIC_CODE = _rx(
+    r"(?<![A-Za-z])(?:zip|postal|post|area|country|promo|promotional|discount|coupon|voucher|"
+    r"referral|invite|invitation|dress|source|error|status|tracking|product|bar|qr|morse|tax|"
+    r"swift|bic|sort|branch|bank|iata|airport|airline|station|colou?r|hs|sic|naics)"
+    r"[\s-]*$",
+    _I,
+)
 # One 2FA recovery / one-time code: "8f3k-2m9d", "123456", "A1B2C3D4" (a digit in it),
 # "482 913" (six digits read out in two threes).
 _CODE = (
@@ -154,7 +162,7 @@ class _Secret:
 
     detail: str
     pattern: re.Pattern[str]
-    group: int = 0  # the group holding the secret: 0 = the whole match
+    group: int | str = 0  # the group holding the secret: 0 = the whole match
     check: _Check | None = None
     # lowercase strings one of which any match contains: a text without them skips the
     # pattern (a leading lookbehind makes a regex scan every position, ~20 µs per KB)
@@ -339,11 +347,15 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         _rx(
             r"(?<![A-Za-z])(?:wi-?fi|wlan|wireless|network|router|hotspot|ssid)(?![A-Za-z])"
             r"[^.!?\n]{0,60}?(?<![A-Za-z])(?:key|password|passwd|pass|passphrase|psk|pw|pwd|code)"
-            r"(?![A-Za-z])(?:\s*(?:is|:|=|-)\s*|\s+)[\"'`]?(?P<v>[^\s\"'`,;]{6,64})",
+            r"(?![A-Za-z])(?:\s*(?P<verb>is|:|=|-)\s*|\s+)[\"'`]?(?P<v>[^\s\"'`,;]{6,64})",
             _I,
         ),
-        1,
-        lambda m, _: _is_value(m.group("v")) and _key_like(m.group("v")),
+        "v",
+        # without a verb the value must look generated ("WPA3 password authentication")
+        lambda m, _: (
+            _is_value(m.group("v"))
+            and (_key_like(m.group("v")) if m.group("verb") else _mixed_token(m.group("v")))
+        ),
         ("wifi", "wi-fi", "wlan", "wireless", "network", "router", "hotspot", "ssid"),
     ),
     # "password? it's Tangerine#88", "the password's Xk7mq2", "password — Xk7mq2" (a
@@ -506,6 +518,8 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             _I,
         ),
         1,
+        # not a code that is public by design ("the zip code they sent me is 94103")
+        lambda m, text: _PUBLIC_CODE.search(text, max(0, m.start() - 16), m.start()) is None,
         triggers=("code", "pin", "otp", "passcode"),
     ),
     # the list after a phrase and a colon: "backup codes in case I lose my phone: …",
@@ -714,13 +728,14 @@ def _has_digit(value: str) -> bool:
 
 
 def _made_up(value: str) -> bool:
-    """Letters and digits with mixed case or a sign: "R0uter!2024", not "10GB" or "$25"."""
+    """Letters and digits with a sign or a capital inside: "R0uter!2024", "xK9mq2Lp"; not
+    "10GB", "$25" or a tier's name ("Gold2025")."""
     bare = _bare(value)
     if not bare or bare[0] in "$€£¥" or not _has_digit(bare):
         return False
     letters = [c for c in bare if c.isalpha()]
-    mixed = any(c.isupper() for c in letters) and any(c.islower() for c in letters)
-    return bool(letters) and (mixed or any(c in "!@#%^&*_+=~?" for c in bare))
+    inner_capital = any(c.isupper() for c in bare[1:]) and any(c.islower() for c in letters)
+    return bool(letters) and (inner_capital or any(c in "!@#%^&*_+=~?" for c in bare))
 
 
 def _mixed_token(value: str) -> bool:
@@ -1505,9 +1520,13 @@ _MD_REF_IMAGE = _rx(r"!\[(?P<alt>[^\]\n]{0,200})\](?:[ \t]?\[(?P<label>[^\]\n]{0
 _EXFIL_TARGET = r"\s*(?:https?://|www\.|[\w.+-]+@[\w-]+\.)"
 _EXFIL_INSTRUCTION = _rx(
     r"(?<![A-Za-z])(?:send|forward|post|upload|e-?mail|transmit|exfiltrate|leak|copy|sync|submit|"
-    r"report)(?![A-Za-z])[^.!?\n]{0,60}?(?<![A-Za-z])(?:memor(?:y|ies)|"
-    r"chat\s+(?:history|logs?)|(?:message|conversation)\s+history|system\s+prompt|"
-    r"credentials|api\s+keys?|passwords?|secrets|personal\s+(?:data|information))(?![A-Za-z])"
+    r"report)(?![A-Za-z])[^.!?\n]{0,60}?(?<![A-Za-z])(?:"
+    # memories and passwords are also a trip's photos and a password manager's contents:
+    # only all of them, or someone's, or the saved ones
+    r"(?:all|every|any|each|the\s+user'?s|users'?|user|other\s+users'?|their|his|her|your|"
+    r"saved|stored)\s+(?:(?:saved|stored|the|of|their|your)\s+){0,2}"
+    r"(?:memor(?:y|ies)|credentials|api\s+keys?|passwords?|secrets|personal\s+(?:data|information))"
+    r"|chat\s+(?:history|logs?)|(?:message|conversation)\s+history|system\s+prompt)(?![A-Za-z])"
     r"[^.!?\n]{0,40}?(?<![A-Za-z])(?:to|into|at)(?![A-Za-z])" + _EXFIL_TARGET + "|"
     r"(?:记忆|对话(?:内容|记录)|聊天(?:内容|记录)|系统提示词?|密码|密钥|个人信息|隐私)"
     r"[^。！？!?\n]{0,12}?(?:发送|转发|上传|同步|提交|传|发)(?:到|至|给)" + _EXFIL_TARGET,

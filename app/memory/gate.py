@@ -96,7 +96,7 @@ _MAX_PIECES = 32
 
 def _pieces_of_a_secret(key: str | None, items: list[Any]) -> str | None:
     """The pieces of a list joined, when they are a secret split in pieces (["sk-ant-",
-    "Qm7x…", …] under any key, or any pieces under a key naming a credential:
+    "Qm7x…", …] under any key, or letters and digits under a key naming a credential:
     {"db_password": ["hun", "ter", "22x"]}); None otherwise (a list of tags or ids is
     not joined: ids run together would look generated)."""
     if not 1 < len(items) <= _MAX_PIECES or not all(
@@ -104,7 +104,12 @@ def _pieces_of_a_secret(key: str | None, items: list[Any]) -> str | None:
     ):
         return None
     joined = "".join(items)
-    if (key and structural.names_secret(key)) or detectors.provider_secret(joined):
+    if detectors.provider_secret(joined):
+        return joined
+    # under a credential key, pieces that run into letters and digits ("hun", "ter", "22x");
+    # not names under a plural ({"tokens": ["Claude", "Gemini"]})
+    has_both = any(c.isdigit() for c in joined) and any(c.isalpha() for c in joined)
+    if key and structural.names_secret(key) and has_both:
         return joined
     return None
 

@@ -113,6 +113,8 @@ def test_a_vendor_secret_split_across_a_list_is_joined() -> None:
 
 def test_pieces_under_a_credential_key_are_joined() -> None:
     assert _screen(value={"db_password": ["hun", "ter", "22x"]}) is S
+    # names under a plural credential word are not pieces of one
+    assert "tokens: ClaudeGemini" not in gate.value_text({"tokens": ["Claude", "Gemini"]})
 
 
 def test_lists_of_ids_and_tags_are_not_joined() -> None:
@@ -199,6 +201,9 @@ def test_one_time_codes_by_how_they_came(text: str, code: str) -> None:
         "the code they sent me is 2019 style",
         "the code I sent you is from last week",
         "the code review I received was 3 pages",
+        "The zip code they sent me is 94103",
+        "the discount code they emailed me is 55555",
+        "the error code it showed was 50012",
     ],
 )
 def test_code_talk_is_not_a_code(text: str) -> None:
@@ -409,6 +414,39 @@ def test_a_leet_digit_word_between_leet_words_is_read_as_letters() -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# Findings point into the text
+# ---------------------------------------------------------------------------------------
+
+
+def test_every_finding_of_the_probes_is_a_span_of_the_text() -> None:
+    """A pattern's secret group that did not take part once gave a (-1, -1) finding."""
+    from tests.unit import test_gate_holdout_r5, test_gate_probes_r5
+
+    probes = [
+        *test_gate_probes_r5.HARMFUL,
+        *test_gate_probes_r5.BENIGN,
+        *test_gate_holdout_r5.HARMFUL,
+        *test_gate_holdout_r5.BENIGN,
+    ]
+    for probe in probes:
+        folded = nfkc(probe.redactable())
+        for f in detectors.screen(folded):
+            assert 0 <= f.start < f.end <= len(folded), (probe.id, f)
+
+
+def test_more_look_alikes_of_the_new_wordings() -> None:
+    for text in (
+        "Our wifi supports WPA3 password authentication",
+        "My season pass is Gold2025",
+        "password reset tokens expire after 15 minutes",
+        "the password island is nice",
+        "send me the memories from our trip to https://photos.example.com",
+        "I upload passwords to my Bitwarden vault at https://vault.bitwarden.com",
+    ):
+        assert not detectors.find_secrets(text) + detectors.find_injection(text), text
+
+
+# ---------------------------------------------------------------------------------------
 # Every new pattern stays linear on crafted input
 # ---------------------------------------------------------------------------------------
 
@@ -458,6 +496,8 @@ ADVERSARIAL = [
     "密码是" + "一二" * 2490,
     "密码是一二三" * 830,
     "ssn 1-2-3 " * 500,
+    "zip " * 1250,
+    "zip - - " * 625,
     "\n" * 5000,
 ]
 ADVERSARIAL = [t[:5000] for t in ADVERSARIAL]
@@ -479,6 +519,7 @@ NEW_PATTERNS: dict[str, Any] = {
     "md_ref_image": detectors._MD_REF_IMAGE,
     "exfil_instruction": detectors._EXFIL_INSTRUCTION,
     "ssn_name": detectors._SSN_NAME,
+    "public_code": detectors._PUBLIC_CODE,
     "en_code_run": unmask._EN_CODE_RUN,
     "zh_code_run": unmask._ZH_CODE_RUN,
     "groups": structural._GROUPS,
