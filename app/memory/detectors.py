@@ -108,10 +108,25 @@ _ZH_VALUE_STOP = (
 # ("qwe!@#123", "ab,c1"); before a space or a CJK character it ends the sentence.
 _ZH_VALUE_CHAR = r"(?:[^\s\"'“”「」『』,，。;；！？!?、]|[,;!?](?=[!-~]))"
 # A value may be described in words first, then given: "是我生日后六位 850615",
-# "是全角的 mail2024xy" (the words and the token both go).
-_ZH_DESCRIBED = r"[\u3400-\u9fff]{1,12}\s{0,3}[A-Za-z0-9][!-~]{3,63}(?![!-~])"
+# "是全角的 mail2024xy" (the words and the token, which has a digit, both go; not
+# "是六位 Face ID 也能用").
+_ZH_DESCRIBED = (
+    r"[\u3400-\u9fff]{1,12}[\s:：]{0,3}(?=[!-~]{0,63}[0-9])[A-Za-z0-9][!-~]{3,63}(?![!-~])"
+)
+# The password's shape is not the password: "密码是六位数字", "是八位以上", "是数字加字母"
+_ZH_SHAPE_STOP = (
+    r"(?!(?:[零一二两三四五六七八九十0-9]+|几|多)位|纯|数字|字母|大小写|字符|符号|特殊字符|"
+    r"英文|中文|汉字|拼音)"
+)
 _ZH_VALUE = (
-    r"[\"'“”「『]?(?P<v>" + _ZH_VALUE_STOP + "(?:" + _ZH_DESCRIBED + "|" + _ZH_VALUE_CHAR + "{2,}))"
+    r"[\"'“”「『]?(?P<v>"
+    + _ZH_VALUE_STOP
+    + "(?:"
+    + _ZH_DESCRIBED
+    + "|"
+    + _ZH_SHAPE_STOP
+    + _ZH_VALUE_CHAR
+    + "{2,}))"
 )
 # "是", "改成了", ":" — and the closing quote of a JSON key before its colon ("密码": "…")
 _ZH_VERB = (
@@ -660,11 +675,18 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
         "password",
         _rx(
-            r"(?:密码|口令|密钥|秘钥|令牌|pin码|PIN码)\s+(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})"
+            r"(?:密码|口令|pin码|PIN码)\s+(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})"
             r"(?![A-Za-z0-9])"
         ),
         1,
         lambda m, _: _has_digit(m.group("v")),
+    ),
+    # 密钥 Jiayou@2025, 令牌 xq9Lm2Pz8W: letters and digits (令牌 2000 个 counts tokens)
+    _Secret(
+        "password",
+        _rx(r"(?:密钥|秘钥|令牌)\s+(?P<v>[A-Za-z0-9!@#$%^&*._+-]{6,})(?![A-Za-z0-9])"),
+        1,
+        lambda m, _: _has_digit(m.group("v")) and any(c.isalpha() for c in m.group("v")),
     ),
 )
 

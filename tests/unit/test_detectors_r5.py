@@ -230,6 +230,25 @@ def test_chinese_passwords_are_redacted_whole(text: str, secret: str) -> None:
     assert _redacted_whole(text, secret), detectors.redact(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "银行卡密码是六位数字",
+        "公司邮箱密码是八位以上，要有大小写",
+        "密码是数字加字母的组合",
+        "银行卡密码是六位 Face ID 也可以解锁",
+        "每天消耗令牌 2000 个",
+    ],
+)
+def test_a_chinese_password_described_by_its_shape_is_not_one(text: str) -> None:
+    assert detectors.find_secrets(text) == [], text
+
+
+def test_a_shape_then_the_password_is_one() -> None:
+    text = "邮箱密码是八位：Qm7x2Lp9"
+    assert S in _reasons(text) and "Qm7x2Lp9" not in detectors.redact(text)
+
+
 def test_a_chinese_password_sentence_still_ends_at_its_punctuation() -> None:
     assert detectors.redact("密码是 abc123!然后记得改") == "密码是 [REDACTED:secret]!然后记得改"
     assert (
