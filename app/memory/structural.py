@@ -232,9 +232,17 @@ def _token_like_group(group: str) -> bool:
     return any(c.isdigit() for c in group) or any(c.isupper() for c in group[1:])
 
 
+# a letter beside a digit, or a capital after a lower-case letter: three or more of them
+# before a text is searched for grouped tokens (prose has few)
+_GROUP_HINT = re.compile(r"[0-9][A-Za-z]|[A-Za-z][0-9]|[a-z][A-Z]")
+
+
 def grouped_token_spans(folded: str) -> list[Span]:
     """A generated-looking token written in space-separated groups of two to eight."""
-    if " " not in folded:
+    if (
+        " " not in folded
+        or next(itertools.islice(_GROUP_HINT.finditer(folded), 2, 3), None) is None
+    ):
         return []
     spans: list[Span] = []
     for m in _GROUPS.finditer(folded):
