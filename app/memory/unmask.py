@@ -21,6 +21,7 @@ import base64
 import binascii
 import functools
 import html
+import itertools
 import re
 import unicodedata
 from bisect import bisect_right
@@ -421,10 +422,57 @@ _SPACED = re.compile(
 )
 
 
+# Between two words spelled out with single spaces, a wider gap is the word break, and a
+# word of one or two letters spelled out there is a word too: "p a s s w o r d  i s
+# K x 9 m" reads "password is Kx9m" (the pattern above needs three letters in a row).
+_WORD_GAP = re.compile(r" {2,}(?:(?:[^\W_](?: [^\W_])?) {2,}){0,3}")
+
+
+_LEADING_WORD = re.compile(r"(?<![^\s(\[{\"'“‘「:=])[^\W_](?: [^\W_])? {2,}$")
+_TRAILING_WORD = re.compile(r" {2,}[^\W_](?: [^\W_])?(?![^\s)\]}\"'”’」.,;:!?])")
+
+
 def _spaced_edits(text: str) -> list[Edit]:
-    return [
-        (m.start(), m.end(), m.group().replace(m.group("sep"), "")) for m in _SPACED.finditer(text)
-    ]
+    runs = list(_SPACED.finditer(text))
+    edits: list[Edit] = [(m.start(), m.end(), m.group().replace(m.group("sep"), "")) for m in runs]
+    joined_left: set[int] = set()
+    joined_right: set[int] = set()
+    for i, (a, b) in enumerate(itertools.pairwise(runs)):
+        if a.group("sep") != " " or b.group("sep") != " ":
+            continue
+        gap = _WORD_GAP.fullmatch(text, a.end(), b.start())
+        if gap is not None:
+            words = [w.replace(" ", "") for w in re.split(r" {2,}", gap.group()) if w]
+            edits.append((a.end(), b.start(), " " + "".join(w + " " for w in words)))
+            joined_right.add(i)
+            joined_left.add(i + 1)
+    # a short word opening or closing a passage of two or more words
+    for i, m in enumerate(runs):
+        if m.group("sep") != " " or (i not in joined_left and i not in joined_right):
+            continue
+        if i not in joined_left:
+            lead = _LEADING_WORD.search(text, max(0, m.start() - 8), m.start())
+            if lead is not None:
+                edits.append((lead.start(), m.start(), lead.group().replace(" ", "") + " "))
+        if i not in joined_right:
+            trail = _TRAILING_WORD.match(text, m.end())
+            if trail is not None:
+                edits.append((m.end(), trail.end(), " " + trail.group().replace(" ", "")))
+    return sorted(edits)
+
+
+# CJK characters standing alone one space apart ("密 码 ： …"): a two-character word spelled
+# out is a word (the pattern above needs three in a row; two Latin letters would be too
+# few, two characters are a Chinese word). Words of several characters a space apart
+# ("我 喜欢 表格") are left as written.
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_SPACED = re.compile(f"(?<![{_CJK}])[{_CJK}](?![{_CJK}])(?: [{_CJK}](?![{_CJK}]))+")
+
+
+def _cjk_space_edits(text: str) -> list[Edit]:
+    if " " not in text:
+        return []
+    return [(m.start(), m.end(), m.group().replace(" ", "")) for m in _CJK_SPACED.finditer(text)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -457,6 +505,24 @@ def _spelled(word: str) -> str:
     return _EN_DIGITS[parts[-1]] * (_EN_REPEAT[parts[0]] if len(parts) > 1 else 1)
 
 
+# Right after a PIN, a code or a password, a shorter run is a number read out too: "my ATM
+# PIN is seven three one nine", "取款密码是七三一九" (four digits or more).
+_CODE_WORD = (
+    r"(?:(?<![A-Za-z])(?:pin|code|passcode|password|combination|combo)(?![A-Za-z])"
+    r"|密码|口令|验证码|pin码|PIN码)[^.!?。！？\n\d]{0,20}?"
+)
+_EN_CODE_RUN = re.compile(
+    _CODE_WORD
+    + rf"(?<![A-Za-z])(?P<run>{_EN_DIGIT}(?:[ ,\-]{{1,3}}{_EN_DIGIT}){{3,4}})(?![A-Za-z])",
+    re.I,
+)
+_ZH_CODE_RUN = re.compile(
+    _CODE_WORD + f"(?P<run>[{_ZH_NUMERAL}](?:[ ,，、\\-]{{0,2}}[{_ZH_NUMERAL}]){{3,4}})"
+    f"(?![{_ZH_NUMERAL}])",
+    re.I,
+)
+
+
 def _numeral_edits(text: str) -> list[Edit]:
     edits: list[Edit] = [
         (m.start(), m.end(), re.sub(r"[^0-9]", "", m.group().translate(_NUMERAL_DIGITS)))
@@ -466,7 +532,23 @@ def _numeral_edits(text: str) -> list[Edit]:
         (m.start(), m.end(), "".join(_spelled(w) for w in re.findall(_EN_DIGIT, m.group(), re.I)))
         for m in _EN_RUN.finditer(text)
     ]
-    return sorted(edits)
+    edits += [
+        (
+            m.start("run"),
+            m.end("run"),
+            "".join(_spelled(w) for w in re.findall(_EN_DIGIT, m.group("run"), re.I)),
+        )
+        for m in _EN_CODE_RUN.finditer(text)
+    ]
+    edits += [
+        (
+            m.start("run"),
+            m.end("run"),
+            re.sub(r"[^0-9]", "", m.group("run").translate(_NUMERAL_DIGITS)),
+        )
+        for m in _ZH_CODE_RUN.finditer(text)
+    ]
+    return _disjoint(edits)
 
 
 # Leetspeak: digits and signs standing for letters inside words ("1gn0r3 4ll pr3v10u5
@@ -480,6 +562,12 @@ _LEET_WORD = re.compile(
 _LEET_MIN_WORDS = 2
 
 
+# A short word of leet digits alone ("45" for "as", "2" stays a number) is read as letters
+# only between two leetspeak words: "4ct 45 4dm1n" is "act as admin".
+_LEET_DIGITS = re.compile(r"(?<![\w@$])[013457@$]{2,3}(?![\w@$])")
+_BLANK = re.compile(r"[ \t]{1,3}")
+
+
 def _leet_edits(text: str) -> list[Edit]:
     """Words written in leetspeak, read as letters."""
     if not any(c.isdigit() or c in "@$" for c in text):
@@ -491,7 +579,18 @@ def _leet_edits(text: str) -> list[Edit]:
         and not m.group().isupper()
         and not _HEX.fullmatch(m.group())  # a digest, an id, a colour
     ]
-    return edits if len(edits) >= _LEET_MIN_WORDS else []
+    if len(edits) < _LEET_MIN_WORDS:
+        return []
+    ends = {e[1] for e in edits}
+    starts = {e[0] for e in edits}
+    between: list[Edit] = []
+    for m in _LEET_DIGITS.finditer(text):
+        lo = max(0, m.start() - 3)
+        before = lo + len(text[lo : m.start()].rstrip(" \t"))  # where the blank begins
+        after = _BLANK.match(text, m.end())
+        if before < m.start() and before in ends and after is not None and after.end() in starts:
+            between.append((m.start(), m.end(), m.group().translate(_LEET)))
+    return sorted(edits + between)
 
 
 _STEPS: tuple[_Step, ...] = (
@@ -553,6 +652,7 @@ def views(folded: str) -> tuple[View, ...]:
         apply(_rewrite(text, step(text)))
     edits, bodies = _comments(text)
     apply(_rewrite(text, edits, bodies))
+    apply(_rewrite(text, _cjk_space_edits(text)))
     apply(_rewrite(text, _spaced_edits(text)))
     if composed is None or text == folded or not text.strip():
         return ()

@@ -33,7 +33,7 @@ UNMASKED = [
     ("homoglyph_cyrillic", "раsswоrd", "password"),
     ("homoglyph_all_lookalikes", "іgnоrе", "ignore"),
     ("spaced_letters", "p a s s w o r d : hunter2", "password : hunter2"),
-    ("spaced_words", "i g n o r e  a l l  p r e v i o u s", "ignore  all  previous"),
+    ("spaced_words", "i g n o r e  a l l  p r e v i o u s", "ignore all previous"),
     ("dotted_letters", "p.a.s.s.w.o.r.d", "password"),
     ("spaced_cjk", "忽 略 之 前 的 指 令", "忽略之前的指令"),
     ("html_entities_decimal", "&#105;&#103;&#110;&#111;&#114;&#101;", "ignore"),
