@@ -246,18 +246,55 @@ def grouped_token_spans(folded: str) -> list[Span]:
         return []
     spans: list[Span] = []
     for m in _GROUPS.finditer(folded):
-        groups = list(re.finditer(r"[A-Za-z0-9]+", m.group()))
-        run: list[re.Match[str]] = []
-        for g in [*groups, None]:
-            if g is not None and _token_like_group(g.group()):
-                run.append(g)
-                continue
-            if len(run) >= _GROUP_MIN and generated_token("".join(x.group() for x in run)):
-                spans.append(
-                    (m.start() + run[0].start(), m.start() + run[-1].end(), "high_entropy")
-                )
-            run = []
+        groups = [g.group() for g in re.finditer(r"[A-Za-z0-9]+", m.group())]
+        starts = [g.start() for g in re.finditer(r"[A-Za-z0-9]+", m.group())]
+        for a, b in _token_runs(groups):
+            spans.append(
+                (m.start() + starts[a], m.start() + starts[b] + len(groups[b]), "high_entropy")
+            )
     return spans
+
+
+def _token_runs(groups: list[str]) -> list[tuple[int, int]]:
+    """The runs of `groups` (first, last index) that read as one generated token.
+
+    A run is a stretch of token-like groups; a weak group (no digit, no inner capital:
+    about one chunk in sixteen of a random token) between two token-like ones is in it.
+    A chunked token is cut into groups of one width, so the run is then widened over the
+    groups of that width around it (weak ones included) and a shorter last chunk: one
+    token when the run or the widened token reads as generated, and then the widened
+    span is what is redacted: "Quid Ubls C42Y symP" is one token, not two words and a
+    tail."""
+    n = len(groups)
+    like = [_token_like_group(g) for g in groups]
+    inside = [like[i] or (0 < i < n - 1 and like[i - 1] and like[i + 1]) for i in range(n)]
+    runs: list[tuple[int, int]] = []
+    i = floor = 0  # floor: after the last run taken (each group is widened over once)
+    while i < n:
+        if not inside[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and inside[j + 1]:
+            j += 1
+        if j - i + 1 >= _GROUP_MIN:
+            widths = [len(g) for g in groups[i : j + 1]]
+            width = max(set(widths), key=widths.count)
+            a, b = i, j
+            while a > floor and len(groups[a - 1]) == width:
+                a -= 1
+            while b + 1 < n and len(groups[b]) == width and len(groups[b + 1]) == width:
+                b += 1
+            if b + 1 < n and len(groups[b]) == width and len(groups[b + 1]) < width:
+                b += 1  # the last chunk of a token cut into equal groups is shorter
+            if generated_token("".join(groups[i : j + 1])) or (
+                (a, b) != (i, j) and generated_token("".join(groups[a : b + 1]))
+            ):
+                runs.append((a, b))  # redacted with its chunks of the same width
+                j = b
+                floor = b + 1
+        i = j + 1
+    return runs
 
 
 _LABEL_SEGMENT = re.compile(r"[a-z]{1,8}|v\d{1,2}")

@@ -413,6 +413,13 @@ YAO_NUMERALS = str.maketrans("0123456789", "零幺两三四五六七八九")
 _EN_WORDS = "zero one two three four five six seven eight nine".split()
 
 
+def _ssn() -> str:
+    """A US SSN in a valid shape (area not 000, 666 or 9xx; group and serial not zero),
+    dotted."""
+    area = secrets.choice([a for a in range(1, 900) if a != 666])
+    return f"{area:03d}.{secrets.randbelow(99) + 1:02d}.{secrets.randbelow(9999) + 1:04d}"
+
+
 def _generated_token() -> str:
     """A random token the structural detector recognises (a few random draws do not)."""
     while True:
@@ -469,7 +476,20 @@ def _disguised() -> dict[str, tuple[str, list[str]]]:
     hexed = f"password={pw[2]}".encode().hex()
     nested = _b64(quote(f"password={pw[3]}", safe=""))
     basic = _b64(f"svc:{pw[5]}").rstrip("=")
+    # issue 22, fifth round: grouped tokens, network keys, a JSON password in Chinese,
+    # a dotted SSN, a card pasted as a list of pieces
+    grouped_token = _generated_token()
+    groups = " ".join(grouped_token[i : i + 4] for i in range(0, len(grouped_token), 4))
+    wifi_key, zh_json_pw = _pw(), _pw()
+    ssn = _ssn()
+    card5 = _card()
+    pieces = json.dumps([card5[i : i + 4] for i in range(0, 16, 4)])
     return {
+        "grouped_token": (f"my api token is {groups}", [grouped_token, groups]),
+        "wifi_key": (f"wifi: network Home5G, key {wifi_key}", [wifi_key]),
+        "zh_json_password": (f'配置里写着 "密码": "{zh_json_pw}"', [zh_json_pw]),
+        "dotted_ssn": (f"Social Security: {ssn}", [ssn, ssn.replace(".", "")]),
+        "card_pieces": (f"card pieces {pieces}", [card5, pieces]),
         "spaced": (f"p a s s w o r d : {' '.join(spaced_pw)}", [spaced_pw, " ".join(spaced_pw)]),
         "dotted_card": (f"卡号 {dotted}", [card, dotted]),
         "grouped_ric": (f"身份证 {grouped}", [ric, grouped]),
