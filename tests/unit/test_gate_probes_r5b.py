@@ -470,9 +470,12 @@ RULES_ONLY_BENIGN_FAILS: frozenset[str] = frozenset(
     }
 )
 
-# Still failing (marked xfail "r5b baseline"); each is a subset of the baseline's.
-OPEN_HELD_FAILS: frozenset[str] = BASELINE_HELD_FAILS
-OPEN_BENIGN_FAILS: frozenset[str] = BASELINE_BENIGN_FAILS
+# Still failing (marked xfail "r5b baseline"); each is a subset of the baseline's. After the
+# round's changes (tests/unit/test_detectors_r5b.py) every probe holds with the semantic
+# classes on; with the rules alone 24/127 harmful still pass (transient 16/51, third party
+# 7/44, sensitive 1/32) and 0/69 benign are refused.
+OPEN_HELD_FAILS: frozenset[str] = frozenset()
+OPEN_BENIGN_FAILS: frozenset[str] = frozenset()
 
 
 def _params(probes: list[Probe], failing: frozenset[str]) -> list[Any]:
