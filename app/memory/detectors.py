@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import functools
 import re
 from collections.abc import Callable, Iterable
@@ -114,19 +115,33 @@ _ZH_DESCRIBED = (
     r"[\u3400-\u9fff]{1,12}[\s:：]{0,3}(?=[!-~]{0,63}[0-9])[A-Za-z0-9][!-~]{3,63}(?![!-~])"
 )
 # The password's shape is not the password: "密码是六位数字", "是八位以上", "是数字加字母"
-_ZH_SHAPE_STOP = (
-    r"(?!(?:[零一二两三四五六七八九十0-9]+|几|多)位|纯|数字|字母|大小写|字符|符号|特殊字符|"
-    r"英文|中文|汉字|拼音)"
+# — when the shape is the whole clause. A shape and then anything ("六位数字，739104",
+# "拼音 woaini", "汉字天王盖地虎", "6位数：739104") is a value described before it is
+# given: the words and what follows go together, to the end of the clause. The shape's
+# words are taken possessively (no backtracking over a long run of them).
+_ZH_SHAPE_WORD = (
+    r"(?:(?:[零一二两三四五六七八九十0-9]+|几|多)位(?:数字|数)?|纯|数字|字母|大小写|字符|"
+    r"特殊字符|符号|英文|中文|汉字|拼音|以上|以内|左右|加上|加|和|与|跟|混合|组合|的|或|、|"
+    r"要有|需要|必须|至少|最少|最多|包含|包括|含有|区分|[，,\s])"
+)
+_ZH_CLAUSE_END = r"(?:[。！？；\n]|[.!?;](?=\s|$))"  # ASCII marks may be in a password
+_ZH_SHAPE_ONLY = r"(?:" + _ZH_SHAPE_WORD + r")++(?:" + _ZH_CLAUSE_END + r"|$)"
+_ZH_SHAPE_THEN_VALUE = (
+    r"(?:" + _ZH_SHAPE_WORD + r")++[:：（(—\-]{0,3}(?:就是|是|为)?\s*"
+    r"[^\s。！？；\n\"'“”「」『』][^\n。！？；\"'“”「」『』]{0,39}"
 )
 _ZH_VALUE = (
     r"[\"'“”「『]?(?P<v>"
     + _ZH_VALUE_STOP
     + "(?:"
     + _ZH_DESCRIBED
+    + "|(?!"
+    + _ZH_SHAPE_ONLY
+    + ")(?:"
+    + _ZH_SHAPE_THEN_VALUE
     + "|"
-    + _ZH_SHAPE_STOP
     + _ZH_VALUE_CHAR
-    + "{2,}))"
+    + "{2,})))"
 )
 # "是", "改成了", ":" — and the closing quote of a JSON key before its colon ("密码": "…")
 _ZH_VERB = (
@@ -2002,35 +2017,62 @@ _MONTH_EN = (
     r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 )
 _A_DATE = _rx(
-    r"\d|\b(?:" + _MONTH_EN + r")\b|[零〇一二两三四五六七八九十廿卅]+\s*[月日号]",
+    r"\d|\b(?:" + _MONTH_EN + r")\b|[零〇一二两三四五六七八九十廿卅]+\s*[月日号]"
+    # a day said in words: ordinals, feasts, the lunar calendar
+    r"|\b(?:first|second|third|\w+teenth|\w+tieth|twenty-\w+|thirty-\w+|fourth|fifth|sixth|"
+    r"seventh|eighth|ninth|tenth|eleventh|twelfth)\b|christmas|halloween|new\s+year|easter|"
+    r"thanksgiving|valentine|independence\s+day|hanukkah|diwali|eid\b"
+    r"|正月|腊月|初[一二三四五六七八九十]|七夕|中秋|端午|元宵|除夕|春节|国庆|元旦|圣诞|万圣|情人节|"
+    r"重阳|清明|劳动节|儿童节|[上中下]旬|月底|月初",
+    _I,
+)
+# Anything beside a birthday that is someone's data in itself: a birthday "and email", "and
+# home address", "— she lives at …"; the other data word is what the pattern would have
+# reached next.
+_OTHER_PII_NEAR = _rx(
+    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|\+?\d[\d\s().-]{6,}\d|"
+    r"\b(?:phone|cell|mobile|number|address|email|e-mail|lives?|living|street|st\.|avenue|"
+    r"ave\.?|road|rd\.|lane|ssn|passport|salary|income|bank|medical|health|hospital\w*|"
+    r"diagnos\w*|pregnan\w*|allerg\w*|sick|ill\b|disease|medication|arrested|convicted)\b"
+    r"|电话|手机|号码|联系方式|微信|地址|住址|住在|家在|邮箱|身份证|护照|工资|收入|薪水|病|患|确诊|"
+    r"怀孕|住院|过敏|银行卡|存款|欠款|路\d|号楼|小区",
     _I,
 )
 
 
-def _birthday_without_date(folded: str, m: re.Match[str]) -> bool:
+def _birthday_without_date(folded: str, m: re.Match[str], near: list[int]) -> bool:
     """A relative-then-data match whose data word is only "birthday" (or 生日), with no
-    date in its sentence: an occasion, not a date of birth."""
+    date and no other data of theirs within _DATE_REACH characters either side, across
+    sentences ("My mom's birthday is coming up. It's March 3." gives the date): an
+    occasion, not a date of birth. `near`: where the text's dates and other data start
+    (`_dates_and_data`, sorted), found once per text."""
     word = _PII_WORD_AT_END.search(m.group(0))
     if word is None or not _BIRTHDAY_ONLY.match(word.group(0)):
         return False
-    # its sentence, at most _DATE_REACH characters either side (linear in the text)
-    begin = max(0, m.start() - _DATE_REACH)
-    before = [b.end() for b in _SENTENCE_END.finditer(folded, begin, m.start())]
-    start = before[-1] if before else begin
-    stop = min(len(folded), m.end() + _DATE_REACH)
-    end = _SENTENCE_END.search(folded, m.end(), stop)
-    return _A_DATE.search(folded, start, end.start() if end else stop) is None
+    at = bisect.bisect_left(near, m.start() - _DATE_REACH)
+    return at == len(near) or near[at] > m.end() + _DATE_REACH
+
+
+def _dates_and_data(folded: str) -> list[int]:
+    """Where a date or someone's other data starts in the text (sorted): what makes a
+    birthday beside it a record (`_birthday_without_date`)."""
+    if "birthday" not in folded.casefold() and "生日" not in folded:
+        return []
+    found = [x.start() for x in _A_DATE.finditer(folded)]
+    found += [x.start() for x in _OTHER_PII_NEAR.finditer(folded)]
+    return sorted(found)
 
 
 _PII_WORD_AT_END = _rx(r"(?:" + _PII_EN + "|" + _PII_ZH + r")$", _I)
 
 
 def _third_party_spans(folded: str) -> list[Span]:
+    near = _dates_and_data(folded)
     spans = [
         (*m.span(), detail)
         for detail, pattern in _THIRD_PARTY_PATTERNS
         for m in pattern.finditer(folded)
-        if not _about_the_user(detail, m.group(0)) and not _birthday_without_date(folded, m)
+        if not _about_the_user(detail, m.group(0)) and not _birthday_without_date(folded, m, near)
     ]
     spans.extend(_other_person_sensitive(folded))
     relation = _RELATION_FIELD.search(folded)

@@ -1026,7 +1026,7 @@ def test_a_reminder_for_one_day_is_transient(text: str, transient: bool) -> None
         ("I'm planning a surprise for my wife's birthday.", False),
         ("陈默打算在小雨生日时给她弹一整首歌作为惊喜。", False),
         ("我妈妈生日快到了，想给她买个礼物", False),
-        ("我妈妈的生日在下个月初", False),
+        ("我妈妈的生日在下个月初", True),  # a day of the month is near enough to a date
         ("My daughter's birthday is 3 May 2019.", True),
         ("My sister's birthday is in March.", True),
         ("On 3 May we celebrate my daughter's birthday.", True),
@@ -1037,6 +1037,17 @@ def test_a_reminder_for_one_day_is_transient(text: str, transient: bool) -> None
         ("我妈妈的生日在三月初", True),
         # another data word beside the birthday still decides on its own
         ("my wife's birthday is next week and my wife's phone is 415 555 0134", True),
+        # the review's repros: other data beside it, or the date across a sentence or in words
+        ("My sister's birthday and email: jane.doe@gmail.com", True),
+        ("Dr. Smith's birthday and home address: Elm Street, Springfield", True),
+        ("My mom's birthday — she lives at Maple Avenue, Boston", True),
+        ("我妈的生日和邮箱是 mama.li@qq.com", True),
+        ("小雨的生日和邮箱：xiaoyu@qq.com", True),
+        ("My mom's birthday is coming up. It's March 3.", True),
+        ("My wife's birthday is Christmas Day", True),
+        ("My son's birthday is the day after Halloween", True),
+        ("我妈生日是正月十五", True),
+        ("我女儿的生日是七夕", True),
     ],
 )
 def test_a_birthday_is_third_party_data_only_with_its_date(text: str, refused: bool) -> None:

@@ -236,7 +236,7 @@ def test_chinese_passwords_are_redacted_whole(text: str, secret: str) -> None:
         "银行卡密码是六位数字",
         "公司邮箱密码是八位以上，要有大小写",
         "密码是数字加字母的组合",
-        "银行卡密码是六位 Face ID 也可以解锁",
+        "我的密码是八位以上，数字加字母。",
         "每天消耗令牌 2000 个",
     ],
 )
@@ -247,6 +247,41 @@ def test_a_chinese_password_described_by_its_shape_is_not_one(text: str) -> None
 def test_a_shape_then_the_password_is_one() -> None:
     text = "邮箱密码是八位：Qm7x2Lp9"
     assert S in _reasons(text) and "Qm7x2Lp9" not in detectors.redact(text)
+
+
+# The review's repros: a shape and then anything in its clause is a value described
+# before it is given, refused and redacted whole (the shape alone is not one). The safe
+# side costs a sentence that goes on about something else ("六位 Face ID 也可以解锁").
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("银行卡密码是六位数字，739104", "739104"),
+        ("银行卡密码是六位数字（739104）", "739104"),
+        ("银行卡密码是六位数字——739104", "739104"),
+        ("银行卡密码是六位数字 就是739104", "739104"),
+        ("门禁密码是四位数，4821", "4821"),
+        ("我的密码是八位以上，Qm7x2Lp9", "Qm7x2Lp9"),
+        ("支付密码是6位数：739104", "739104"),
+        ("密码是6位数字739104", "739104"),
+        ("密码是8位Qm7x2Lp9", "Qm7x2Lp9"),
+        ("我的密码是符号!@#$1234", "!@#$1234"),
+        ("我的密码是字母 hunterhunter", "hunterhunter"),
+        ("我的密码是拼音 woaini", "woaini"),
+        ("口令是汉字天王盖地虎", "天王盖地虎"),
+        ("银行卡密码是六位 Face ID 也可以解锁", "Face ID"),
+    ],
+)
+def test_a_shape_then_anything_is_a_described_password(text: str, secret: str) -> None:
+    assert S in _reasons(text), text
+    assert _redacted_whole(text, secret), detectors.redact(text)
+
+
+def test_a_long_run_of_shape_words_is_linear() -> None:
+    for adversarial in ("密码是" + "六位数字" * 2000, "密码是" + "六位，" * 3000 + "x"):
+        started = time.perf_counter()
+        detectors.find_secrets(adversarial)
+        detectors.redact(adversarial)
+        assert time.perf_counter() - started < 0.5
 
 
 def test_a_chinese_password_sentence_still_ends_at_its_punctuation() -> None:
