@@ -1059,3 +1059,25 @@ def test_the_birthday_date_check_stays_linear() -> None:
         started = time.perf_counter()
         detectors.find_third_party_pii(adversarial)
         assert time.perf_counter() - started < 0.5
+
+
+def test_a_long_run_of_blanks_before_a_token_is_fast() -> None:
+    # a detect-secrets plugin pattern took seconds on it (35 s for 2,000 blanks)
+    for n in (500, 2000, 5000):
+        started = time.perf_counter()
+        detectors.find_secrets("wifi key" + " " * n + "x 0.1262727721607224")
+        detectors.find_secrets("key" + "\n" * n + "1262727721607224")
+        assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("the code I got is 1234 5678", "5678"),
+        ("the code I got is 1234-5678", "5678"),
+        ("password Tr0ub4dor(3)", "(3)"),
+    ],
+)
+def test_a_secret_is_redacted_to_the_end_of_its_token(text: str, kept: str) -> None:
+    assert detectors.find_secrets(text)
+    assert kept not in detectors.redact(text)
