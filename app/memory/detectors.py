@@ -2651,8 +2651,8 @@ _REDACT_LABEL = {"secret": "secret", "government_id": "id", "payment_card": "car
 
 # A secret's span widened to what it cannot stop in the middle of: the rest of an ASCII
 # token ("password Tr0ub4dor(3)" left "(3)"; a mark that ends a sentence stays unless a
-# letter or digit follows it, a comma or a closing bracket ends it) and, after digits, more digit groups apart by one blank
-# or dash ("the code I got is 1234 5678" left "5678").
+# letter or digit follows it, a comma or a closing bracket ends it) and, after digits,
+# more digit groups apart by one blank or dash ("the code I got is 1234 5678" left "5678").
 _TOKEN_TAIL = _rx(r"(?:[A-Za-z0-9_+/=@#$%^&*()~|\\-]|[.:!?](?=[A-Za-z0-9]))+")
 _MORE_DIGIT_GROUPS = _rx(r"(?:[ -][0-9]{2,8})+(?![0-9A-Za-z])")
 
