@@ -198,25 +198,13 @@ def _someone_they_could_be(text: str) -> bool:
     )
 
 
-# Words of a person that are the user themselves or a place: "as a kid", "when I was a
-# teenager", "I'm a mother of two" (the user's own role), "St Mary's", "Saint John's" (a
-# hospital, a school, a church)
-_THE_USER_AS = re.compile(
-    r"\b(?:as\s+an?|when\s+i\s+was\s+an?|since\s+i\s+was\s+an?|i\s+was\s+an?|i'?m\s+an?|"
-    r"i\s+am\s+an?)\s+(?:\w+\s+)?(?:kid|child|teen(?:ager)?|boy|girl|baby|toddler|"
-    r"mom|mother|mum|dad|father|parent|son|daughter|grand\w+|patient|client|customer)\b"
-    r"|\b(?:st\.?|saint)\s+[A-Z][a-z]+'s\b",
-    re.IGNORECASE,
-)
-
-
 def mentions_other_person(text: str) -> bool:
     """Whether the text is about someone besides the user (decides third_party_pii over
     sensitive_needs_consent when the `personal` class fires). "They" in what the user
     says of themselves is a group or an organisation ("I go to a support group and they
     help me"), unless someone it could be is in the text: a relative, a role, a name, an
     indefinite person ("I met someone at the clinic, they…")."""
-    folded = _THE_USER_AS.sub(" ", nfkc(text))
+    folded = nfkc(text)
     pattern = _FEATURES[FEATURE_NAMES.index("other_person")][1]
     found = {m.group(0).casefold() for m in pattern.finditer(folded)} - _NOT_SOMEONES
     if not found:
