@@ -2159,17 +2159,36 @@ def find_sensitive(text: str) -> list[Finding]:
 # Not reusable: moods, greetings, questions, hypotheticals, one-off choices (docs/gate.md)
 # ---------------------------------------------------------------------------------------
 
-_GREETING = _rx(
-    r"(?:(?:你好|您好|嗨|哈喽|哈啰|早上好|上午好|中午好|下午好|晚上好|早安|午安|晚安|早|谢谢|多谢|感谢|"
-    r"谢啦|辛苦了|好的|好|嗯|哦|行|收到|明白|ok|okay|okey|hi|hello|hey|hiya|yo|howdy|greetings|"
-    r"good\s+(?:morning|afternoon|evening|night)|thanks|thank\s+you|thx|ty|cheers|bye|goodbye|"
-    r"see\s+you|再见|拜拜|回头见|懂了|明白了|知道了|了解了|好吧|哈哈+|先这样|就这样吧?|"
+# A greeting, thanks, a goodbye or laughter, with what trails it ("thanks so much again!",
+# "好的哈"). Read unit by unit (`_all_greeting`): one pattern over the whole text with an
+# outer repetition backtracked exponentially where a word and a trailing word overlap
+# ("明白了" is 明白 + 了, "你好" 你 + 好: '明白了'*40 held the gate for minutes). Longer
+# words come before their prefixes so that each unit takes the longest.
+_GREETING_UNIT = _rx(
+    r"(?:你好|您好|嗨|哈喽|哈啰|早上好|上午好|中午好|下午好|晚上好|早安|午安|晚安|谢谢|多谢|感谢|"
+    r"谢啦|辛苦了|好吧|好的|好|嗯|哦|行|收到|明白了|明白|okay|okey|ok|hiya|hi|hello|hey|yo|howdy|"
+    r"greetings|good\s+(?:morning|afternoon|evening|night)|thanks|thank\s+you|thx|ty|cheers|"
+    r"goodbye|bye|see\s+you|再见|拜拜|回头见|懂了|知道了|了解了|哈哈++|先这样|就这样吧?|早|"
     r"(?:周末|假期|节日|新年|中秋|国庆|春节|生日)(?:快乐|愉快)|have\s+a\s+(?:nice|good|great)\s+"
-    r"(?:day|weekend|evening|one)|got\s+it|makes\s+sense|lol|haha+)"
-    r"(?:\s*(?:there|all|everyone|guys|folks|so\s+much|a\s+lot|again|very\s+much|啊|呀|哈|啦|了|"
-    r"你|您|大家|!|\.|~|,|，|。|！))*\s*)+",
+    r"(?:day|weekend|evening|one)|got\s+it|makes\s+sense|lol|haha++)"
+    r"(?:\s*(?:there|all|everyone|guys|folks|so\s+much|a\s+lot|again|very\s+much|啊|呀|哈(?!哈)|"
+    r"啦|了|你|您|大家|!|\.|~|,|，|。|！))*+\s*",
     _I,
 )
+
+
+def _all_greeting(folded: str) -> bool:
+    """The whole text is greeting units, each taken at its longest (no backtracking
+    across units: linear)."""
+    pos, end = 0, len(folded)
+    while pos < end:
+        m = _GREETING_UNIT.match(folded, pos)
+        if m is None or m.end() == pos:
+            return False
+        pos = m.end()
+    return True
+
+
 _QUESTION = _rx(
     r"[?？]\s*$|(?:吗|呢|么)\s*[。.!！~]*\s*$"
     r"|^(?:我|咱们|我们)?(?:该|应该|要不要|能不能|可不可以|可以|是不是|需不需要)[^。！]{0,12}(?:什么|怎么|哪|吗|呢|多少|几)"
@@ -2331,7 +2350,7 @@ def find_not_reusable(text: str) -> list[Finding]:
     folded = nfkc(text).strip(_TRIM)
     if not folded:
         return []
-    if _GREETING.fullmatch(folded):
+    if _all_greeting(folded):
         return [Finding("not_reusable", Reason.NOT_REUSABLE, 0, len(folded), "greeting")]
     found: list[Finding] = []
     for detail, pattern in _NOT_REUSABLE:

@@ -1081,3 +1081,39 @@ def test_a_long_run_of_blanks_before_a_token_is_fast() -> None:
 def test_a_secret_is_redacted_to_the_end_of_its_token(text: str, kept: str) -> None:
     assert detectors.find_secrets(text)
     assert kept not in detectors.redact(text)
+
+
+@pytest.mark.parametrize(
+    "adversarial",
+    [
+        "哈" * 24 + "x",
+        "哈哈啊" * 300 + "x",
+        "明白了" * 400 + "x",
+        "你好" * 1000 + "x",
+        "ok " * 2000 + "x",
+    ],
+)
+def test_greetings_are_read_in_linear_time(adversarial: str) -> None:
+    # one pattern with an outer repetition backtracked exponentially ('哈'*24+'x': 3.7 s)
+    started = time.perf_counter()
+    assert not any(f.detail == "greeting" for f in detectors.find_not_reusable(adversarial))
+    assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "哈哈哈",
+        "好的哈",
+        "好吧",
+        "okay",
+        "hiya",
+        "明白了，谢谢",
+        "ok thanks bye",
+        "好的好的",
+        "嗯嗯",
+        "Thanks so much, have a great weekend everyone!",
+    ],
+)
+def test_greetings_still_read_as_greetings(text: str) -> None:
+    assert [f.detail for f in detectors.find_not_reusable(text)] == ["greeting"]
