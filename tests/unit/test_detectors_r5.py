@@ -6,27 +6,14 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from app.memory import detectors, gate, structural, unmask
-from app.memory.model import Candidate, FactType, KeyRights, Reason, Role, SourceKind
-from app.memory.policy import Policy
+from app.memory.model import Candidate, FactType, Reason, SourceKind
 from app.memory.text import nfkc
-
-POLICY_FILE = Path(__file__).resolve().parents[2] / "config" / "policy.yaml"
-POLICY = Policy.model_validate(yaml.safe_load(POLICY_FILE.read_text(encoding="utf-8")))
-AGENT = KeyRights(key_id=uuid.uuid4(), role=Role.AGENT)
-S, ID, CARD, INJ = (
-    Reason.SECRET_DETECTED,
-    Reason.GOVERNMENT_ID,
-    Reason.PAYMENT_CARD,
-    Reason.PROMPT_INJECTION,
-)
+from tests.unit.test_disguises import AGENT, CARD, ID, INJ, POLICY, S
 
 
 def _screen(statement: str = "The user keeps a note", value: Any = None) -> Reason | None:

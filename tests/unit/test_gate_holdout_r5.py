@@ -13,19 +13,14 @@ import pytest
 
 from app.memory import detectors, gate
 from app.memory.text import nfkc
+from tests.unit.test_disguises import AGENT, CARD, ID, INJ, POLICY, S
 from tests.unit.test_gate_probes_r5 import (
     _SEPARATORS,
-    AGENT,
-    CARD,
     FULLWIDTH,
-    ID,
-    INJ,
-    POLICY,
     ZW,
     B,
     P,
     Probe,
-    S,
     V,
     _runs,
 )

@@ -17,30 +17,16 @@ from __future__ import annotations
 import base64
 import json
 import re
-import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-import yaml
 
 from app.memory import detectors, gate
-from app.memory.model import Candidate, FactType, KeyRights, Reason, Role, SourceKind
-from app.memory.policy import Policy
+from app.memory.model import Candidate, FactType, Reason, SourceKind
 from app.memory.text import nfkc
-
-POLICY_FILE = Path(__file__).resolve().parents[2] / "config" / "policy.yaml"
-POLICY = Policy.model_validate(yaml.safe_load(POLICY_FILE.read_text(encoding="utf-8")))
-AGENT = KeyRights(key_id=uuid.uuid4(), role=Role.AGENT)
-
-S, ID, CARD, INJ = (
-    Reason.SECRET_DETECTED,
-    Reason.GOVERNMENT_ID,
-    Reason.PAYMENT_CARD,
-    Reason.PROMPT_INJECTION,
-)
+from tests.unit.test_disguises import AGENT, CARD, ID, INJ, POLICY, S
 
 
 def b64(text: str) -> str:
