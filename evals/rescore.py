@@ -158,7 +158,10 @@ async def _cases(
 def candidates(case: Case, limit: int) -> list[Any]:
     """The rows the statement returns at `limit` per channel, with the signals it
     returns for them (cosine only from the dense channel, bm25 only from the keyword
-    channel, structured only from the structured channel)."""
+    channel, structured only from the structured channel), and the transcript neighbours
+    of the best NEIGHBOUR_SEEDS dense and keyword matches with their own signals."""
+    from app.store.recall import NEIGHBOUR_SEEDS
+
     rows = case.rows
     dense = {
         r.id
@@ -186,6 +189,15 @@ def candidates(case: Case, limit: int) -> list[Any]:
         inside = [r for r in rows if r.occurred_at is not None and a <= r.occurred_at < b]
         inside.sort(key=lambda r: (-(r.cosine if r.cosine is not None else -9), r.id))
         temporal = {r.id for r in inside[:limit]}
+    seeds = {
+        r.id
+        for ranked in (
+            sorted((r for r in rows if r.cosine is not None), key=lambda r: (-r.cosine, r.id)),
+            sorted((r for r in rows if r.bm25), key=lambda r: (-r.bm25, r.id)),
+        )
+        for r in ranked[:NEIGHBOUR_SEEDS]
+    }
+    neighbours = {n for r in rows if r.id in seeds for n in r.neighbours}
     out = []
     for r in rows:
         keep = (
@@ -195,7 +207,9 @@ def candidates(case: Case, limit: int) -> list[Any]:
             or r.id in temporal
             or r.recency_rank is not None
         )
-        if keep:
+        if not keep and r.id in neighbours:
+            out.append(r)  # brought by a neighbour: its own signals over the pool
+        elif keep:
             out.append(
                 replace(
                     r,

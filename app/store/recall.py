@@ -31,6 +31,7 @@ log = logging.getLogger("memgate.recall")
 
 CHANNEL_LIMIT = 50  # most candidates per ranked channel (structured, dense, keyword)
 RECENCY_LIMIT = 20  # recency is the weakest channel: fewer candidates are enough
+NEIGHBOUR_SEEDS = 5  # the best dense and keyword matches whose neighbours join (per channel)
 
 
 def channel_limits(k: int) -> tuple[int, int]:
@@ -72,6 +73,13 @@ def channel_limits(k: int) -> tuple[int, int]:
 #
 # evidence_head: the first 48 characters of the fact's evidence, enough for the speaker
 # label of the line it was written from (the scorer's SUBJECT_EVIDENCE), not the text.
+#
+# Transcript neighbours (scoring.NEIGHBOUR_CONTEXT): `seq` orders the pool's episodes by
+# creation and gives each the one created just before and after it, within an hour. The
+# neighbours of the five best dense and keyword matches join the candidates; a fact that
+# only a neighbour brought carries its own cosine and BM25 over the pool (`matched`: every
+# row holding a term), since no channel ranked it. Every candidate carries its
+# neighbours' ids, for the scorer's context gain.
 #
 # The outer query starts from a one-row anchor LEFT JOIN user_state, so the user's state
 # comes back even when the pool has no candidate (then a single row with id NULL).
@@ -115,12 +123,14 @@ structured AS (
 dense AS (
     SELECT id, cosine FROM pool WHERE cosine IS NOT NULL ORDER BY cosine DESC, id LIMIT $11
 ),
-keyword AS (
+matched AS MATERIALIZED (
     SELECT p.id, sum(d.idf) * 2.2 / (1 + 1.2 * (0.25 + 0.75 * p.dl / l.avgdl)) AS bm25
     FROM pool p CROSS JOIN lens l CROSS JOIN LATERAL unnest(p.hits) AS h
     JOIN df d ON d.i = h
     GROUP BY p.id, p.dl, l.avgdl
-    ORDER BY bm25 DESC, p.id LIMIT $11
+),
+keyword AS (
+    SELECT id, bm25 FROM matched ORDER BY bm25 DESC, id LIMIT $11
 ),
 recent AS (
     SELECT id, row_number() OVER (ORDER BY last_observed_at DESC, id) AS rn
@@ -131,9 +141,29 @@ temporal AS (
     WHERE $13::timestamptz IS NOT NULL AND occurred_at >= $13 AND occurred_at < $14
     ORDER BY cosine DESC NULLS LAST, id LIMIT $11
 ),
-candidates AS (
+seq AS MATERIALIZED (
+    SELECT id,
+           CASE WHEN created_at - lag(created_at) OVER w <= interval '1 hour'
+                THEN lag(id) OVER w END AS prev_id,
+           CASE WHEN lead(created_at) OVER w - created_at <= interval '1 hour'
+                THEN lead(id) OVER w END AS next_id
+    FROM pool WHERE type = 'episodic' WINDOW w AS (ORDER BY created_at, id)
+),
+channels AS (
     SELECT id FROM structured UNION SELECT id FROM dense
     UNION SELECT id FROM keyword UNION SELECT id FROM recent UNION SELECT id FROM temporal
+),
+neighbours AS (
+    SELECT n.id
+    FROM ((SELECT id FROM dense ORDER BY cosine DESC, id LIMIT {seeds})
+          UNION (SELECT id FROM keyword ORDER BY bm25 DESC, id LIMIT {seeds})) AS seeds
+    JOIN seq s ON s.id = seeds.id
+    CROSS JOIN LATERAL (VALUES (s.prev_id), (s.next_id)) AS n(id)
+    WHERE n.id IS NOT NULL
+    EXCEPT SELECT id FROM channels
+),
+candidates AS (
+    SELECT id FROM channels UNION SELECT id FROM neighbours
 ),
 state AS (
     SELECT us.last_interaction_at,
@@ -150,22 +180,27 @@ state AS (
 SELECT st.last_interaction_at, st.last_session_hint, st.pool_size, st.bm25_ideal,
        f.id, f.statement, f.predicate, f.value, f.type, f.scope, f.source_kind, f.confidence,
        f.valid_from, f.occurred_at, f.last_observed_at, f.created_at, f.contested,
-       f.evidence_head, f.structured, f.cosine, f.bm25, f.recency_rank
+       f.evidence_head, f.structured, f.cosine, f.bm25, f.recency_rank, f.prev_id, f.next_id
 FROM state st
 LEFT JOIN (
     SELECT p.id, p.statement, p.predicate, p.value, p.type, p.scope, p.source_kind,
            p.confidence, p.valid_from, p.occurred_at, p.last_observed_at, p.created_at,
-           p.contested, p.evidence_head, s.id IS NOT NULL AS structured, d.cosine, k.bm25,
-           r.rn AS recency_rank
+           p.contested, p.evidence_head, s.id IS NOT NULL AS structured,
+           CASE WHEN nb.id IS NULL THEN d.cosine ELSE p.cosine END AS cosine,
+           CASE WHEN nb.id IS NULL THEN k.bm25 ELSE m.bm25 END AS bm25,
+           r.rn AS recency_rank, q.prev_id, q.next_id
     FROM candidates c
     JOIN pool p ON p.id = c.id
+    LEFT JOIN seq q ON q.id = c.id
     LEFT JOIN structured s ON s.id = c.id
     LEFT JOIN dense d ON d.id = c.id
     LEFT JOIN keyword k ON k.id = c.id
     LEFT JOIN recent r ON r.id = c.id
+    LEFT JOIN neighbours nb ON nb.id = c.id
+    LEFT JOIN matched m ON m.id = nb.id
 ) f ON true
 ORDER BY f.id
-"""
+""".replace("{seeds}", str(NEIGHBOUR_SEEDS))
 
 # The function's name carries a hash of its body: the migration runner installs the one
 # this code needs (CREATE OR REPLACE, idempotent), a changed statement gets a new name, and
@@ -178,7 +213,7 @@ _RECALL_COLUMNS = """
     source_kind text, confidence real, valid_from timestamptz, occurred_at timestamptz,
     last_observed_at timestamptz, created_at timestamptz, contested boolean,
     evidence_head text, structured boolean, cosine double precision, bm25 double precision,
-    recency_rank bigint"""
+    recency_rank bigint, prev_id uuid, next_id uuid"""
 RECALL_ARGS = (
     "uuid, text, text[], timestamptz, text[], text[], text[], text[], vector, text, int, int, "
     "timestamptz, timestamptz"
@@ -318,6 +353,7 @@ def _row(r: asyncpg.Record) -> RecallRow:
         cosine=float(r["cosine"]) if r["cosine"] is not None else None,
         bm25=float(r["bm25"]) if r["bm25"] is not None else None,
         recency_rank=int(r["recency_rank"]) if r["recency_rank"] is not None else None,
+        neighbours=tuple(n for n in (r["prev_id"], r["next_id"]) if n is not None),
     )
 
 

@@ -176,6 +176,57 @@ async def test_bm25_rare_term_outranks_common_one(
     assert "keyword" in top["facts"][0]["channels"]
 
 
+async def test_transcript_neighbours_join_the_candidates(
+    http: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
+) -> None:
+    """The episode written right after a keyword match shares none of the query's words;
+    it comes back as a candidate all the same, with its own signals (none here), and
+    every candidate names its neighbours: the episodes written just before and after it
+    within an hour, semantic facts and later sessions not counted (scoring.NEIGHBOUR_CONTEXT)."""
+    u = user()
+    t0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+    async def at(minutes: float, statement: str, **extra: Any) -> str:
+        body = {"type": "episodic", "statement": statement, "source": {"kind": "user_message"}}
+        res = await http.post(
+            f"/v1/users/{u}/facts",
+            json={**body, **extra},
+            headers={**tenant.h(), "X-Memgate-Now": (t0 + timedelta(minutes=minutes)).isoformat()},
+        )
+        assert res.status_code == 201, res.text
+        return str(res.json()["fact"]["id"])
+
+    before = await at(0, "Melanie: I spent my weekend reading a novel by the lake.")
+    match = await at(1, "Caroline: I planted heirloom tomatoes in the community garden.")
+    await at(1.5, "Caroline likes gardening.", type="semantic")  # not an episode
+    reply = await at(2, "Melanie: Wow, that sounds like a lovely way to spend Sunday!")
+    later = await at(200, "Melanie: We drove to the coast and watched the sunset.")
+    async with owner_db.acquire() as conn:
+        pool = await recall_store.fetch_pool(
+            conn,
+            recall_store.RecallQuery(
+                tenant_id=tenant.id,
+                user_id=u,
+                scopes=["global"],
+                now=t0 + timedelta(days=1),
+                sensitivities=["normal", "personal"],
+                types=None,
+                predicates=[],
+                terms=["tomatoes"],
+                vector=None,
+                embedding_model=None,
+                channel_limit=1,
+                recency_limit=1,  # the newest only: `later`
+            ),
+        )
+    rows = {str(r.id): r for r in pool.rows}
+    assert set(rows) == {before, match, reply, later}  # the semantic fact: no channel found it
+    assert rows[match].bm25 and not rows[reply].bm25 and not rows[before].bm25
+    assert {str(n) for n in rows[match].neighbours} == {before, reply}
+    assert [str(n) for n in rows[reply].neighbours] == [match]  # `later` is 198 min after
+    assert rows[later].neighbours == ()
+
+
 async def test_english_words_are_stemmed(http: httpx.AsyncClient, tenant: Tenant) -> None:
     u = user()
     fact = (await episode(http, tenant, u, "Caroline researched adoption agencies."))["fact"]

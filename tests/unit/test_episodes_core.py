@@ -258,6 +258,67 @@ def test_episode_context_needs_the_same_episode_and_an_episode() -> None:
     assert both[semantic[1].id] == alone
 
 
+def test_a_transcript_neighbour_of_a_strong_match_is_lifted() -> None:
+    """Within one session date every turn shares `occurred_at`; the line written right
+    after a strong match (its neighbour) gains NEIGHBOUR_CONTEXT × the match's score over
+    an equally weak line of the same session that is not next to it."""
+    session = NOW - timedelta(days=30)
+    ids = [uuid.UUID(int=n) for n in (1, 2, 3)]
+    rows = [
+        row(
+            1,
+            "Joanna: Could you share that ice cream recipe?",
+            bm25=4.0,
+            occurred_at=session,
+            neighbours=(ids[1],),
+        ),
+        row(
+            2,
+            "Nate: Sure thing! I can give it to you tomorrow.",
+            cosine=0.35,
+            occurred_at=session,
+            neighbours=(ids[0], ids[2]),
+        ),
+        row(
+            3,
+            "Nate: The weather was lovely at the lake.",
+            cosine=0.35,
+            occurred_at=session,
+            neighbours=(ids[1],),
+        ),
+    ]
+    out = {
+        f.id: f.score for f in score_facts(rows, NOW, POLICY, k=3, min_score=0.0, keyword_ideal=4.0)
+    }
+    no_neighbours = [replace(r, neighbours=()) for r in rows]
+    base = {
+        f.id: f.score
+        for f in score_facts(no_neighbours, NOW, POLICY, k=3, min_score=0.0, keyword_ideal=4.0)
+    }
+    # each gains NEIGHBOUR_CONTEXT × the best score of its neighbours before the gain
+    for i, best in ((0, base[ids[1]]), (1, base[ids[0]]), (2, base[ids[1]])):
+        assert out[ids[i]] == pytest.approx(
+            base[ids[i]] + scoring.NEIGHBOUR_CONTEXT * best, abs=1e-5
+        )
+    # the reply next to the strong match now leads the other weak line clearly
+    assert out[ids[1]] - out[ids[2]] > 0.03 > base[ids[1]] - base[ids[2]]
+
+
+def test_a_transcript_neighbour_is_never_admitted_by_its_neighbour() -> None:
+    """The gain orders what passed `min_score` on its own; a neighbour below the cut
+    stays out, and one that is not among the kept facts lifts nothing."""
+    ids = [uuid.UUID(int=n) for n in (1, 2)]
+    rows = [
+        row(1, "We hiked the Dolomites.", bm25=4.0, occurred_at=NOW, neighbours=(ids[1],)),
+        row(2, "Nice weather today.", cosine=0.25, occurred_at=NOW, neighbours=(ids[0],)),
+    ]
+    weak = score_facts(rows[1:], NOW, POLICY, k=5, min_score=0.0)[0].score
+    out = score_facts(rows, NOW, POLICY, k=5, min_score=weak + 0.01, keyword_ideal=4.0)
+    assert [f.id for f in out] == [ids[0]]
+    alone = score_facts(rows[:1], NOW, POLICY, k=5, min_score=0.0, keyword_ideal=4.0)
+    assert out[0].score == alone[0].score  # its neighbour was cut: no gain either way
+
+
 @pytest.mark.parametrize(
     ("query", "asks"),
     [
