@@ -159,7 +159,7 @@ def candidates(case: Case, limit: int) -> list[Any]:
     """The rows the statement returns at `limit` per channel, with the signals it
     returns for them (cosine only from the dense channel, bm25 only from the keyword
     channel, structured only from the structured channel), and the transcript neighbours
-    of the best NEIGHBOUR_SEEDS dense and keyword matches with their own signals."""
+    of the best NEIGHBOUR_SEEDS dense and keyword matches with their own cosine."""
     from app.store.recall import NEIGHBOUR_SEEDS
 
     rows = case.rows
@@ -208,7 +208,8 @@ def candidates(case: Case, limit: int) -> list[Any]:
             or r.recency_rank is not None
         )
         if not keep and r.id in neighbours:
-            out.append(r)  # brought by a neighbour: its own signals over the pool
+            # brought by a neighbour: its cosine only
+            out.append(replace(r, bm25=None, structured=False))
         elif keep:
             out.append(
                 replace(

@@ -74,12 +74,13 @@ def channel_limits(k: int) -> tuple[int, int]:
 # evidence_head: the first 48 characters of the fact's evidence, enough for the speaker
 # label of the line it was written from (the scorer's SUBJECT_EVIDENCE), not the text.
 #
-# Transcript neighbours (scoring.NEIGHBOUR_CONTEXT): `seq` orders the pool's episodes by
-# creation and gives each the one created just before and after it, within an hour. The
-# neighbours of the five best dense and keyword matches join the candidates; a fact that
-# only a neighbour brought carries its own cosine and BM25 over the pool (`matched`: every
-# row holding a term), since no channel ranked it. Every candidate carries its
-# neighbours' ids, for the scorer's context gain.
+# Transcript neighbours (scoring.NEIGHBOUR_CONTEXT): the pool orders the user's episodes
+# by creation (window `w`) and gives each the one created just before and after it,
+# within an hour. The neighbours of the five best dense and keyword matches join the
+# candidates, with their own cosine (no channel ranked them; a BM25 for them measured
+# the same); every candidate carries its neighbours' ids, for the scorer's context gain.
+# Computed over the pool as read (OFFSET 0 keeps the planner from sorting the rows with
+# their vectors and tsvectors still attached), so no join of the pool with itself.
 #
 # The outer query starts from a one-row anchor LEFT JOIN user_state, so the user's state
 # comes back even when the pool has no candidate (then a single row with id NULL).
@@ -91,22 +92,33 @@ WITH tsq AS MATERIALIZED (
     WHERE numnode(q) > 0
 ),
 pool AS MATERIALIZED (
-    SELECT f.id, f.statement, f.predicate, f.value, f.type, f.scope, f.source_kind,
-           f.confidence, f.valid_from, f.occurred_at, f.last_observed_at, f.created_at,
-           f.contested, left(f.source_evidence, 48) AS evidence_head,
-           CASE WHEN $9::vector IS NOT NULL AND f.embedding_model = $10
-                THEN 1 - (f.embedding <=> $9::vector) END AS cosine,
-           CASE WHEN tsq.q IS NOT NULL AND f.tsv @@ tsq.q
-                THEN (SELECT array_agg(u.i::int) FROM unnest(tsq.terms) WITH ORDINALITY
-                      AS u(t, i) WHERE f.tsv @@ u.t) END AS hits,
-           length(f.tsv) AS dl
-    FROM tsq, facts f
-    WHERE f.tenant_id = $1 AND f.user_id = $2 AND f.status = 'active'
-      AND f.scope = ANY($3::text[])
-      AND f.valid_from <= $4 AND (f.valid_to IS NULL OR f.valid_to > $4)
-      AND (f.expires_at IS NULL OR f.expires_at > $4)
-      AND f.sensitivity = ANY($5::text[])
-      AND ($6::text[] IS NULL OR f.type = ANY($6::text[]))
+    SELECT b.*,
+           CASE WHEN b.type = 'episodic'
+                 AND b.created_at - lag(b.created_at) OVER w <= interval '1 hour'
+                THEN lag(b.id) OVER w END AS prev_id,
+           CASE WHEN b.type = 'episodic'
+                 AND lead(b.created_at) OVER w - b.created_at <= interval '1 hour'
+                THEN lead(b.id) OVER w END AS next_id
+    FROM (
+        SELECT f.id, f.statement, f.predicate, f.value, f.type, f.scope, f.source_kind,
+               f.confidence, f.valid_from, f.occurred_at, f.last_observed_at, f.created_at,
+               f.contested, left(f.source_evidence, 48) AS evidence_head,
+               CASE WHEN $9::vector IS NOT NULL AND f.embedding_model = $10
+                    THEN 1 - (f.embedding <=> $9::vector) END AS cosine,
+               CASE WHEN tsq.q IS NOT NULL AND f.tsv @@ tsq.q
+                    THEN (SELECT array_agg(u.i::int) FROM unnest(tsq.terms) WITH ORDINALITY
+                          AS u(t, i) WHERE f.tsv @@ u.t) END AS hits,
+               length(f.tsv) AS dl
+        FROM tsq, facts f
+        WHERE f.tenant_id = $1 AND f.user_id = $2 AND f.status = 'active'
+          AND f.scope = ANY($3::text[])
+          AND f.valid_from <= $4 AND (f.valid_to IS NULL OR f.valid_to > $4)
+          AND (f.expires_at IS NULL OR f.expires_at > $4)
+          AND f.sensitivity = ANY($5::text[])
+          AND ($6::text[] IS NULL OR f.type = ANY($6::text[]))
+        OFFSET 0
+    ) AS b
+    WINDOW w AS (PARTITION BY b.type = 'episodic' ORDER BY b.created_at, b.id)
 ),
 lens AS MATERIALIZED (
     SELECT count(*)::float8 AS n, greatest(avg(dl), 1)::float8 AS avgdl FROM pool
@@ -121,16 +133,16 @@ structured AS (
     ORDER BY last_observed_at DESC, id LIMIT $11
 ),
 dense AS (
-    SELECT id, cosine FROM pool WHERE cosine IS NOT NULL ORDER BY cosine DESC, id LIMIT $11
-),
-matched AS MATERIALIZED (
-    SELECT p.id, sum(d.idf) * 2.2 / (1 + 1.2 * (0.25 + 0.75 * p.dl / l.avgdl)) AS bm25
-    FROM pool p CROSS JOIN lens l CROSS JOIN LATERAL unnest(p.hits) AS h
-    JOIN df d ON d.i = h
-    GROUP BY p.id, p.dl, l.avgdl
+    SELECT id, cosine, prev_id, next_id FROM pool WHERE cosine IS NOT NULL
+    ORDER BY cosine DESC, id LIMIT $11
 ),
 keyword AS (
-    SELECT id, bm25 FROM matched ORDER BY bm25 DESC, id LIMIT $11
+    SELECT p.id, sum(d.idf) * 2.2 / (1 + 1.2 * (0.25 + 0.75 * p.dl / l.avgdl)) AS bm25,
+           p.prev_id, p.next_id
+    FROM pool p CROSS JOIN lens l CROSS JOIN LATERAL unnest(p.hits) AS h
+    JOIN df d ON d.i = h
+    GROUP BY p.id, p.dl, p.prev_id, p.next_id, l.avgdl
+    ORDER BY bm25 DESC, p.id LIMIT $11
 ),
 recent AS (
     SELECT id, row_number() OVER (ORDER BY last_observed_at DESC, id) AS rn
@@ -141,24 +153,16 @@ temporal AS (
     WHERE $13::timestamptz IS NOT NULL AND occurred_at >= $13 AND occurred_at < $14
     ORDER BY cosine DESC NULLS LAST, id LIMIT $11
 ),
-seq AS MATERIALIZED (
-    SELECT id,
-           CASE WHEN created_at - lag(created_at) OVER w <= interval '1 hour'
-                THEN lag(id) OVER w END AS prev_id,
-           CASE WHEN lead(created_at) OVER w - created_at <= interval '1 hour'
-                THEN lead(id) OVER w END AS next_id
-    FROM pool WHERE type = 'episodic' WINDOW w AS (ORDER BY created_at, id)
-),
 channels AS (
     SELECT id FROM structured UNION SELECT id FROM dense
     UNION SELECT id FROM keyword UNION SELECT id FROM recent UNION SELECT id FROM temporal
 ),
 neighbours AS (
     SELECT n.id
-    FROM ((SELECT id FROM dense ORDER BY cosine DESC, id LIMIT {seeds})
-          UNION (SELECT id FROM keyword ORDER BY bm25 DESC, id LIMIT {seeds})) AS seeds
-    JOIN seq s ON s.id = seeds.id
-    CROSS JOIN LATERAL (VALUES (s.prev_id), (s.next_id)) AS n(id)
+    FROM ((SELECT prev_id, next_id FROM dense ORDER BY cosine DESC, id LIMIT {seeds})
+          UNION ALL
+          (SELECT prev_id, next_id FROM keyword ORDER BY bm25 DESC, id LIMIT {seeds})) AS seeds
+    CROSS JOIN LATERAL (VALUES (seeds.prev_id), (seeds.next_id)) AS n(id)
     WHERE n.id IS NOT NULL
     EXCEPT SELECT id FROM channels
 ),
@@ -186,18 +190,15 @@ LEFT JOIN (
     SELECT p.id, p.statement, p.predicate, p.value, p.type, p.scope, p.source_kind,
            p.confidence, p.valid_from, p.occurred_at, p.last_observed_at, p.created_at,
            p.contested, p.evidence_head, s.id IS NOT NULL AS structured,
-           CASE WHEN nb.id IS NULL THEN d.cosine ELSE p.cosine END AS cosine,
-           CASE WHEN nb.id IS NULL THEN k.bm25 ELSE m.bm25 END AS bm25,
-           r.rn AS recency_rank, q.prev_id, q.next_id
+           CASE WHEN nb.id IS NULL THEN d.cosine ELSE p.cosine END AS cosine, k.bm25,
+           r.rn AS recency_rank, p.prev_id, p.next_id
     FROM candidates c
     JOIN pool p ON p.id = c.id
-    LEFT JOIN seq q ON q.id = c.id
     LEFT JOIN structured s ON s.id = c.id
     LEFT JOIN dense d ON d.id = c.id
     LEFT JOIN keyword k ON k.id = c.id
     LEFT JOIN recent r ON r.id = c.id
     LEFT JOIN neighbours nb ON nb.id = c.id
-    LEFT JOIN matched m ON m.id = nb.id
 ) f ON true
 ORDER BY f.id
 """.replace("{seeds}", str(NEIGHBOUR_SEEDS))
