@@ -51,8 +51,12 @@ class Pref:
 
 PrefMatcher = Callable[[str], list[Pref]]
 
-_TRAILING = re.compile(r"[\s。！？!?.;；,，:：~～…]+$")
-_CLAUSES = re.compile(r"[,，;；]|\s+(?:and|but)\s+(?=(?:please\s+)?(?:i|keep|be|skip|answer)\b)")
+# A run of blanks is matched from its first character only ((?<!\s)): a search that could
+# start anywhere inside 20 000 spaces would be quadratic.
+_TRAILING = re.compile(r"(?<![\s。！？!?.;；,，:：~～…])[\s。！？!?.;；,，:：~～…]+$")
+_CLAUSES = re.compile(
+    r"[,，;；]|(?<!\s)\s+(?:and|but)\s+(?=(?:please\s+)?(?:i|keep|be|skip|answer)\b)"
+)
 
 
 def _clauses(s: str) -> list[str]:
@@ -378,7 +382,7 @@ def _style_en(s: str) -> list[Pref]:
         return []
     out: list[Pref] = []
     for clause in _clauses(s):
-        clause = re.sub(r"(?i)\s+please$", "", clause)
+        clause = re.sub(r"(?i)(?<!\s)\s+please$", "", clause)
         m = _NO_STYLE_EN.match(clause)
         if m:
             x = m.group("x").lower()
@@ -502,7 +506,7 @@ def _standing_style(s: str) -> list[Pref]:
                 x = m.group("x")
                 out.append(Pref(FactType.SEMANTIC, CONSTRAINT, x, f"用户要求{x}", CONF_STYLE))
         else:
-            clause = re.sub(r"(?i)\s+please$", "", clause)
+            clause = re.sub(r"(?i)(?<!\s)\s+please$", "", clause)
             m = _BARE_EN.match(clause)
             if m:
                 x = m.group("x")
@@ -581,7 +585,7 @@ _PURSUIT_EN = re.compile(
 # standing limit, an age
 _STEADY_EN = (
     re.compile(
-        r"(?i)^(?:i|we)\s+(?!.*\b(?:it|that|this|them)\b)(?P<o>.{2,60}?)\s+(?:every\s+(?:day|morning|evening|night|week|"
+        r"(?i)^(?:i|we)\s++(?!.*\b(?:it|that|this|them)\b)(?P<o>.{2,60}?)\s++(?:every\s+(?:day|morning|evening|night|week|"
         r"weekend|month|year|[a-z]+day)|each\s+(?:day|week|morning|evening|month)|"
         r"on\s+(?:weekends|weekdays|[a-z]+days)|at\s+weekends|daily|weekly|nightly|"
         r"in\s+the\s+(?:mornings|evenings)|at\s+night)$"
@@ -689,7 +693,9 @@ _LIFE_EN = (
     ),
 )
 # "I'm 41 and work as an accountant": each side of "and" said of the user
-_AND_EN = re.compile(r"(?i)^(?P<a>i(?:'m|\s+am)?\s+[^,]{1,40}?)\s*,?\s+and\s+(?P<b>[a-z].{2,60})$")
+_AND_EN = re.compile(
+    r"(?i)^(?P<a>i(?:'m|\s+am)?\s++[^,]{1,40}?)(?:\s*+,)?\s++and\s++(?P<b>[a-z].{2,60})$"
+)
 
 
 def _pref_statement_en(body: str) -> str:
@@ -1161,7 +1167,9 @@ _STANDING_MARK = re.compile(
     r"access to|allowed to|authori[sz]ed|verified|approved|admin(?:istrator)?)\b|"
     r"以后|今后|从现在起|从今天起|每次|总是|永远|一律|当作|视为|授权|权限|允许|已验证|核验|管理员"
 )
-_EVENT_CLAUSES = re.compile(r"[,，;；]\s*|\s+(?:so|and then|but|then)\s+(?=(?:we|i)\b)", re.I)
+_EVENT_CLAUSES = re.compile(
+    r"[,，;；]\s*|(?<!\s)\s+(?:so|and then|but|then)\s+(?=(?:we|i)\b)", re.I
+)
 
 
 def _is_event_en(clause: str) -> bool:
@@ -1236,7 +1244,7 @@ _RISKY_REQUEST = re.compile(
 _WHENEVER_EN = re.compile(r"(?i)^(?:whenever|every\s+time|each\s+time|any\s*time)\s+i\b")
 _WHENEVER_ZH = re.compile(r"^(?:每次|以后|只要)?我(?:让你|叫你|请你|要你|问你|问|发)")
 _TAIL_STANDING_EN = re.compile(
-    r"(?i)[,\s]+(?:from now on|going forward|in future|from here on)\s*$"
+    r"(?i)(?<![,\s])[,\s]+(?:from now on|going forward|in future|from here on)\s*$"
 )
 
 

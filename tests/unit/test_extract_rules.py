@@ -826,3 +826,38 @@ def test_appointments_and_colds_are_not_possessions(sentence: str) -> None:
 def test_other_peoples_budgets_are_not_learned(sentence: str) -> None:
     hits, _ = extract_sentence(sentence)
     assert not hits, (sentence, hits)
+
+
+# Adversarial input: 20 000 characters of blanks, repeated words and ideographs. Every regex
+# of the extractor must stay near-linear on them: a run of blanks inside a trailing `\s+$`
+# search was quadratic ("I" + 20 000 spaces took minutes; "I'm " + 500 spaces + "x" took
+# 6.8 s). The limit is a hang guard for catastrophic backtracking, not a speed figure
+# (make bench measures speed): the whole set runs in about a second.
+ADVERSARIAL_UNITS = [
+    "I" + " " * 20_000 + "x",
+    "I'm" + " " * 20_000 + "x",
+    "I'm " + " " * 500 + "x",
+    "我" + " " * 20_000 + "的",
+    "I don't ",
+    "I'm always ",
+    "X is my ",
+    "We ship everything ",
+    "I have a dog ",
+    "a, ",
+    "remember that ",
+    "please ",
+    "我，",
+    "我的",
+    "我不",
+    "是我的",
+    "记住 ",
+    "我 use Go ",
+]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("unit", ADVERSARIAL_UNITS, ids=range(len(ADVERSARIAL_UNITS)))
+def test_adversarial_input_does_not_backtrack(unit: str) -> None:
+    text = unit if len(unit) > 400 else (unit * 20_000)[:20_000]
+    out = RuleExtractor().extract_sync([Turn("user", text, "t")], user_id="u1")
+    assert isinstance(out, list)

@@ -44,7 +44,7 @@ _NO_THING_EN = re.compile(
 
 # "don't … anymore", "never … again", "stop …-ing", "don't ever …", "no more …": a standing
 # request, written as an explicit instruction like "以后别发短信".
-_STANDING_TAIL_EN = re.compile(r"(?i)\s+(?:anymore|any more|(?:ever\s+)?again|ever)$")
+_STANDING_TAIL_EN = re.compile(r"(?i)(?<!\s)\s+(?:anymore|any more|(?:ever\s+)?again|ever)$")
 # "don't send it now", "don't call yet": about the thing at hand, not a standing rule.
 _ONE_OFF_EN = re.compile(
     r"(?i)\b(?:now|yet|until|till|at the moment|right away|so soon|just then)\b|"
@@ -56,11 +56,11 @@ def constraint_en(s: str) -> list[Hit]:
     hits = []
     for clause in CLAUSE.split(s):
         clause = TRAILING_PUNCT.sub("", clause.strip())
-        clause = re.sub(r"(?i)\s+please$", "", clause)
+        clause = re.sub(r"(?i)(?<!\s)\s+please$", "", clause)
         tail = _STANDING_TAIL_EN.search(clause)
         if tail:
             clause = clause[: tail.start()]
-        clause = re.sub(r"(?i)\s+please$", "", clause)
+        clause = re.sub(r"(?i)(?<!\s)\s+please$", "", clause)
         m = _CONSTRAINT_EN.match(clause)
         if m:
             neg = m.group("neg").lower()

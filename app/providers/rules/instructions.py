@@ -12,7 +12,7 @@ _REMEMBER_ZH = re.compile(
     r"(?:记住|记一下|记下来|记下|记好|牢记|别忘了|不要忘了|记得(?=我))(?:了|哦|啊|一下)?[:：,\s]*"
 )
 _REMEMBER_TAIL_ZH = re.compile(
-    r"[,\s]*(?:请|你)?(?:要)?(?:记住|记好|记下|记一下)(?:了|哦|啊|啦|一下)?\s*$"
+    r"(?<![,\s])[,\s]*(?:请|你)?(?:要)?(?:记住|记好|记下|记一下)(?:了|哦|啊|啦|一下)?\s*$"
 )
 _STANDING_ZH = re.compile(
     _LEAD_ZH
@@ -25,7 +25,9 @@ _REMEMBER_EN = re.compile(
     r"note|for (?:future )?reference|save (?:this|that)|memorize)"
     r"(?:\s+(?:this|that|of this|of that))?(?:\s*[:,\-]\s*|\s+that\s+|\s+|$)"
 )
-_REMEMBER_TAIL_EN = re.compile(r"(?i)[,\s\-]*(?:please\s+)?remember\s+(?:that|this)[.!\s]*$")
+_REMEMBER_TAIL_EN = re.compile(
+    r"(?i)(?<![,\s\-])[,\s\-]*(?:please\s+)?remember\s+(?:that|this)[.!\s]*$"
+)
 _STANDING_EN = re.compile(
     r"(?i)^(?:ok(?:ay)?|so|also|and)?[,\s]*(?:please\s+)?"
     r"(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|always)"

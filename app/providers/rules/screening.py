@@ -44,12 +44,25 @@ _POLITE_EN = re.compile(
     r"(?i)^(?:can|could|would|will)\s+you\s+(?:please\s+)?"
     r"(?=remember|always|never|from now on|stop|not\b|keep in mind|note)"
 )
-_POLITE_TAIL_EN = re.compile(r"(?i)[,\s]*(?:please)?[\s?]*$")
+
+
+def _polite_tail_en(s: str) -> str:
+    """ "…, please?" off the end, without a regex (a trailing-blanks search is quadratic)."""
+    end = len(s)
+    while end and (s[end - 1].isspace() or s[end - 1] == "?"):
+        end -= 1
+    if s[:end].lower().endswith("please"):
+        end -= len("please")
+    while end and (s[end - 1].isspace() or s[end - 1] == ","):
+        end -= 1
+    return s[:end]
+
+
 _POLITE_ZH = re.compile(
     r"^(?:请问|麻烦)?你?(?:能不能|可不可以|能|可以)(?=记住|记下|以后|今后|从现在起|一直|永远)"
 )
 _POLITE_ZH_INNER = re.compile(r"^(以后|今后|从现在起)(?:能不能|可不可以|能|可以)")
-_POLITE_TAIL_ZH = re.compile(r"(?:好吗|可以吗|行吗|好不好|行不行|可不可以|吗|呢|吧)?\s*\?*$")
+_POLITE_TAIL_ZH = re.compile(r"(?:好吗|可以吗|行吗|好不好|行不行|可不可以|吗|呢|吧)?(?<!\s)\s*\?*$")
 
 _THIRD_PARTY_ZH = re.compile(
     r"我(?:的|们家|家)?(?:朋友|同事|老板|领导|妈妈|妈|爸爸|爸|父母|老婆|老公|媳妇|丈夫|妻子|太太|"
@@ -131,7 +144,7 @@ def _unwrap_polite(s: str) -> str | None:
     """The instruction inside a polite request, or None when it is not one."""
     m = _POLITE_EN.match(s)
     if m:
-        return _POLITE_TAIL_EN.sub("", s[m.end() :])
+        return _polite_tail_en(s[m.end() :])
     m = _POLITE_ZH.match(s)
     if m:
         return _POLITE_TAIL_ZH.sub("", s[m.end() :])

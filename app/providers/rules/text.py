@@ -6,7 +6,9 @@ import re
 
 from app.providers import extract_prefs
 
-TRAILING_PUNCT = re.compile(r"[\s。！？!?.;；,，:：~～…]+$")
+# matched from the first character of the run only: a search inside a long run of blanks
+# would otherwise be quadratic
+TRAILING_PUNCT = re.compile(r"(?<![\s。！？!?.;；,，:：~～…])[\s。！？!?.;；,，:：~～…]+$")
 CLAUSE = re.compile(r"[,，]")
 
 
@@ -26,7 +28,7 @@ def split_list_en(value: str) -> list[str]:
     out = []
     for part in parts:
         part = re.sub(r"(?i)^(?:a|an|the|all|any|some)\s+", "", part.strip())
-        part = re.sub(r"(?i)\s+(?:too|as well|also|either)$", "", part).strip(" .")
+        part = re.sub(r"(?i)(?<!\s)\s+(?:too|as well|also|either)$", "", part).strip(" .")
         if part:
             out.append(part)
     return out
