@@ -6,6 +6,7 @@ import re
 
 from app.memory.model import FactType
 from app.memory.text import detect_lang
+from app.providers import extract_prefs
 from app.providers.rules.bilingual import format_hit
 from app.providers.rules.hits import CONF_DIRECT, CONF_PLAIN, CONF_RECENT, RECENT, Hit
 from app.providers.rules.text import (
@@ -65,8 +66,8 @@ def constraint_en(s: str) -> list[Hit]:
         if m:
             neg = m.group("neg").lower()
             rest = m.group("rest")
-            if _ONE_OFF_EN.search(rest):
-                continue
+            if _ONE_OFF_EN.search(rest) or extract_prefs.orders_or_claims(rest, addressing=False):
+                continue  # "don't ask me for 2FA": a waived check, not a taste
             standing = bool(tail or neg in ("stop", "no more") or re.match(r"(?i)ever\b", rest))
             if neg in ("do not", "dont"):
                 neg = "don't"

@@ -6,6 +6,7 @@ import re
 
 from app.memory.model import FactType
 from app.memory.text import detect_lang, segment
+from app.providers import extract_prefs
 from app.providers.rules.bilingual import format_hit
 from app.providers.rules.hits import CONF_DIRECT, CONF_IMPLIED, CONF_PLAIN, CONF_RECENT, RECENT, Hit
 from app.providers.rules.text import CLAUSE, TRAILING_PUNCT, clean_zh, negated_before, split_list_zh
@@ -56,6 +57,8 @@ def constraint_zh(s: str) -> list[Hit]:
         pre = re.sub(r"^(?:以后|今后|从现在起|从今以后|往后|请|你)+", "", m.group("pre")).strip()
         if _ONE_OFF_ZH.search(pre) or _ONE_OFF_OBJ_ZH.match(rest):
             continue
+        if extract_prefs.orders_or_claims(rest, addressing=False):
+            continue  # "别问我要验证码": a waived check, not a taste
         value = f"{pre}不要{rest}"
         standing = bool(_STANDING_NEG_ZH.search(clause[m.end("pre") : m.start("rest")]))
         hits.append(
