@@ -19,6 +19,7 @@ import base64
 import binascii
 import bisect
 import functools
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -1106,6 +1107,43 @@ def _grouped_numbers(folded: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def _card_shaped(widths: list[int]) -> bool:
+    """Group widths a card is written in: one run, 4-4-4-4 with a last group of one to
+    four, Amex and Diners 4-6-5 / 4-6-4, or a 6- or 8-digit BIN then the rest. Phone
+    numbers (3-3-4, 2-3-4-4), dates, scores and lottery draws are grouped otherwise."""
+    if not 13 <= sum(widths) <= _MAX_CARD:
+        return False
+    if len(widths) <= 2:
+        return len(widths) == 1 or widths[0] in (6, 8)
+    if widths in ([4, 6, 5], [4, 6, 4]):
+        return True
+    return all(w == 4 for w in widths[:-1]) and widths[-1] <= 4
+
+
+_MAX_CARD_GROUPS = 8
+
+
+def _card_windows(folded: str) -> list[tuple[int, int, str]]:
+    """Card-shaped windows of consecutive groups inside a grouped run of at most nineteen
+    digits: a card beside a stray short number ("card #2 4111 1111 1111 1111", "…6467
+    331" with its security code) reads as one run that fails the checksum. Longer runs
+    are windowed by `_grouped_numbers` already."""
+    out: list[tuple[int, int, str]] = []
+    for m in _DIGIT_GROUPS.finditer(folded):
+        groups = [g for g in _GROUP.finditer(m.group()) if g.group().isdigit()]
+        digits = sum(len(g.group()) for g in groups)
+        if not 2 <= len(groups) <= _MAX_CARD_GROUPS or not 13 < digits <= _MAX_CARD:
+            continue  # a card in five groups with a stray group either side is seven
+        for i, j in itertools.combinations(range(len(groups) + 1), 2):
+            if (i, j) == (0, len(groups)):
+                continue  # the whole run is judged as it is
+            window = groups[i:j]
+            if _card_shaped([len(g.group()) for g in window]):
+                number = "".join(g.group() for g in window)
+                out.append((m.start() + window[0].start(), m.start() + window[-1].end(), number))
+    return out
+
+
 # An identity document named, then a number within the same clause: "passport no. 519
 # 248 376", "UK National Insurance number JT 48 22 91 B", "港澳通行证号码：C58219473",
 # "军官证号：南字第 20183374 号". The number may be spaced or dashed where a digit meets
@@ -1270,6 +1308,7 @@ def _card_spans(folded: str) -> list[Span]:
     ids = [(s, e) for s, e, _ in _id_spans(folded)]
     numbers = [(m.start(), m.end(), re.sub(r"[ -]", "", m.group())) for m in _CARD.finditer(folded)]
     numbers.extend(n for n in _grouped_numbers(folded) if 13 <= len(n[2]) and n[2].isdigit())
+    numbers.extend(_card_windows(folded))
     spans: list[Span] = []
     for start, end, digits in numbers:
         if any(s <= start < e for s, e in ids):

@@ -1,0 +1,68 @@
+"""Round 6's detector changes, each with its own cases (the probes are in
+tests/unit/test_gate_probes_r6.py), and every new or changed pattern run on crafted input."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.memory import detectors
+
+# ---------------------------------------------------------------------------------------
+# A card beside a stray short number
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("widths", "shaped"),
+    [
+        ([16], True),
+        ([4, 4, 4, 4], True),
+        ([4, 4, 4, 4, 3], True),
+        ([4, 4, 4, 1], True),
+        ([4, 6, 5], True),
+        ([4, 6, 4], True),
+        ([6, 13], True),
+        ([8, 11], True),
+        ([8, 8], True),
+        ([2, 3, 4, 4], False),  # +86 138 0013 8000
+        ([3, 3, 4, 4], False),
+        ([2, 2, 2, 2, 2, 2, 2], False),  # a lottery draw
+        ([1] * 14, False),  # scores 4-1 3-2 …
+        ([4, 4, 4], False),  # twelve digits
+        ([5, 8], False),
+        ([4, 4, 4, 4, 4], False),  # twenty digits
+    ],
+)
+def test_card_shapes(widths: list[int], shaped: bool) -> None:
+    assert detectors._card_shaped(widths) is shaped
+
+
+@pytest.mark.parametrize(
+    ("text", "card"),
+    [
+        ("card #2 4111 1111 1111 1111", "4111 1111 1111 1111"),
+        ("card 4539 1488 0343 6467 331", "4539 1488 0343 6467"),
+        ("4111-1111-1111-1111 - 9", "4111-1111-1111-1111"),
+        ("Amex 3 3782 822463 10005", "3782 822463 10005"),
+        ("no. 7 4539148803436467", "4539148803436467"),
+    ],
+)
+def test_a_card_beside_a_stray_number_is_found_and_only_the_card_redacted(
+    text: str, card: str
+) -> None:
+    assert detectors.find_cards(text)
+    assert detectors.redact(text) == text.replace(card, "[REDACTED:card]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My EuroMillions numbers are 3 41 12 27 19 36 01 02",  # a Luhn-valid 2-2-2… window
+        "Our last results were 4-1 3-2 2-2 5-0 1-1 4-3 2-1",
+        "+86 138 0013 8000 2",
+        "order 2 of 3: 1123 4839 2015 5739",
+        "2 0755-8888-6666-803",
+    ],
+)
+def test_grouped_numbers_that_are_no_card_pass(text: str) -> None:
+    assert not detectors.find_cards(text)
