@@ -175,7 +175,8 @@ def _mostly_digits_in(codes: str) -> bool:
 _PUBLIC_CODE = _rx(
     r"(?<![A-Za-z])(?:zip|postal|post|area|country|promo|promotional|discount|coupon|voucher|"
     r"referral|invite|invitation|dress|source|error|status|tracking|product|bar|qr|morse|tax|"
-    r"swift|bic|sort|branch|bank|iata|airport|airline|station|colou?r|hs|sic|naics)"
+    r"swift|bic|sort|branch|bank|iata|airport|airline|station|colou?r|hs|sic|naics|course|class|"
+    r"module|subject|item|sku|part|model|style)"
     r"[\s-]*$",
     _I,
 )
@@ -185,6 +186,37 @@ _CODE = (
     r"(?:[0-9]{3}[ -][0-9]{3}(?![0-9A-Za-z])"
     r"|(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{2,12}){0,3}(?![A-Za-z0-9]))"
 )
+
+
+# What a one-time code is called, how it came, and its value: four to eight digits, also
+# read out in groups ("48 29 13", "3 8 1 7 2 9").
+_OTP_NOUN = (
+    r"code|pin|otp|passcode|(?:verification|confirmation|security|one-time|login|sign-?in|"
+    r"auth(?:entication)?|access)\s+number|(?<!last\s)(?<!first\s)digits"
+)
+_OTP_SENT = r"texted|sent|sms(?:'d|ed)|messaged|emailed"
+_OTP_VALUE = r"(?P<v>[0-9]{4,8}|[0-9]{1,4}(?:[ -][0-9]{1,4}){1,7})(?![0-9])"
+_YEAR = _rx(r"(?:19|20)[0-9]{2}")
+_CLAUSE_ENDS = _rx(r"\s*(?:[.!?;,)\n]|$)")
+# the code public by design is named by its word before "code"; "bank code" is a bank's
+# number, but one that came by text is the bank's one-time code
+_SENT_NOT_PUBLIC = _rx(r"bank", _I)
+
+
+def _one_time_code(m: re.Match[str], text: str) -> bool:
+    """Four to eight digits; not a year unless it was texted, or sent and nothing follows;
+    not a code public by design ("the zip code they sent me is 94103")."""
+    value = m.group("v")
+    if not 4 <= sum(c.isdigit() for c in value) <= 8:
+        return False
+    how = m.group("how").lower()
+    sent = re.fullmatch(_OTP_SENT, how) is not None
+    if _YEAR.fullmatch(value) and not (
+        how.startswith(("text", "sms", "messag")) or (sent and _CLAUSE_ENDS.match(text, m.end()))
+    ):
+        return False  # "the code they sent me is 2019 style"
+    public = _PUBLIC_CODE.search(text, max(0, m.start("n") - 16), m.start("n"))
+    return public is None or (sent and _SENT_NOT_PUBLIC.match(public.group()) is not None)
 
 
 @dataclass(frozen=True)
@@ -537,21 +569,49 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         ),
     ),
     # a one-time code by how it came: "the code my bank just texted me is 739204", "the
-    # PIN they sent: 482 913" (a four-digit year is not one)
+    # PIN they sent: 48 29 13", "the verification number they texted is 5521 09" (a
+    # four-digit year is not one unless it was sent: "the code they texted me is 2047")
     _Secret(
         "recovery_code",
         _rx(
-            r"(?<![A-Za-z])(?:code|pin|otp|passcode)(?![A-Za-z])[^.!?\n\d]{0,40}?"
-            r"(?<![A-Za-z])(?:texted|sent|sms(?:'d|ed)?|messaged|emailed|received|got|came|"
+            r"(?<![A-Za-z])(?P<n>" + _OTP_NOUN + r")(?![A-Za-z])[^.!?\n\d]{0,40}?"
+            r"(?<![A-Za-z])(?P<how>" + _OTP_SENT + r"|received|got|came|"
             r"gave|shows?|showed|showing|displays?|displayed)(?![A-Za-z])[^.!?\n\d]{0,30}?"
-            r"(?:(?<![A-Za-z])(?:is|was)(?![A-Za-z])|[:=])\s*"
-            r"(?P<v>[0-9]{3}[ -][0-9]{3}|(?!(?:19|20)[0-9]{2}(?![0-9]))[0-9]{4,8})(?![0-9])",
+            r"(?:(?<![A-Za-z])(?:is|was|are|were)(?![A-Za-z])|[:=])\s*" + _OTP_VALUE,
             _I,
         ),
-        1,
-        # not a code that is public by design ("the zip code they sent me is 94103")
-        lambda m, text: _PUBLIC_CODE.search(text, max(0, m.start() - 16), m.start()) is None,
-        triggers=("code", "pin", "otp", "passcode"),
+        "v",
+        lambda m, text: _one_time_code(m, text),
+        triggers=("code", "pin", "otp", "passcode", "number", "digits"),
+    ),
+    # …said the other way round: "the bank texted me a code: 739204", "they sent me a
+    # code, it's 739204", "Chase emailed me the PIN - 4829"
+    _Secret(
+        "recovery_code",
+        _rx(
+            r"(?<![A-Za-z])(?P<how>" + _OTP_SENT + r")\s+(?:me|us)\s+(?:(?:a|an|the|my|our|"
+            r"their|this|that|another|new)\s+)?(?:[A-Za-z0-9-]+\s+){0,2}?(?P<n>" + _OTP_NOUN + r")"
+            r"(?![A-Za-z])\s*(?:[:=,—–-]\s*(?:it'?s|it\s+is|which\s+is|that'?s)?|\s(?:is|was)(?![A-Za-z])"
+            r"|\s+(?:it'?s|it\s+is|which\s+is))\s*" + _OTP_VALUE,
+            _I,
+        ),
+        "v",
+        lambda m, text: _one_time_code(m, text),
+        triggers=("texted", "sent", "sms", "messaged", "emailed"),
+    ),
+    # 他们短信发的码是 2047, 客服发给我的六位数是 739204, 刚收到的短信码 4829 13
+    _Secret(
+        "recovery_code",
+        _rx(
+            r"(?:短信|(?<![开研出头沙引])发(?!票|现|生|展|型|音|烧|言|布|表|明|挥|动)|寄|推送|收到|传)"
+            r"[^。！？!?\n\d]{0,12}?(?<!取件|取餐|取货|提货|邮政|优惠|邀请|推荐|兑换|折扣|条形|二维|国家|错误|状态|"
+            r"激活|注册|发票)(?<![区券条邮])(?:验证码|动态码|代码|密码|口令|数字|码|(?<=[一二三四五六七八九十两几0-9]位)数)"
+            r"\s*(?:(?:是|为|[:：])\s*)?(?P<v>[0-9]{4,8}|[0-9]{1,4}(?:[ -][0-9]{1,4}){1,7})"
+            r"(?![0-9.,]|\s*(?:年|月|日|号|元|块|次|个|人|天|分|小时|%|笔|行|条|字|页|g|m))"
+        ),
+        "v",
+        lambda m, _: 4 <= sum(c.isdigit() for c in m.group("v")) <= 8,
+        triggers=("短信", "发", "寄", "推送", "收到", "传"),
     ),
     # the list after a phrase and a colon: "backup codes in case I lose my phone: …",
     # "Recovery codes for my Google account: 51422475 40188001 …" (codes need no digit

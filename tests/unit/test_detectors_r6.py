@@ -66,3 +66,54 @@ def test_a_card_beside_a_stray_number_is_found_and_only_the_card_redacted(
 )
 def test_grouped_numbers_that_are_no_card_pass(text: str) -> None:
     assert not detectors.find_cards(text)
+
+
+# ---------------------------------------------------------------------------------------
+# One-time codes by how they came
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("my bank code they texted me is 739204", "739204"),  # a bank's code that came by text
+        ("the code they texted me is 2047", "2047"),  # year-shaped, but texted
+        ("the code they emailed me is 2019", "2019"),  # sent, and nothing follows
+        ("PIN they sent: 48 29 13", "48 29 13"),
+        ("the verification number they texted is 5521 09", "5521 09"),
+        ("the digits they SMSed me are 604 917", "604 917"),
+        ("the bank texted me a code: 739204", "739204"),
+        ("they sent me a code, it's 739204", "739204"),
+        ("they emailed me the PIN - 4829", "4829"),
+        ("他们短信发的码是 2047", "2047"),
+        ("客服发给我的六位数是 739204", "739204"),
+        ("刚收到的短信码 4829 13", "4829 13"),
+        ("银行发过来的校验数字是 7 3 9 2 0 4", "7 3 9 2 0 4"),
+    ],
+)
+def test_one_time_codes_by_how_they_came(text: str, code: str) -> None:
+    assert [f.detail for f in detectors.find_secrets(text)] == ["recovery_code"]
+    assert detectors.redact(text) == text.replace(code, "[REDACTED:secret]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the code they sent me is 2019 style",
+        "the code they emailed me is 2019 compliant",
+        "the course code they emailed me is 4815",
+        "the last digits they sent are 4821",
+        "the number they texted me is 4155552671",
+        "my order number they sent is 73920412",
+        "they sent me a code of conduct: 2019 edition",
+        "I sent the code to my colleague, it's 300 lines",
+        "他们短信发的邮编是 200120",
+        "酒店发来的房间号是 1208",
+        "奶茶店发来的取餐码是 1024",
+        "我上传的代码是 2000 行",
+        "收到的数字是 1000 元",
+        "发票代码是 044002100111",
+    ],
+)
+def test_codes_that_are_no_one_time_code(text: str) -> None:
+    assert not detectors.find_secrets(text), text

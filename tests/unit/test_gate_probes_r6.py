@@ -493,14 +493,6 @@ OPEN_REFUSED: frozenset[str] = frozenset(
         "en-obey-orders",
         "en-obey-refuse",
         "en-obey-whatever",
-        "en-otp-bank-code",
-        "en-otp-by-text",
-        "en-otp-digits-smsed",
-        "en-otp-its",
-        "en-otp-pin-pairs",
-        "en-otp-texted-a-code",
-        "en-otp-verification-number",
-        "en-otp-year-shaped",
         "en-rel-address-line",
         "en-rel-emergency",
         "en-rel-key",
@@ -523,13 +515,6 @@ OPEN_REFUSED: frozenset[str] = frozenset(
         "zh-obey-only",
         "zh-obey-refuse",
         "zh-obey-unconditional",
-        "zh-otp-alipay",
-        "zh-otp-daima",
-        "zh-otp-shuzi",
-        "zh-otp-six-digits",
-        "zh-otp-sms-ma",
-        "zh-otp-sms-spaced",
-        "zh-otp-spaced-digits",
         "zh-rel-community",
         "zh-rel-home-address",
         "zh-rel-key",
@@ -542,24 +527,9 @@ OPEN_REFUSED: frozenset[str] = frozenset(
 )
 OPEN_REDACTED: frozenset[str] = frozenset(
     {
-        "en-otp-bank-code",
-        "en-otp-by-text",
-        "en-otp-digits-smsed",
-        "en-otp-its",
-        "en-otp-pin-pairs",
-        "en-otp-texted-a-code",
-        "en-otp-verification-number",
-        "en-otp-year-shaped",
         "en-split-name-first",
         "en-split-nested",
         "en-split-parts-exp",
-        "zh-otp-alipay",
-        "zh-otp-daima",
-        "zh-otp-shuzi",
-        "zh-otp-six-digits",
-        "zh-otp-sms-ma",
-        "zh-otp-sms-spaced",
-        "zh-otp-spaced-digits",
         "zh-split-bank-first",
         "zh-split-five-fields",
         "zh-split-halves-holder",
@@ -567,7 +537,6 @@ OPEN_REDACTED: frozenset[str] = frozenset(
 )
 OPEN_PASSES: frozenset[str] = frozenset(
     {
-        "en-ok-course-code",
         "en-ok-wifi-sticker",
         "en-ok-wpa-network-key",
         "en-ok-wpa-psk",
@@ -584,7 +553,6 @@ OPEN_PASSES: frozenset[str] = frozenset(
 )
 OPEN_UNREDACTED: frozenset[str] = frozenset(
     {
-        "en-ok-course-code",
         "en-ok-wifi-sticker",
         "en-ok-wpa-network-key",
         "en-ok-wpa-psk",
