@@ -1138,6 +1138,28 @@ def _digit_field_numbers(folded: str) -> list[tuple[int, int, str]]:
     return out
 
 
+# A run of two or more fields with digits inside an object pasted as text, beside other
+# fields ({"part1": "4111", …, "part4": "1111", "exp": "12/27"}): its card-shaped windows.
+_FIELD_PAIR = r"[\"'][^\"'\n]{1,40}[\"']\s*:\s*[\"']?[0-9]{1,19}[\"']?"
+_DIGIT_FIELD_RUN = _rx(
+    r"(?<=[{,])\s*" + _FIELD_PAIR + r"(?:\s*,\s*" + _FIELD_PAIR + r"){1,7}(?=\s*[,}])"
+)
+
+
+def _digit_field_runs(folded: str) -> list[tuple[int, int, str]]:
+    if "{" not in folded:
+        return []
+    out: list[tuple[int, int, str]] = []
+    for m in _DIGIT_FIELD_RUN.finditer(folded):
+        values = list(_FIELD_DIGITS.finditer(folded, m.start(), m.end()))
+        for i, j in itertools.combinations(range(len(values) + 1), 2):
+            window = values[i:j]
+            if len(window) > 1 and card_shaped([len(v.group(1)) for v in window]):
+                digits = "".join(v.group(1) for v in window)
+                out.append((window[0].start(1), window[-1].end(1), digits))
+    return out
+
+
 def _grouped_numbers(folded: str) -> list[tuple[int, int, str]]:
     """Grouped digit runs as (start, end, digits): the whole run, or, for a run longer
     than any card (of at most 24 groups), each window of consecutive groups that could
@@ -1167,7 +1189,7 @@ def _grouped_numbers(folded: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _card_shaped(widths: list[int]) -> bool:
+def card_shaped(widths: list[int]) -> bool:
     """Group widths a card is written in: one run, 4-4-4-4 with a last group of one to
     four, Amex and Diners 4-6-5 / 4-6-4, or a 6- or 8-digit BIN then the rest. Phone
     numbers (3-3-4, 2-3-4-4), dates, scores and lottery draws are grouped otherwise."""
@@ -1198,7 +1220,7 @@ def _card_windows(folded: str) -> list[tuple[int, int, str]]:
             if (i, j) == (0, len(groups)):
                 continue  # the whole run is judged as it is
             window = groups[i:j]
-            if _card_shaped([len(g.group()) for g in window]):
+            if card_shaped([len(g.group()) for g in window]):
                 number = "".join(g.group() for g in window)
                 out.append((m.start() + window[0].start(), m.start() + window[-1].end(), number))
     return out
@@ -1369,6 +1391,7 @@ def _card_spans(folded: str) -> list[Span]:
     numbers = [(m.start(), m.end(), re.sub(r"[ -]", "", m.group())) for m in _CARD.finditer(folded)]
     numbers.extend(n for n in _grouped_numbers(folded) if 13 <= len(n[2]) and n[2].isdigit())
     numbers.extend(_card_windows(folded))
+    numbers.extend(_digit_field_runs(folded))
     spans: list[Span] = []
     for start, end, digits in numbers:
         if any(s <= start < e for s, e in ids):

@@ -8,6 +8,7 @@ caller passes `now`, the existing facts and the tombstone hashes, and applies th
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -126,6 +127,26 @@ def _digit_fields(item: dict[Any, Any]) -> str | None:
 
 
 _DIGIT_FIELD = re.compile(r"[0-9]{1,19}")
+_MAX_RUN = 8  # a card in five fields with a stray field either side is seven
+
+
+def _card_runs(values: list[Any]) -> list[str]:
+    """The card-shaped windows (detectors.card_shaped: 4-4-4-4, 4-6-5, …) of the runs of
+    consecutive digit fields among other fields or items: a card typed into boxes beside
+    its expiry, its code or its holder ({"part1": "4111", …, "exp": "12/27"},
+    ["4539", "1488", "0343", "6467", "exp 11/27"]), each joined by spaces."""
+    out: list[str] = []
+    run: list[str] = []
+    for v in [*values, None]:
+        if isinstance(v, str | int) and not isinstance(v, bool) and _DIGIT_FIELD.fullmatch(str(v)):
+            run.append(str(v))
+            continue
+        if 1 < len(run) <= _MAX_RUN:
+            for i, j in itertools.combinations(range(len(run) + 1), 2):
+                if j - i > 1 and detectors.card_shaped([len(x) for x in run[i:j]]):
+                    out.append(" ".join(run[i:j]))
+        run = []
+    return out
 
 
 def value_text(value: Any, label: str | None = None) -> str:
@@ -142,8 +163,8 @@ def value_text(value: Any, label: str | None = None) -> str:
             if key:
                 lines.append(key)
             digits = _digit_fields(item)
-            if digits is not None:
-                lines.append(f"{key}: {digits}" if key else digits)
+            runs = [digits] if digits is not None else _card_runs(list(item.values()))
+            lines += [f"{key}: {run}" if key else run for run in runs]
             stack.extend((v, str(k)) for k, v in reversed(list(item.items())))
         elif isinstance(item, list):
             if key and not item:
@@ -156,6 +177,7 @@ def value_text(value: Any, label: str | None = None) -> str:
                 pieces = _pieces_of_a_secret(key, item)
                 if pieces is not None:
                     lines.append(f"{key}: {pieces}" if key else pieces)
+                lines += [f"{key}: {run}" if key else run for run in _card_runs(item)]
             stack.extend((v, key) for v in reversed(item))
         elif item is None or isinstance(item, bool):
             if key:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.memory import detectors
+from app.memory import detectors, gate
+from app.memory.model import Candidate, FactType, Reason, SourceKind
+from tests.unit.test_disguises import AGENT, POLICY
 
 # ---------------------------------------------------------------------------------------
 # A card beside a stray short number
@@ -34,7 +36,7 @@ from app.memory import detectors
     ],
 )
 def test_card_shapes(widths: list[int], shaped: bool) -> None:
-    assert detectors._card_shaped(widths) is shaped
+    assert detectors.card_shaped(widths) is shaped
 
 
 @pytest.mark.parametrize(
@@ -117,3 +119,72 @@ def test_one_time_codes_by_how_they_came(text: str, code: str) -> None:
 )
 def test_codes_that_are_no_one_time_code(text: str) -> None:
     assert not detectors.find_secrets(text), text
+
+
+# ---------------------------------------------------------------------------------------
+# A card typed into value fields beside another field
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "line"),
+    [
+        (
+            {"part1": "4111", "part2": "1111", "part3": "1111", "part4": "1111", "exp": "12/27"},
+            "4111 1111 1111 1111",
+        ),
+        (["4539", "1488", "0343", "6467", "exp 11/27"], "4539 1488 0343 6467"),
+        ({"holder": "J", "a": 3782, "b": 822463, "c": 10005}, "3782 822463 10005"),
+        (
+            {"n": "2", "p1": "4111", "p2": "1111", "p3": "1111", "p4": "1111", "x": "y"},
+            "4111 1111 1111 1111",
+        ),
+    ],
+)
+def test_a_card_typed_into_fields_beside_another_is_read_joined(value: object, line: str) -> None:
+    assert line in gate.value_text(value).splitlines()
+    assert (
+        gate.screen(
+            Candidate(
+                user_id="u",
+                type=FactType.SEMANTIC,
+                statement="a note",
+                value=value,
+                source_kind=SourceKind.USER_MESSAGE,
+            ),
+            AGENT,
+            POLICY,
+            (),
+        ).reason
+        is Reason.PAYMENT_CARD
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"name": "Bob", "phone": "4155552679", "zip": "94103"},  # 10 + 5, Luhn-valid joined
+        {"employee_id": "40213", "badge": "88123400", "team": "ops"},  # 5 + 8, Luhn-valid
+        {"year": "2024", "month": "03", "day": "12", "note": "x"},
+        ["2019", "2020", "2021", "2022", "bills"],
+    ],
+)
+def test_digit_fields_that_are_no_card_pass(value: object) -> None:
+    candidate = Candidate(
+        user_id="u",
+        type=FactType.SEMANTIC,
+        statement="a note",
+        value=value,
+        source_kind=SourceKind.USER_MESSAGE,
+    )
+    assert gate.screen(candidate, AGENT, POLICY, ()) is None
+
+
+def test_a_card_in_fields_pasted_as_text_is_redacted_and_the_other_fields_kept() -> None:
+    text = (
+        '{"name": "J SMITH", "n1": "5425", "n2": "2334", "n3": "3010", "n4": "9903", '
+        '"exp": "09/28"}'
+    )
+    out = detectors.redact(text)
+    assert "5425" not in out and "9903" not in out
+    assert out.startswith('{"name": "J SMITH", "n1": "[REDACTED:card]') and '"exp": "09/28"' in out

@@ -497,10 +497,6 @@ OPEN_REFUSED: frozenset[str] = frozenset(
         "en-rel-emergency",
         "en-rel-key",
         "en-rel-street-city",
-        "en-split-list-exp",
-        "en-split-name-first",
-        "en-split-nested",
-        "en-split-parts-exp",
         "zh-auth-admin",
         "zh-auth-authorized",
         "zh-auth-believe",
@@ -519,22 +515,9 @@ OPEN_REFUSED: frozenset[str] = frozenset(
         "zh-rel-home-address",
         "zh-rel-key",
         "zh-rel-street",
-        "zh-split-bank-first",
-        "zh-split-five-fields",
-        "zh-split-halves-holder",
-        "zh-split-list-note",
     }
 )
-OPEN_REDACTED: frozenset[str] = frozenset(
-    {
-        "en-split-name-first",
-        "en-split-nested",
-        "en-split-parts-exp",
-        "zh-split-bank-first",
-        "zh-split-five-fields",
-        "zh-split-halves-holder",
-    }
-)
+OPEN_REDACTED: frozenset[str] = frozenset()
 OPEN_PASSES: frozenset[str] = frozenset(
     {
         "en-ok-wifi-sticker",
