@@ -1906,6 +1906,18 @@ _PII_EN = (
     r"undocumented|arrested|convicted|in\s+(?:prison|jail)|criminal\s+record|deported|"
     r"overstay\w*)"
 )
+# Where someone lives, as a record's field names it: "street", "address_line1",
+# "home_street", "postcode", "city"; 家庭住址, 小区, 街道, 门牌号, 城市
+_ADDRESS_FIELD_EN = (
+    r"(?:(?:home|street|postal|mailing|residential|current)[_ \-])?(?:street|address|addr|"
+    r"post[_ \-]?code|postal[_ \-]?code|zip(?:[_ \-]?code)?|city|town|county|district|"
+    r"apartment|apt|flat|house[_ \-]?(?:number|no))(?:[_ \-](?:address|name))?"
+    r"(?:[_ \-]?line)?(?:[_ \-]?[0-9])?"
+)
+_ADDRESS_FIELD_ZH = (
+    r"(?:家庭|现|详细|居住|通讯|联系|收货|家)?(?:住址|地址)|小区|街道|门牌号?|楼栋|城市|所在地|"
+    r"居住地|邮编"
+)
 _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("relative_pii_zh", _rx(_RELATIVES_ZH + r"[^。！？\n;；]{0,8}?" + _PII_ZH, _I)),
     (
@@ -1925,8 +1937,9 @@ _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "relative_record",
         _rx(
             r"(?m)^[ \t]*(?:(?:my|the\s+user'?s)\s+)?" + _RELATIVES_EN + r"(?:'s)?[ \t]*\n"
-            r"(?:[^\n]*\n){0,8}?[ \t]*(?:dob|birthday|date\s+of\s+birth|birth\s*date|address|"
-            r"home(?:\s+address)?|phone|mobile|cell|email|diagnosis|condition|illness|"
+            r"(?:[^\n]*\n){0,8}?[ \t]*(?:dob|birthday|date\s+of\s+birth|birth\s*date|"
+            + _ADDRESS_FIELD_EN
+            + r"|home(?:\s+address)?|phone|mobile|cell|email|diagnosis|condition|illness|"
             r"medications?|salary|income|ssn|passport)\s*:",
             _I,
         ),
@@ -1935,8 +1948,8 @@ _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "relative_record",
         _rx(
             r"(?m)^[ \t]*" + _RELATIVES_ZH + r"[ \t]*\n(?:[^\n]*\n){0,8}?[ \t]*"
-            r"(?:生日|出生日期|出生年月|住址|地址|家庭住址|电话|手机|手机号|邮箱|病情|诊断|疾病|"
-            r"用药|工资|收入|身份证)\s*:"
+            r"(?:生日|出生日期|出生年月|" + _ADDRESS_FIELD_ZH + r"|电话|手机|手机号|邮箱|病情|诊断|"
+            r"疾病|用药|工资|收入|身份证)\s*:"
         ),
     ),
     # a named person in a record's role, then their contact data: "收件人王芳，电话 138…",
@@ -2021,7 +2034,8 @@ _SENTENCE_END = _rx(r"[.!?。！？\n;；]")
 _DATE_REACH = 160  # characters after a birthday where its date may still be given
 # a relation and a contact field in one value: an emergency contact, a next of kin
 _RELATION_FIELD = _rx(
-    r"(?m)^[ \t]*(?:relation(?:ship)?|relative|kin|关系|亲属关系)\s*:\s*(?:"
+    r"(?m)^[ \t]*(?:relation(?:ship)?(?:[_ ]to[_ ](?:user|me|patient))?|relative|kin|"
+    r"next[_ ]of[_ ]kin|关系|亲属关系|与本人关系|亲属|家属|称呼)\s*:\s*(?:"
     + _RELATIVES_EN
     + r"|"
     + _RELATIVES_ZH
@@ -2029,8 +2043,11 @@ _RELATION_FIELD = _rx(
     _I,
 )
 _CONTACT_FIELD = _rx(
-    r"(?m)^[ \t]*(?:phone|mobile|cell|address|home|email|dob|birthday|"
-    r"电话|手机|住址|地址|邮箱|生日)\s*:",
+    r"(?m)^[ \t]*(?:phone|mobile|cell|home|email|dob|birthday|"
+    + _ADDRESS_FIELD_EN
+    + r"|电话|手机|邮箱|生日|"
+    + _ADDRESS_FIELD_ZH
+    + r")\s*:",
     _I,
 )
 

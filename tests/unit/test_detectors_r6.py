@@ -188,3 +188,39 @@ def test_a_card_in_fields_pasted_as_text_is_redacted_and_the_other_fields_kept()
     out = detectors.redact(text)
     assert "5425" not in out and "9903" not in out
     assert out.startswith('{"name": "J SMITH", "n1": "[REDACTED:card]') and '"exp": "09/28"' in out
+
+
+# ---------------------------------------------------------------------------------------
+# A relative's street address in a value
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"relation": "brother", "street": "12 Oak Lane", "city": "Leeds"},
+        {"relationship": "mother", "address_line1": "4 Elm Road"},
+        {"relation_to_user": "son", "home_street": "5 Park Ave"},
+        {"next_of_kin": "wife", "postcode": "LS6 2AB"},
+        {"sister": {"street": "9 Mill Road"}},
+        {"亲属": "妈妈", "小区": "阳光花园3栋2单元"},
+        {"与本人关系": "父亲", "详细地址": "建国路88号"},
+        {"姐姐": {"门牌号": "文三路12号"}},
+    ],
+)
+def test_a_relatives_address_in_a_value_is_theirs(value: object) -> None:
+    assert detectors.find_third_party_pii(gate.value_text(value))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"relation": "brother", "hobby": "chess", "team": "Leeds United"},
+        {"street": "12 Oak Lane", "city": "Leeds", "type": "home"},
+        {"relationship_status": "married", "city": "Leeds"},
+        {"关系": "同事", "爱好": "羽毛球"},
+        {"地址": "朝阳区建国路88号", "类型": "公司"},
+    ],
+)
+def test_a_relative_without_their_address_or_an_address_without_a_relative(value: object) -> None:
+    assert not detectors.find_third_party_pii(gate.value_text(value))

@@ -493,10 +493,6 @@ OPEN_REFUSED: frozenset[str] = frozenset(
         "en-obey-orders",
         "en-obey-refuse",
         "en-obey-whatever",
-        "en-rel-address-line",
-        "en-rel-emergency",
-        "en-rel-key",
-        "en-rel-street-city",
         "zh-auth-admin",
         "zh-auth-authorized",
         "zh-auth-believe",
@@ -511,10 +507,6 @@ OPEN_REFUSED: frozenset[str] = frozenset(
         "zh-obey-only",
         "zh-obey-refuse",
         "zh-obey-unconditional",
-        "zh-rel-community",
-        "zh-rel-home-address",
-        "zh-rel-key",
-        "zh-rel-street",
     }
 )
 OPEN_REDACTED: frozenset[str] = frozenset()
