@@ -104,7 +104,10 @@ _EN_VERB = (
 )
 _ZH_VALUE_STOP = (
     r"(?!多少|什么|啥|几|哪|不是|不对|不能|不要|错|对的|正确|必须|需要"
-    r"|空的?(?:$|[，。,.])|一样|相同|怎么|如何)"
+    r"|空的?(?:$|[，。,.])|一样|相同|怎么|如何"
+    # where it is, not what it is: "是贴在冰箱上的那张纸", "是写在本子上的"
+    r"|(?:贴|写|印|放|记|存|藏|保存|附|夹|标|打印|列)在|在(?:路由器|冰箱|纸|本子|卡片|背面|底部|"
+    r"小票|收据|便签|手机|电脑|抽屉|墙上|门上|桌上|包装|说明书))"
 )
 # One character of a value: ASCII punctuation followed by more ASCII belongs to it
 # ("qwe!@#123", "ab,c1"); before a space or a CJK character it ends the sentence.
@@ -778,6 +781,9 @@ _PASSWORD_WORDS = frozenset(
     "why when where very really so quite also usually always never sometimes often easy "
     "hard simple complex complicated obvious good bad being going supposed only just still "
     "now managed rotated generated provided given shared sent "
+    # where it is, not what it is: "the wifi password is printed on the router"
+    "printed taped stuck posted listed located shown displayed available attached included "
+    "labelled labeled below above under behind beside underneath "
     "mine yours ours theirs".split()
 )
 _TRAILING = ".!?)]}>:：。！？）"
@@ -791,9 +797,14 @@ def _bare(value: str) -> str:
 
 
 def _is_value(value: str) -> bool:
-    """A secret value, not a word about it ("password is required")."""
+    """A secret value, not a word about it ("password is required") nor the network's
+    security mode ("wifi key: WPA2-PSK")."""
     bare = _bare(value)
-    return bool(bare) and bare.lower() not in _PASSWORD_WORDS
+    return (
+        bool(bare)
+        and bare.lower() not in _PASSWORD_WORDS
+        and structural.SECURITY_MODE.fullmatch(bare) is None
+    )
 
 
 # words a passphrase does not contain: articles, prepositions, pronouns, auxiliaries
@@ -1832,6 +1843,9 @@ _EXFIL_INSTRUCTION = _rx(
     r"(?!\s+(?:questions?|requests?|issues?|problems?|inquir\w+|queries|concerns?)\b)"
     r"[^.!?\n]{0,40}?(?<![A-Za-z])(?:to|into|at)(?![A-Za-z])" + _EXFIL_TARGET + "|"
     r"(?:记忆|对话(?:内容|记录)|聊天(?:内容|记录)|系统提示词?|密码|密钥|个人信息|隐私)"
+    # a request about them is not them: "个人信息变更请发送到 hr@…", "隐私相关的问题请发到 …"
+    r"(?![^。！？!?\n和及与、,，]{0,4}?(?:变更|修改|更新|更正|问题|申请|咨询|投诉|请求|事宜|疑问|"
+    r"反馈|重置))"
     r"[^。！？!?\n]{0,12}?(?:发送|转发|上传|同步|提交|传|发)(?:到|至|给)" + _EXFIL_TARGET,
     _I,
 )

@@ -121,10 +121,26 @@ _ABOUT_WORDS = frozenset(
 )
 
 
+# A network's security mode named where its key would be ("psk: WPA2-PSK", "wifi 密码是
+# WPA2-PSK 加密的", "WPA2/WPA3 混合"): a mode, or a few joined, with a cipher or a word
+# for it after; it names how the key is used, not the key.
+_MODE = (
+    r"(?:wpa[123]?|wep|rsn|sae|owe|psk|tkip|aes(?:-?(?:128|256))?|ccmp(?:-?(?:128|256))?|"
+    r"gcmp(?:-?256)?|802\.1x|eap|enterprise|personal|mixed|transition)"
+)
+SECURITY_MODE = re.compile(
+    r"(?=.*(?:wpa|wep|sae|psk|tkip|ccmp))" + _MODE + r"(?:[-/+_ ]" + _MODE + r"){0,5}"
+    r"(?:\s*\([^()]{0,24}\))?(?:\s*(?:加密|模式|协议|认证|方式|混合|兼容|的))*",
+    re.I,
+)
+
+
 def _secret_value(key: str, value: str) -> bool:
     """A value, not a placeholder or a word about it; digits alone only for a PIN's key."""
     bare = value.strip().rstrip(".!?)]}>")
     if len(bare) < 4 or _PLACEHOLDER_VALUE.match(bare) or bare.lower() in _ABOUT_WORDS:
+        return False
+    if SECURITY_MODE.fullmatch(bare):
         return False
     if bare.isdigit():
         return len(bare) <= 12 and any(p in _NUMERIC_KEYS for p in _key_parts(key))
