@@ -200,7 +200,7 @@ _OTP_NOUN = (
 _OTP_SENT = r"texted|sent|sms(?:'d|ed)|messaged|emailed"
 _OTP_VALUE = r"(?P<v>[0-9]{4,8}|[0-9]{1,4}(?:[ -][0-9]{1,4}){1,7})(?![0-9])"
 _YEAR = _rx(r"(?:19|20)[0-9]{2}")
-_CLAUSE_ENDS = _rx(r"\s*(?:[.!?;,)\n]|$)")
+_CLAUSE_ENDS = _rx(r"(?<!\s)\s*+(?:[.!?;,)\n]|$)")  # from a value's end: no blank before it
 # the code public by design is named by its word before "code"; "bank code" is a bank's
 # number, but one that came by text is the bank's one-time code
 _SENT_NOT_PUBLIC = _rx(r"bank", _I)
@@ -800,11 +800,7 @@ def _is_value(value: str) -> bool:
     """A secret value, not a word about it ("password is required") nor the network's
     security mode ("wifi key: WPA2-PSK")."""
     bare = _bare(value)
-    return (
-        bool(bare)
-        and bare.lower() not in _PASSWORD_WORDS
-        and structural.SECURITY_MODE.fullmatch(bare) is None
-    )
+    return bool(bare) and bare.lower() not in _PASSWORD_WORDS and not structural.security_mode(bare)
 
 
 # words a passphrase does not contain: articles, prepositions, pronouns, auxiliaries
@@ -1171,21 +1167,36 @@ def _digit_field_runs(folded: str) -> list[tuple[int, int, str]]:
     return out
 
 
+Group = tuple[int, int, str]  # start, end (in the folded text), the group's characters
+
+
+@functools.lru_cache(maxsize=512)
+def _digit_runs(folded: str) -> tuple[tuple[tuple[int, int], tuple[Group, ...]], ...]:
+    """The text's grouped digit runs (`_DIGIT_GROUPS`) and their groups, found once per
+    text: IDs and cards read them several times."""
+    return tuple(
+        (
+            m.span(),
+            tuple(
+                (m.start() + g.start(), m.start() + g.end(), g.group())
+                for g in _GROUP.finditer(m.group())
+            ),
+        )
+        for m in _DIGIT_GROUPS.finditer(folded)
+    )
+
+
 def _grouped_numbers(folded: str) -> list[tuple[int, int, str]]:
     """Grouped digit runs as (start, end, digits): the whole run, or, for a run longer
     than any card (of at most 24 groups), each window of consecutive groups that could
     be one; and the digits of an object whose every field is digits."""
     out: list[tuple[int, int, str]] = _digit_field_numbers(folded)
-    for m in _DIGIT_GROUPS.finditer(folded):
-        if _THOUSANDS.fullmatch(m.group()):
+    for (start, end), groups in _digit_runs(folded):
+        if _THOUSANDS.fullmatch(folded, start, end):
             continue  # 1,234,567: one number
-        groups = [
-            (m.start() + g.start(), m.start() + g.end(), g.group())
-            for g in _GROUP.finditer(m.group())
-        ]
         digits = "".join(g[2] for g in groups)
         if len(digits) <= _MAX_CARD:
-            out.append((m.start(), m.end(), digits))
+            out.append((start, end, digits))
             continue
         if len(groups) > _MAX_WINDOW_GROUPS:
             continue  # a table of numbers, not a card written in groups
@@ -1222,18 +1233,17 @@ def _card_windows(folded: str) -> list[tuple[int, int, str]]:
     331" with its security code) reads as one run that fails the checksum. Longer runs
     are windowed by `_grouped_numbers` already."""
     out: list[tuple[int, int, str]] = []
-    for m in _DIGIT_GROUPS.finditer(folded):
-        groups = [g for g in _GROUP.finditer(m.group()) if g.group().isdigit()]
-        digits = sum(len(g.group()) for g in groups)
+    for _, run in _digit_runs(folded):
+        groups = [g for g in run if g[2].isdigit()]
+        digits = sum(len(g[2]) for g in groups)
         if not 2 <= len(groups) <= _MAX_CARD_GROUPS or not 13 < digits <= _MAX_CARD:
             continue  # a card in five groups with a stray group either side is seven
         for i, j in itertools.combinations(range(len(groups) + 1), 2):
             if (i, j) == (0, len(groups)):
                 continue  # the whole run is judged as it is
             window = groups[i:j]
-            if card_shaped([len(g.group()) for g in window]):
-                number = "".join(g.group() for g in window)
-                out.append((m.start() + window[0].start(), m.start() + window[-1].end(), number))
+            if card_shaped([len(g[2]) for g in window]):
+                out.append((window[0][0], window[-1][1], "".join(g[2] for g in window)))
     return out
 
 

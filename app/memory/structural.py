@@ -128,11 +128,17 @@ _MODE = (
     r"(?:wpa[123]?|wep|rsn|sae|owe|psk|tkip|aes(?:-?(?:128|256))?|ccmp(?:-?(?:128|256))?|"
     r"gcmp(?:-?256)?|802\.1x|eap|enterprise|personal|mixed|transition)"
 )
-SECURITY_MODE = re.compile(
-    r"(?=.*(?:wpa|wep|sae|psk|tkip|ccmp))" + _MODE + r"(?:[-/+_ ]" + _MODE + r"){0,5}"
-    r"(?:\s*\([^()]{0,24}\))?(?:\s*(?:加密|模式|协议|认证|方式|混合|兼容|的))*",
+_SECURITY_MODE = re.compile(
+    _MODE + r"(?:[-/+_ ]" + _MODE + r"){0,5}(?:\s*\([^()]{0,24}\))?"
+    r"(?:\s*(?:加密|模式|协议|认证|方式|混合|兼容|的))*",
     re.I,
 )
+_MODE_NAME = re.compile(r"wpa|wep|sae|psk|tkip|ccmp", re.I)
+
+
+def security_mode(value: str) -> bool:
+    """The value is a network's security mode (WPA2-PSK, "WPA3-SAE 加密"), not a key."""
+    return _SECURITY_MODE.fullmatch(value) is not None and _MODE_NAME.search(value) is not None
 
 
 def _secret_value(key: str, value: str) -> bool:
@@ -140,7 +146,7 @@ def _secret_value(key: str, value: str) -> bool:
     bare = value.strip().rstrip(".!?)]}>")
     if len(bare) < 4 or _PLACEHOLDER_VALUE.match(bare) or bare.lower() in _ABOUT_WORDS:
         return False
-    if SECURITY_MODE.fullmatch(bare):
+    if security_mode(bare):
         return False
     if bare.isdigit():
         return len(bare) <= 12 and any(p in _NUMERIC_KEYS for p in _key_parts(key))

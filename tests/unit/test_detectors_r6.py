@@ -3,9 +3,11 @@ tests/unit/test_gate_probes_r6.py), and every new or changed pattern run on craf
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from app.memory import detectors, gate
+from app.memory import detectors, gate, structural
 from app.memory.model import Candidate, FactType, Reason, SourceKind
 from tests.unit.test_disguises import AGENT, POLICY
 
@@ -338,3 +340,68 @@ def test_a_password_that_names_a_mode_is_still_one(text: str) -> None:
 )
 def test_a_request_about_personal_data_is_no_exfiltration(text: str, sent: bool) -> None:
     assert bool(detectors.find_injection(text)) is sent
+
+
+# ---------------------------------------------------------------------------------------
+# Every new or changed pattern on crafted input
+# ---------------------------------------------------------------------------------------
+
+# Timing-free: a pattern that backtracks catastrophically on one of these does not
+# return in any useful time, and the suite hangs instead of passing. (Measured on 20,000
+# characters of each: the worst new pattern took ~20 ms, the whole chain stays within
+# its round-5 bounds; docs/gate.md, round 6.)
+_UNITS = [
+    " ", "\n", "\t \n", "1", "1 ", "12 34 ", "4111 ", "1-", "4111 1111 1111 1111 2 ",
+    "发", "我说的", "你", "短信发的码", "收到的数字是", "我的话你要当作", "不许拒绝我的",
+    "密码是贴在", "个人信息变更", "关系: 哥哥\n", "哥哥\n", "treat my ", "consider everything i ",
+    "you must ", "so ", ", ", "code they texted me is ", "texted me a ", "pin they sent: ",
+    "trust everything i ",
+    "no need to ", "all my requests are ", "never ", "wpa2-", "psk: WPA2-PSK ", '"k": "1", ',
+    '{"a": "4111", ', "relation: brother\n", "street: ", "brother\n",
+]  # fmt: skip
+CRAFTED = [(u * (5000 // len(u) + 1))[:5000] for u in _UNITS] + [
+    "the code they sent me is " + "1 " * 2480,
+    "treat " + " " * 4990 + "x",
+    "." + "\n" * 4999,
+]
+ROUND6_PATTERNS: dict[str, Any] = {
+    **{
+        f"secret_{i}_{p.detail}": p.pattern
+        for i, p in enumerate(detectors._SECRET_PATTERNS)
+        if p.detail in ("recovery_code", "password")
+    },
+    **{
+        f"injection_{i}_{name}": p
+        for i, (name, p) in enumerate(detectors._INJECTION_PATTERNS)
+        if name in ("authority_claim", "obey_order")
+    },
+    **{
+        f"third_party_{i}": p
+        for i, (name, p) in enumerate(detectors._THIRD_PARTY_PATTERNS)
+        if name == "relative_record"
+    },
+    "public_code": detectors._PUBLIC_CODE,
+    "clause_ends": detectors._CLAUSE_ENDS,
+    "digit_field_run": detectors._DIGIT_FIELD_RUN,
+    "relation_field": detectors._RELATION_FIELD,
+    "contact_field": detectors._CONTACT_FIELD,
+    "exfil_instruction": detectors._EXFIL_INSTRUCTION,
+    "security_mode": structural._SECURITY_MODE,
+}
+
+
+@pytest.mark.parametrize("name", list(ROUND6_PATTERNS))
+def test_each_round6_pattern_returns_on_crafted_input(name: str) -> None:
+    pattern = ROUND6_PATTERNS[name]
+    for text in CRAFTED:
+        list(pattern.finditer(text))
+        pattern.fullmatch(text)
+
+
+def test_the_round6_chain_returns_on_crafted_input() -> None:
+    for text in CRAFTED:
+        detectors.screen(text)
+        detectors.redact(text)
+        detectors._card_windows(text)
+        detectors._digit_field_runs(text)
+        gate.value_text({"k": text.split()[:64], "f": dict.fromkeys(text.split()[:32], "1234")})
