@@ -1216,7 +1216,7 @@ def _digit_field_numbers(folded: str) -> list[tuple[int, int, str]]:
 # fields ({"part1": "4111", …, "part4": "1111", "exp": "12/27"}): its card-shaped windows.
 _FIELD_PAIR = r"[\"'][^\"'\n]{1,40}[\"']\s*:\s*[\"']?[0-9]{1,19}[\"']?"
 _DIGIT_FIELD_RUN = _rx(
-    r"(?<=[{,])\s*" + _FIELD_PAIR + r"(?:\s*,\s*" + _FIELD_PAIR + r"){1,7}(?=\s*[,}])"
+    r"(?<=[{,])\s*" + _FIELD_PAIR + r"(?:\s*,\s*" + _FIELD_PAIR + r"){1,64}(?=\s*[,}])"
 )
 
 
@@ -1226,9 +1226,11 @@ def _digit_field_runs(folded: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     for m in _DIGIT_FIELD_RUN.finditer(folded):
         values = list(_FIELD_DIGITS.finditer(folded, m.start(), m.end()))
-        for i, j in itertools.combinations(range(len(values) + 1), 2):
-            window = values[i:j]
-            if len(window) > 1 and card_shaped([len(v.group(1)) for v in window]):
+        for i in range(len(values)):  # windows of up to eight fields, over a run of any length
+            for j in range(i + 2, min(len(values), i + _MAX_CARD_GROUPS) + 1):
+                window = values[i:j]
+                if not card_shaped([len(v.group(1)) for v in window]):
+                    continue
                 digits = "".join(v.group(1) for v in window)
                 out.append((window[0].start(1), window[-1].end(1), digits))
     return out
@@ -1284,8 +1286,8 @@ def card_shaped(widths: list[int]) -> bool:
     numbers (3-3-4, 2-3-4-4), dates, scores and lottery draws are grouped otherwise."""
     if not 13 <= sum(widths) <= _MAX_CARD:
         return False
-    if len(widths) <= 2:
-        return len(widths) == 1 or widths[0] in (6, 8)
+    if len(widths) <= 2:  # a BIN then the rest; twelve then the last four
+        return len(widths) == 1 or widths[0] in (6, 8, 12)
     if widths in ([4, 6, 5], [4, 6, 4]):
         return True
     return all(w == 4 for w in widths[:-1]) and widths[-1] <= 4

@@ -565,3 +565,34 @@ def test_one_time_code_value_is_the_whole_run(text: str, value: str) -> None:
         for m in p.pattern.finditer(text)
     ]
     assert value in found
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        # M2: digit fields across nested objects and arrays of objects, a 12 + 4 split,
+        # blanks or dashes inside a field, a card beside more than eight other fields
+        [{"g": "4111"}, {"g": "1111"}, {"g": "1111"}, {"g": "1111"}, {"exp": "12/27"}],
+        {"p1": {"v": "4111"}, "p2": {"v": "1111"}, "p3": {"v": "1111"}, "p4": {"v": "1111"}},
+        [["4111", "1111"], ["1111", "1111"], "exp 12/27"],
+        {"first12": "411111111111", "last4": "1111", "name": "J Doe"},
+        {"a": "4111-1111", "b": "1111-1111", "holder": "J Doe"},
+        {"a": " 4111", "b": "1111 ", "c": "1111", "d": "1111", "exp": "12/27"},
+        {**{f"n{i}": str(i) for i in range(9)}, "a": "4111", "b": "1111", "c": "1111", "d": "1111"},
+    ],
+)
+def test_review_card_in_digit_fields_is_refused(value: Any) -> None:
+    result = _screen(value=value)
+    assert result is not None and result.reason == Reason.PAYMENT_CARD, result
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"phone": "415 555 2671", "ext": "204", "zip": "94103"},
+        {"scores": [187, 203, 176, 221], "league": "Tuesday"},
+        [{"floor": "3"}, {"room": "302"}, {"area": "120"}],
+    ],
+)
+def test_review_digit_fields_that_are_no_card_pass(value: Any) -> None:
+    assert _screen(value=value) is None
