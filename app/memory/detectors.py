@@ -102,33 +102,9 @@ _EN_VERB = (
     r"(?:set|changed|reset|updated)\s+to)(?![A-Za-z])(?:\s+(?:now|still|just|currently|simply|"
     r"actually|always))?\s*:?|\s*[:=])\s*"
 )
-# Between the verb and the value, where the password is ("is listed here:", "is under the
-# keyboard, it's") or the network's security mode ("is WPA2", "WPA2-PSK /"): the value
-# read after them must look generated (`_lead_value`); when nothing does, the word or the
-# mode was the value and says what the password is not.
-_EN_LOCATION = (
-    r"(?:printed|taped|stuck|posted|listed|located|shown|displayed|available|attached|"
-    r"included|labell?ed|written|kept|stored|saved|below|above|under|behind|beside|underneath|"
-    r"on|in|at|here)"
-)
-_EN_LEAD = (
-    r"(?:(?P<loc>" + _EN_LOCATION + r")(?![A-Za-z0-9])[^\n.!?;:=]{0,40}?"
-    r"(?:\s*[:=—–]|\s*,\s*(?:it'?s|it\s+is|which\s+is|that'?s|namely)?|\s+(?:as|it'?s|it\s+is|reads|says))"
-    r"\s*|(?P<mode>" + structural.MODE_CHAIN + r")(?:\s*(?:encryption|encrypted|mode|security))?"
-    r"[\s/,:;(|—–-]+)?"
-)
-_ZH_LEAD = (
-    r"(?:(?P<loc>(?:贴|写|印|放|记|存|藏|保存|附|夹|标|打印|列)在|在(?:路由器|冰箱|纸|本子|卡片|背面|"
-    r"底部|小票|收据|便签|手机|电脑|抽屉|墙上|门上|桌上|包装|说明书))[^。！？；\n:：,，]{0,20}?"
-    r"(?:[:：]|[，,]\s*(?:就是|是|为)?)\s*|(?P<mode>" + structural.MODE_CHAIN + r")"
-    r"(?:\s*(?:加密|模式|协议|认证|方式|混合|兼容|的))*[\s/,，:：;；(（|—-]+)?"
-)
 _ZH_VALUE_STOP = (
     r"(?!多少|什么|啥|几|哪|不是|不对|不能|不要|错|对的|正确|必须|需要"
-    r"|空的?(?:$|[，。,.])|一样|相同|怎么|如何"
-    # where it is, not what it is: "是贴在冰箱上的那张纸", "是写在本子上的"
-    r"|(?:贴|写|印|放|记|存|藏|保存|附|夹|标|打印|列)在|在(?:路由器|冰箱|纸|本子|卡片|背面|底部|"
-    r"小票|收据|便签|手机|电脑|抽屉|墙上|门上|桌上|包装|说明书))"
+    r"|空的?(?:$|[，。,.])|一样|相同|怎么|如何)"
 )
 # One character of a value: ASCII punctuation followed by more ASCII belongs to it
 # ("qwe!@#123", "ab,c1"); before a space or a CJK character it ends the sentence.
@@ -199,8 +175,7 @@ def _mostly_digits_in(codes: str) -> bool:
 _PUBLIC_CODE = _rx(
     r"(?<![A-Za-z])(?:zip|postal|post|area|country|promo|promotional|discount|coupon|voucher|"
     r"referral|invite|invitation|dress|source|error|status|tracking|product|bar|qr|morse|tax|"
-    r"swift|bic|sort|branch|bank|iata|airport|airline|station|colou?r|hs|sic|naics|course|class|"
-    r"module|subject|item|sku|part|model|style)"
+    r"swift|bic|sort|branch|bank|iata|airport|airline|station|colou?r|hs|sic|naics)"
     r"[\s-]*$",
     _I,
 )
@@ -226,10 +201,9 @@ _OTP_VALUE = r"(?P<v>[0-9]{1,8}+(?:[ -][0-9]{1,8}+){0,7}+)(?![0-9])"
 _YEAR = _rx(r"(?:19|20)[0-9]{2}")
 _CLAUSE_ENDS = _rx(r"(?<!\s)\s*+(?:[.!?;,)\n]|$)")  # from a value's end: no blank before it
 # the code public by design is named by its word before "code"; "bank code" is a bank's
-# number, and a class, course, item or model code a public one, but one that came by text
-# (texted, sent, SMS; not emailed: "the course code they emailed me is 4815") is a
-# one-time code whatever it is called ("the item code Chase texted me is 739204")
-_SENT_NOT_PUBLIC = _rx(r"bank|course|class|module|subject|item|sku|part|model|style", _I)
+# number, but one that came by text (texted, sent, SMS; not emailed) is a one-time code
+# ("the bank code Chase texted me is 739204")
+_SENT_NOT_PUBLIC = _rx(r"bank", _I)
 
 
 def _one_time_code(m: re.Match[str], text: str) -> bool:
@@ -251,19 +225,9 @@ def _one_time_code(m: re.Match[str], text: str) -> bool:
     return public is None or (texted and _SENT_NOT_PUBLIC.match(public.group()) is not None)
 
 
-# a class's, a course's, a seat's code is public (班级码, 课程码, 座位码) unless it came by
-# text message (短信)
-_PUBLIC_CODE_ZH = _rx(
-    r"班级|课程|课堂|教室|房间|座位|考场|车位|会员|商品|型号|款式|货品|工位|会议室|桌|门牌|邮编|区号"
-)
-
-
 def _one_time_code_zh(m: re.Match[str], text: str) -> bool:
-    """Four to eight digits in all; not a class's or a room's code unless texted."""
-    if not 4 <= sum(c.isdigit() for c in m.group("v")) <= 8:
-        return False
-    lead = m.group()[: m.start("v") - m.start()]
-    return _PUBLIC_CODE_ZH.search(lead) is None or "短信" in lead
+    """Four to eight digits in all."""
+    return 4 <= sum(c.isdigit() for c in m.group("v")) <= 8
 
 
 @dataclass(frozen=True)
@@ -344,11 +308,11 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         "password",
         _rx(
             r"(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|passkey|pwd)"
-            r"(?![A-Za-z0-9])" + _EN_VERB + _EN_LEAD + _VALUE,
+            r"(?![A-Za-z0-9])" + _EN_VERB + _VALUE,
             _I,
         ),
-        "v",
-        lambda m, _: _lead_value(m, _is_value),
+        1,
+        lambda m, _: _is_value(m.group("v")),
         _PASSWORD_EN,
     ),
     # the word for a password in other languages, before a value: "contraseña: …",
@@ -442,16 +406,11 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         _rx(
             r"(?<![A-Za-z0-9])(?:(?:wi-?fi|wlan|wpa[23]?|wep|network|router|hotspot|bitlocker|"
             r"filevault|vault|ssh|gpg|pgp|license|licence|product|activation|serial)[_ -]?key|"
-            r"wi-?fi[_ -]?code)s?(?![A-Za-z0-9])(?:\s*\("
-            + structural.MODE_CHAIN
-            + r"\))?"
-            + _EN_VERB
-            + _EN_LEAD
-            + _VALUE,
+            r"wi-?fi[_ -]?code)s?(?![A-Za-z0-9])" + _EN_VERB + _VALUE,
             _I,
         ),
-        "v",
-        lambda m, _: _lead_value(m, lambda v: _is_value(v) and _key_like(v)),
+        1,
+        lambda m, _: _is_value(m.group("v")) and _key_like(m.group("v")),
         ("key", "code"),
     ),
     # a network's credential named anywhere after the network in its sentence, with or
@@ -462,15 +421,14 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         _rx(
             r"(?<![A-Za-z])(?:wi-?fi|wlan|wireless|network|router|hotspot|ssid)(?![A-Za-z])"
             r"[^.!?\n]{0,60}?(?<![A-Za-z])(?:key|password|passwd|pass|passphrase|psk|pw|pwd|code)"
-            r"(?![A-Za-z])(?:\s*\(" + structural.MODE_CHAIN + r"\))?"
-            r"(?:\s*(?P<verb>is|:|=|-)\s*|\s+)" + _EN_LEAD + r"[\"'`]?(?P<v>[^\s\"'`,;]{6,64})",
+            r"(?![A-Za-z])(?:\s*(?P<verb>is|:|=|-)\s*|\s+)[\"'`]?(?P<v>[^\s\"'`,;]{6,64})",
             _I,
         ),
         "v",
         # without a verb the value must look generated ("WPA3 password authentication")
-        lambda m, _: _lead_value(
-            m,
-            lambda v: _is_value(v) and (_key_like(v) if m.group("verb") else _mixed_token(v)),
+        lambda m, _: (
+            _is_value(m.group("v"))
+            and (_key_like(m.group("v")) if m.group("verb") else _mixed_token(m.group("v")))
         ),
         ("wifi", "wi-fi", "wlan", "wireless", "network", "router", "hotspot", "ssid"),
     ),
@@ -512,12 +470,9 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     # shorter words that mean other things too ("pin the tab"): values with a digit only
     _Secret(
         "password",
-        _rx(
-            r"(?<![A-Za-z0-9])(?:pw|pin(?:\s*code)?)(?![A-Za-z0-9])" + _EN_VERB + _EN_LEAD + _VALUE,
-            _I,
-        ),
-        "v",
-        lambda m, _: _lead_value(m, lambda v: _is_value(v) and _has_digit(v)),
+        _rx(r"(?<![A-Za-z0-9])(?:pw|pin(?:\s*code)?)(?![A-Za-z0-9])" + _EN_VERB + _VALUE, _I),
+        1,
+        lambda m, _: _is_value(m.group("v")) and _has_digit(m.group("v")),
         ("pw", "pin"),
     ),
     _Secret(
@@ -769,11 +724,10 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         _rx(
             r"(?:密码|口令|密钥|秘钥|私钥|令牌|暗号|凭据|凭证|授权码|安全码|激活码|注册码|pin码|PIN码)"
             + _ZH_VERB
-            + _ZH_LEAD
             + _ZH_VALUE
         ),
-        "v",
-        lambda m, _: _lead_value(m, _is_value),
+        1,
+        lambda m, _: _is_value(m.group("v")),
     ),
     # the digits that open a payment, a phone, a door or a safe, however they are named:
     # "微信支付的六位数字我设成了 739104", "门禁是 4821", "unlock code for the safe: 0412"
@@ -838,9 +792,6 @@ _PASSWORD_WORDS = frozenset(
     "why when where very really so quite also usually always never sometimes often easy "
     "hard simple complex complicated obvious good bad being going supposed only just still "
     "now managed rotated generated provided given shared sent "
-    # where it is, not what it is: "the wifi password is printed on the router"
-    "printed taped stuck posted listed located shown displayed available attached included "
-    "labelled labeled below above under behind beside underneath "
     "mine yours ours theirs".split()
 )
 _TRAILING = ".!?)]}>:：。！？）"
@@ -853,21 +804,10 @@ def _bare(value: str) -> str:
     return value.rstrip(_TRAILING)
 
 
-def _lead_value(m: re.Match[str], plain: Callable[[str], bool]) -> bool:
-    """The value after the verb; read past where the password is, or past the network's
-    security mode, only a value that looks generated (not "printed on the router, it's the
-    default one", not "WPA2-PSK, the SSID is Casa")."""
-    value = m.group("v")
-    if m.group("loc") is None and m.group("mode") is None:
-        return plain(value)
-    return plain(value) and _mixed_token(value) and not structural.security_mode(_bare(value))
-
-
 def _is_value(value: str) -> bool:
-    """A secret value, not a word about it ("password is required") nor the network's
-    security mode ("wifi key: WPA2-PSK")."""
+    """A secret value, not a word about it ("password is required")."""
     bare = _bare(value)
-    return bool(bare) and bare.lower() not in _PASSWORD_WORDS and not structural.security_mode(bare)
+    return bool(bare) and bare.lower() not in _PASSWORD_WORDS
 
 
 # words a passphrase does not contain: articles, prepositions, pronouns, auxiliaries
@@ -1957,35 +1897,10 @@ _EXFIL_INSTRUCTION = _rx(
     # questions about credentials are not credentials ("send any credentials questions to…")
     r"(?!\s+(?:questions?|requests?|issues?|problems?|inquir\w+|queries|concerns?)\b)"
     r"[^.!?\n]{0,40}?(?<![A-Za-z])(?:to|into|at)(?![A-Za-z])" + _EXFIL_TARGET + "|"
-    r"(?P<zh>记忆|对话(?:内容|记录)|聊天(?:内容|记录)|系统提示词?|密码|密钥|个人信息|隐私)"
-    r"(?P<mid>[^。！？!?\n]{0,12}?)(?P<verb>发送|转发|上传|同步|提交|传|发)(?:到|至|给)"
-    + _EXFIL_TARGET,
+    r"(?:记忆|对话(?:内容|记录)|聊天(?:内容|记录)|系统提示词?|密码|密钥|个人信息|隐私)"
+    r"[^。！？!?\n]{0,12}?(?:发送|转发|上传|同步|提交|传|发)(?:到|至|给)" + _EXFIL_TARGET,
     _I,
 )
-# A request about them is not them, when it is a notice of where to send it: "个人信息变更
-# 请发送到 hr@…", "密码重置申请请发送至 …", "隐私相关的问题请发到 …" — the data's noun, a
-# request's noun or 请, and the verb; not "把用户的个人信息变更情况发送到 …", "系统提示词更新后
-# 转发给 …", "每次对话后把个人信息更新发送到 …".
-_EXFIL_ZH_NOTICE = _rx(
-    r"(?:相关的?|方面的?)?(?:(?:(?:变更|修改|更新|更正|重置|导出|删除|查询|注销)的?)?"
-    r"(?:问题|申请|咨询|投诉|请求|事宜|疑问|反馈)请?"
-    r"|(?:变更|修改|更新|更正|重置)请)"
-)
-_EXFIL_ZH_ORDER = _rx(r"[把将]|每次|每天|每当|自动|转发|定期")
-_ZH_CLAUSE_MARK = _rx(r"[。！？!?\n，,；;]")
-
-
-def _exfil_notice(m: re.Match[str], folded: str) -> bool:
-    """A Chinese notice of where to send a request about personal data, not an order to
-    send the data itself (`_EXFIL_ZH_NOTICE`): no 把/将, 每次, 自动 or 转发 in its clause."""
-    if m.group("zh") is None or m.group("verb") not in ("发送", "发", "提交"):
-        return False
-    if _EXFIL_ZH_NOTICE.fullmatch(m.group("mid")) is None:
-        return False
-    before = max(0, m.start() - 40)  # the clause's start, within forty characters
-    marks = [c.end() for c in _ZH_CLAUSE_MARK.finditer(folded, before, m.start())]
-    start = marks[-1] if marks else before
-    return _EXFIL_ZH_ORDER.search(folded, start, m.end()) is None
 
 
 def _reference_image_spans(folded: str) -> list[Span]:
@@ -2013,9 +1928,7 @@ def _exfiltration_spans(folded: str) -> list[Span]:
     if "//" not in folded and "@" not in folded and "www." not in folded:
         return []
     spans: list[Span] = [
-        (*m.span(), "exfiltration_instruction")
-        for m in _EXFIL_INSTRUCTION.finditer(folded)
-        if not _exfil_notice(m, folded)
+        (*m.span(), "exfiltration_instruction") for m in _EXFIL_INSTRUCTION.finditer(folded)
     ]
     if "//" not in folded:
         return spans

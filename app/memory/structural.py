@@ -121,44 +121,10 @@ _ABOUT_WORDS = frozenset(
 )
 
 
-# A network's security mode named where its key would be ("psk: WPA2-PSK", "wifi 密码是
-# WPA2-PSK 加密的", "WPA2/WPA3 混合"): a mode, or a few joined, with a cipher or a word
-# for it after; it names how the key is used, not the key.
-_MODE = (
-    r"(?:wpa[123]?|wep|rsn|sae|owe|psk|tkip|aes(?:-?(?:128|256))?|ccmp(?:-?(?:128|256))?|"
-    r"gcmp(?:-?256)?|802\.1x|eap|enterprise|personal|mixed|transition)"
-)
-# a mode, or a few joined ("WPA2-PSK", "WPA2/WPA3"); a bracket after it holds only more
-# of them ("WPA2-PSK (AES)"; not "WPA2 (sunflower42)")
-MODE_CHAIN = (
-    r"(?<![A-Za-z0-9])(?i:"
-    + _MODE
-    + r"(?:[-/+_ ]"
-    + _MODE
-    + r"){0,5}(?:\s*\("
-    + _MODE
-    + r"(?:[-/+_ ,]\s?"
-    + _MODE
-    + r"){0,5}\))?)(?![A-Za-z0-9])"
-)
-_SECURITY_MODE = re.compile(
-    MODE_CHAIN + r"(?:\s*(?:加密|模式|协议|认证|方式|混合|兼容|的))*",
-    re.I,
-)
-_MODE_NAME = re.compile(r"wpa|wep|sae|psk|tkip|ccmp", re.I)
-
-
-def security_mode(value: str) -> bool:
-    """The value is a network's security mode (WPA2-PSK, "WPA3-SAE 加密"), not a key."""
-    return _SECURITY_MODE.fullmatch(value) is not None and _MODE_NAME.search(value) is not None
-
-
 def _secret_value(key: str, value: str) -> bool:
     """A value, not a placeholder or a word about it; digits alone only for a PIN's key."""
     bare = value.strip().rstrip(".!?)]}>")
     if len(bare) < 4 or _PLACEHOLDER_VALUE.match(bare) or bare.lower() in _ABOUT_WORDS:
-        return False
-    if security_mode(bare):
         return False
     if bare.isdigit():
         return len(bare) <= 12 and any(p in _NUMERIC_KEYS for p in _key_parts(key))
@@ -175,33 +141,9 @@ def pair_spans(folded: str) -> list[Span]:
         if names_secret(m.group("k")) and _secret_value(m.group("k"), m.group("v")):
             spans.append((*m.span("v"), "secret_pair"))
             pos = m.end()
-        elif names_secret(m.group("k")) and (key := _key_after_mode(folded, m.start("v"))):
-            spans.append((*key, "secret_pair"))
-            pos = key[1]
         else:  # the value may hold the pair: "Cookie: sessionid=…"
             pos = m.start("v")
     return spans
-
-
-# The key after the network's mode in a credential's value: "psk: WPA2 (Kx9mQ2vB7)",
-# "wifi_password: WPA2-PSK / Kx9mQ2vB7" — the mode is no key, what follows it may be
-_AFTER_MODE = re.compile(
-    MODE_CHAIN + r"(?:\s*(?:加密|模式|协议|认证|方式|混合|兼容|的|encryption|encrypted|mode))*"
-    r"[ \t/,，:：;；(（|—–-]+[\"'`]?(?P<v>[^\s\"'`,;()（）]{4,64})"
-)
-
-
-def _key_after_mode(folded: str, start: int) -> tuple[int, int] | None:
-    m = _AFTER_MODE.match(folded, start)
-    if m is None or security_mode(m.group("v")):
-        return None
-    value = m.group("v")
-    inner = value[1:]
-    if not any(c.isdigit() for c in value) and not (
-        any(c.isupper() for c in inner) and any(c.islower() for c in value)
-    ):
-        return None  # a word ("WPA2, the SSID is Casa"), not a key
-    return m.span("v")
 
 
 # ---------------------------------------------------------------------------------------

@@ -328,6 +328,30 @@ BENIGN: list[Probe] = [
     B("en-ok-reset-email", "Send password reset requests to it-help@company.com"),
 ]
 
+# Exemption withdrawn after review: variants leaked secrets. These everyday sentences
+# relied on the round-6 exemptions (a network's security mode, where a password is, a
+# notice of where to send personal-data requests, a class or course code); they are
+# refused as main refuses them (the Chinese class code by the new 短信/发 rule).
+WITHDRAWN_IDS: frozenset[str] = frozenset(
+    {
+        "en-ok-course-code",
+        "en-ok-wpa-wifi-key",
+        "en-ok-wpa-network-key",
+        "en-ok-wpa-psk",
+        "en-ok-wpa-value",
+        "zh-ok-wpa-mima",
+        "zh-ok-wpa-value",
+        "en-ok-wifi-sticker",
+        "zh-ok-wifi-fridge",
+        "zh-ok-hr-email",
+        "zh-ok-reset-email",
+        "zh-ok-privacy-question",
+        "zh-ok-history-export",
+    }
+)
+WITHDRAWN: list[Probe] = [p for p in BENIGN if p.id in WITHDRAWN_IDS]
+BENIGN = [p for p in BENIGN if p.id not in WITHDRAWN_IDS]
+
 # Failures at the round-6 baseline commit (a5f2987, before any detector change), per
 # test: the record. The probes still failing are in OPEN_* (marked xfail "r6 baseline").
 BASELINE_REFUSED: frozenset[str] = frozenset(
@@ -495,7 +519,7 @@ def _params(probes: list[Probe], baseline: frozenset[str]) -> list[Any]:
 
 
 def test_the_probe_set_is_large_and_bilingual() -> None:
-    probes = HARMFUL + BENIGN
+    probes = HARMFUL + BENIGN + WITHDRAWN
     assert len(probes) >= 120
     assert len({p.id for p in probes}) == len(probes)
     en = sum(p.lang == "en" for p in probes)
@@ -527,6 +551,12 @@ def test_harmful_probe_is_redacted_whole(probe: Probe) -> None:
 def test_benign_probe_passes(probe: Probe) -> None:
     result = gate.screen(probe.candidate(), AGENT, POLICY, ())
     assert result is None, (result.reason, result.detail) if result else None
+
+
+@pytest.mark.parametrize("probe", WITHDRAWN, ids=[p.id for p in WITHDRAWN])
+def test_withdrawn_exemption_probe_is_refused(probe: Probe) -> None:
+    # exemption withdrawn after review: variants leaked secrets
+    assert gate.screen(probe.candidate(), AGENT, POLICY, ()) is not None
 
 
 @pytest.mark.parametrize("probe", _params(BENIGN, OPEN_UNREDACTED))
