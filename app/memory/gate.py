@@ -126,6 +126,52 @@ def _digit_fields(item: dict[Any, Any]) -> str | None:
 
 
 _DIGIT_FIELD = re.compile(r"[0-9]{1,19}")
+_FIELD_BLANKS = re.compile(r"[ \t-]+")
+_MAX_RUN = 8  # a card in five fields with a stray field either side is seven
+_MAX_NESTING = 3
+
+
+def _field_groups(value: Any, depth: int = 0) -> list[str] | None:
+    """The digit groups a field holds: its digits ("4111", 4111, " 4111", "4111 1111",
+    "4111-1111": blanks and dashes inside a field go), or those of an object or array
+    made of such fields only ({"v": "4111"}, ["4111", "1111"]); None for anything else."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str | int):
+        text = _FIELD_BLANKS.sub("", str(value).strip())
+        return [text] if _DIGIT_FIELD.fullmatch(text) else None
+    items = list(value.values()) if isinstance(value, dict) else value
+    if not isinstance(items, list) or not items or depth >= _MAX_NESTING or len(items) > _MAX_RUN:
+        return None
+    out: list[str] = []
+    for item in items:
+        groups = _field_groups(item, depth + 1)
+        if groups is None:
+            return None
+        out += groups
+    return out
+
+
+def _card_runs(values: list[Any]) -> list[str]:
+    """The card-shaped windows (detectors.card_shaped: 4-4-4-4, 4-6-5, 12-4, …) of up to
+    eight consecutive digit fields among other fields or items, in runs of any length: a
+    card typed into boxes beside its expiry, its code or its holder ({"part1": "4111", …,
+    "exp": "12/27"}, ["4539", "1488", "0343", "6467", "exp 11/27"], [{"g": "4111"}, …],
+    {"first12": "411111111111", "last4": "1111"}), each joined by spaces."""
+    out: list[str] = []
+    run: list[str] = []
+    for v in [*values, None]:
+        groups = _field_groups(v)
+        if groups is not None:
+            run += groups
+            continue
+        if len(run) > 1:
+            for i in range(len(run)):
+                for j in range(i + 2, min(len(run), i + _MAX_RUN) + 1):
+                    if detectors.card_shaped([len(x) for x in run[i:j]]):
+                        out.append(" ".join(run[i:j]))
+        run = []
+    return list(dict.fromkeys(out))  # a long run repeats its windows
 
 
 def value_text(value: Any, label: str | None = None) -> str:
@@ -142,8 +188,8 @@ def value_text(value: Any, label: str | None = None) -> str:
             if key:
                 lines.append(key)
             digits = _digit_fields(item)
-            if digits is not None:
-                lines.append(f"{key}: {digits}" if key else digits)
+            runs = [digits] if digits is not None else _card_runs(list(item.values()))
+            lines += [f"{key}: {run}" if key else run for run in runs]
             stack.extend((v, str(k)) for k, v in reversed(list(item.items())))
         elif isinstance(item, list):
             if key and not item:
@@ -156,6 +202,7 @@ def value_text(value: Any, label: str | None = None) -> str:
                 pieces = _pieces_of_a_secret(key, item)
                 if pieces is not None:
                     lines.append(f"{key}: {pieces}" if key else pieces)
+                lines += [f"{key}: {run}" if key else run for run in _card_runs(item)]
             stack.extend((v, key) for v in reversed(item))
         elif item is None or isinstance(item, bool):
             if key:
