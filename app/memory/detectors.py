@@ -227,7 +227,8 @@ def _one_time_code(m: re.Match[str], text: str) -> bool:
 
 def _one_time_code_zh(m: re.Match[str], text: str) -> bool:
     """Four to eight digits in all."""
-    return 4 <= sum(c.isdigit() for c in m.group("v")) <= 8
+    value: str = m.group("v")
+    return 4 <= sum(c.isdigit() for c in value) <= 8
 
 
 @dataclass(frozen=True)
