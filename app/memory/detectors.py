@@ -2889,7 +2889,20 @@ _TOKEN_TAIL = _rx(r"(?:[A-Za-z0-9_+/=@#$%^&*()~|\\-]|[.:!?](?=[A-Za-z0-9]))+")
 _MORE_DIGIT_GROUPS = _rx(r"(?:[ -][0-9]{2,8})+(?![0-9A-Za-z])")
 
 
+# A value that is a plain word ("listed", "below", "under"): maybe only where the secret is.
+_PLAIN_WORD = _rx(r"[a-z]+[:：]?")
+# Where a sentence ends (an ellipsis does not: "listed here... <the password>").
+_SENTENCE_END = _rx(r"[。！？!?\n]|(?<!\.)\.(?=\s|$)")
+_REST_OF_SENTENCE = 96
+
+
 def _whole_secret(folded: str, start: int, end: int) -> tuple[int, int]:
+    """The secret's span widened to the end of its token and its digit groups; when the
+    value found is a plain lower-case word, to the rest of its sentence too (at most
+    _REST_OF_SENTENCE characters): "the password is listed here: hunter2…", "is below:
+    …", "is under the keyboard; it is …" name where the secret is, and the secret follows.
+    Too much redacted costs the audit a few words; too little would keep the secret."""
+    plain = _PLAIN_WORD.fullmatch(folded, start, end) is not None
     if end < len(folded):
         tail = _TOKEN_TAIL.match(folded, end)
         if tail is not None and tail.end() - end <= 64:
@@ -2898,6 +2911,11 @@ def _whole_secret(folded: str, start: int, end: int) -> tuple[int, int]:
             groups = _MORE_DIGIT_GROUPS.match(folded, end)
             if groups is not None and groups.end() - end <= 64:
                 end = groups.end()
+    if plain and end < len(folded):
+        stop = _SENTENCE_END.search(folded, end, end + _REST_OF_SENTENCE + 1)
+        limit = stop.start() if stop is not None else min(len(folded), end + _REST_OF_SENTENCE)
+        if folded[end:limit].strip():
+            end = limit
     return start, end
 
 

@@ -1128,3 +1128,23 @@ def test_the_exfiltration_target_is_read_in_linear_time() -> None:
     started = time.perf_counter()
     detectors.find_injection("@ " + "记忆发到" * 5000)
     assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("my email password is listed here: hunter2Secret!", "hunter2Secret"),
+        ("the wifi password is below: Kx9mQ2vB7", "Kx9mQ2vB7"),
+        ("the password is under the keyboard; it is Kx9mQ2vB7", "Kx9mQ2vB7"),
+        ("the password is listed here... Kx9mQ2vB7", "Kx9mQ2vB7"),
+        ("the password is under the keyboard, which says Kx9mQ2vB7", "Kx9mQ2vB7"),
+        ("my email password is listed here -> hunter2Secret", "hunter2Secret"),
+    ],
+)
+def test_redact_reads_past_a_word_that_says_where_the_password_is(text: str, secret: str) -> None:
+    """The value a password rule finds may be a plain word ("listed", "below", "under");
+    the secret after it goes too, to the end of the sentence (the audit keeps what is left).
+    The write itself is refused either way."""
+    assert detectors.find_secrets(detectors.nfkc(text))
+    assert secret not in detectors.redact(text)
+    assert detectors.redact("my password is sunflower. See you at 5").endswith(" See you at 5")

@@ -221,7 +221,14 @@ FIRST_RUN_UNREDACTED: frozenset[str] = frozenset()
 # Fixed after the first run (so no longer out of sample): a PIN or code read out in words
 # of four or more digits, a named SSN in any grouping, 密钥 without a verb. Still failing:
 OPEN_REFUSED = FIRST_RUN_REFUSED - {"en-h-pin-words", "en-h-ssn-words-dashes", "zh-h-wifi-guest"}
-OPEN_REDACTED = FIRST_RUN_REDACTED - {"en-h-pin-words", "en-h-ssn-words-dashes", "zh-h-wifi-guest"}
+# "root 加上 Tx92!kd": the value found was a plain word; the rest of its sentence goes too
+# (detectors._whole_secret, 2026-12-06).
+OPEN_REDACTED = FIRST_RUN_REDACTED - {
+    "en-h-pin-words",
+    "en-h-ssn-words-dashes",
+    "zh-h-wifi-guest",
+    "zh-h-ssh-key",
+}
 
 
 def test_nothing_fails_that_passed_at_the_first_run() -> None:
