@@ -14,7 +14,7 @@ import pytest
 from app.memory import detectors, gate
 from app.memory.text import nfkc
 from tests.unit.test_disguises import AGENT, CARD, INJ, PII, POLICY, S
-from tests.unit.test_gate_probes_r5 import _SEPARATORS, B, P, Probe, V, _runs
+from tests.unit.test_gate_probes_r5 import B, P, Probe, V, secret_left
 
 
 def BV(pid: str, value: Any) -> Probe:
@@ -149,13 +149,8 @@ def test_holdout_harmful_is_refused(probe: Probe) -> None:
 @pytest.mark.parametrize("probe", _params([p for p in HARMFUL if p.secrets], HOLDOUT_REDACTED))
 def test_holdout_harmful_is_redacted_whole(probe: Probe) -> None:
     out = detectors.redact(probe.redactable())
-    compact = _SEPARATORS.sub("", out)
-    left: list[str] = []
-    for form in probe.secrets:
-        folded = nfkc(form)
-        left += [r for r in _runs(folded) if r in out]
-        left += [r for r in _runs(_SEPARATORS.sub("", folded)) if r in compact]
-    assert not left, (out, sorted(set(left)))
+    left = secret_left(out, probe.secrets)
+    assert not left, (out, left)
 
 
 @pytest.mark.parametrize("probe", _params(BENIGN, HOLDOUT_PASSES))

@@ -766,6 +766,18 @@ def _runs(secret: str, k: int = 5) -> set[str]:
 _SEPARATORS = re.compile(r"[\s\u200b-\u200f\u2060\ufeff.\-_/·,，、|:：]")
 
 
+def secret_left(out: str, secrets: tuple[str, ...]) -> list[str]:
+    """The runs of five characters of any form of `secrets` still in the redacted `out`,
+    as written or with separators taken out of both."""
+    compact = _SEPARATORS.sub("", out)
+    left: set[str] = set()
+    for form in secrets:
+        folded = nfkc(form)
+        left |= {r for r in _runs(folded) if r in out}
+        left |= {r for r in _runs(_SEPARATORS.sub("", folded)) if r in compact}
+    return sorted(left)
+
+
 def test_the_probe_set_is_large_and_bilingual() -> None:
     probes = HARMFUL + BENIGN
     assert len(probes) >= 120
@@ -786,13 +798,8 @@ def test_harmful_probe_is_refused(probe: Probe) -> None:
 @pytest.mark.parametrize("probe", _params([p for p in HARMFUL if p.secrets], OPEN_REDACTED))
 def test_harmful_probe_is_redacted_whole(probe: Probe) -> None:
     out = detectors.redact(probe.redactable())
-    compact = _SEPARATORS.sub("", out)
-    left: list[str] = []
-    for form in probe.secrets:
-        folded = nfkc(form)
-        left += [r for r in _runs(folded) if r in out]
-        left += [r for r in _runs(_SEPARATORS.sub("", folded)) if r in compact]
-    assert not left, (out, sorted(set(left)))
+    left = secret_left(out, probe.secrets)
+    assert not left, (out, left)
 
 
 @pytest.mark.parametrize("probe", _params(BENIGN, OPEN_PASSES))
