@@ -2551,7 +2551,10 @@ _MOOD = _rx(
     r"kind\s+of\s+|kinda\s+|pretty\s+|super\s+|quite\s+)?(?:tired|exhausted|sad|happy|angry|"
     r"upset|bored|stressed|annoyed|frustrated|down|sleepy|grumpy|cranky|anxious|moody|"
     r"overwhelmed|excited|great|awful|terrible|meh)\b(?!\s+(?:of|with|about|to|by|that|when)\b)"
-    r"|\bwhat\s+a\s+(?:long|rough|bad|great)\s+day\b|\bughh*\b",
+    r"|\bwhat\s+a\s+(?:long|rough|bad|great)\s+day\b|\bughh*\b"
+    r"|\b(?:i'?m|i\s+am|feeling|i\s+feel)\s+(?:just\s+|really\s+|kind\s+of\s+|kinda\s+)?in\s+a\s+"
+    r"(?:bad|good|great|foul|terrible|awful|weird|funny|grumpy)\s+mood\b"
+    r"|\bdon'?t\s+mind\s+me\b",
     _I,
 )
 _HYPOTHETICAL = _rx(
@@ -2561,13 +2564,15 @@ _HYPOTHETICAL = _rx(
     r"\blet'?s\s+say\b|\bif\s+i\s+(?:were|was|had|became|won|could|lived)\b|\bin\s+theory\b|"
     r"\b(?:if|should|when)\s+(?:i|we)\s+ever\b|\bif\s+(?:i|we)\s+(?:\w+\s+){1,4}(?:i|we)\s+would\b|"
     r"如果有一天|要是哪天|哪天要是|万一哪天|说不定哪天|没准哪天|也许哪天|也许有一天|或许有一天|"
+    r"(?:如果|要是|假如|万一)我?(?:中了?|赢了?)(?:彩票|大奖|头奖|乐透)|"
     r"\b(?:maybe|perhaps)\s+(?:someday|some\s+day|one\s+day|sometime)\b|\bwho\s+knows\b",
     _I,
 )
 _ONE_OFF = _rx(
     THIS_TIME_ZH + r"|仅此一次|就这一次|今天先|暂且|先[^。，,]{0,8}吧\s*[。.!！]?\s*$|"
     r"\bjust\s+this\s+(?:once|time)\b|\bthis\s+time\b|\bonly\s+(?:this|for)\s+(?:once|now|today|"
-    r"this\s+time)\b|\bjust\s+for\s+(?:now|today|this\s+\w+)\b|\bfor\s+this\s+one\b",
+    r"this\s+time)\b|\bjust\s+for\s+(?:now|today|this\s+\w+)\b|\bfor\s+this\s+one\b|"
+    r"^for\s+now\s*,?\s+(?:just|please|can\s+you|could\s+you)\b",
     _I,
 )
 
@@ -2595,6 +2600,10 @@ _PLAN = _rx(
     + r"\b"
     r"|(?<!from\s)\b(?:today|tonight)\b(?!\s+on\b)[^.!?\n]{0,20}?\b(?:i'?ll|i\s+will|i'?m\s+going\s+to|"
     r"i'?m\s+gonna|i\s+have\s+to|i\s+need\s+to|i\s+must)\b"
+    r"|^(?:later\s+today|this\s+(?:morning|afternoon|evening)|tonight|today)\s*,?\s+"
+    r"(?:i\s+have|i'?ve\s+got|i\s+got|there'?s)\s+(?:a|an|my|the|to)\b"
+    r"|(?<![每一])(?:下午|晚上|中午|上午|傍晚|今早)(?:[一二三四五六七八九十两\d]+点(?:半|钟|多)?)?"
+    r"[^。！？!?，,\n]{0,4}?(?:我)?(?:要去|得去|约了|打算去|准备去)"
     r"|^(?:just\s+)?(?!(?:during|using|being|including|according|regarding|morning|evening|"
     r"nothing|something|everything|anything|thing|spring|string|king|ring|wing|building|"
     r"ceiling|clothing|painting|wedding|meeting|reading|writing|coding|hiking|running|"
@@ -2627,7 +2636,10 @@ _UPCOMING = _rx(
     + r"\b"
     r"|(?<!每)(?<!每个)(?:明天|明早|明晚|后天|(?:这个?|本|下个?)?(?:周末|周[一二三四五六日天]|"
     r"星期[一二三四五六日天]))(?:早上|上午|中午|下午|晚上)?[^。！？!?，,\n]{0,8}?"
-    r"(?:打算|准备|约了|计划|要去|得去|要早起|得早起|记得|提醒我)",
+    r"(?:打算|准备|约了|计划|要去|得去|要早起|得早起|记得|提醒我)"
+    r"|(?:明天|明早|明晚|后天)[^。！？!?\n]{0,8}?的(?:航班|飞机|火车|高铁|动车|面试|考试|手术)"
+    r"|(?:可能|也许|或许|大概)[^。！？!?\n]{1,12}?还没(?:定|确定|决定)"
+    r"|\b(?:might|may)\s+[a-z]+\b[^.!?\n]{0,40}?\b(?:not\s+sure\s+yet|haven'?t\s+decided)\b",
     _I,
 )
 
@@ -2641,7 +2653,20 @@ _MOMENT = _rx(
     r"\bwondering\s+(?:if|whether)\b|\blet\s+me\s+think\b|"
     r"此刻|这会儿|眼下这会|刚睡醒|刚起床|刚喝完|刚吃完|刚到家|刚下班|接下来(?:的)?(?:一|两|半|几|\d)个?(?:小时|分钟)|"
     r"不知道[^。！？!?]{0,12}(?:会不会|是不是|能不能|有没有|要不要)|"
-    r"(?:现在|好|很|太|有点|非常|真|超)(?:饿|渴|撑)|(?:饿|渴|撑)(?:得不行|死了|坏了)",
+    r"(?:现在|好|很|太|有点|非常|真|超)(?:饿|渴|撑)|(?:饿|渴|撑)(?:得不行|死了|坏了)|"
+    r"\b(?:i'?m|i\s+am)\s+(?:just\s+|now\s+|currently\s+|still\s+)?on\s+my\s+way\b|^on\s+my\s+way\b|"
+    r"\bjust\s+(?:landed\s+(?:in|at)|arrived\s+(?:in|at|home)|got\s+off\s+(?:the|a|my|work)|"
+    r"boarded|checked\s+in\s+(?:to|at))\b|"
+    r"\b(?:i'?m|i\s+am)\s+(?:just\s+|currently\s+|still\s+)?(?:sitting|standing|lying|waiting|"
+    r"queu(?:e)?ing|stuck)\s+(?:in|on|at|outside|by|for|around|near|here|there)\b|"
+    r"\b(?:battery|phone|laptop)\s+(?:is\s+)?(?:at|on)\s+\d{1,2}\s*%|\bat\s+\d{1,2}\s*%\s+battery\b|"
+    r"\b(?:got|have|having|i'?ve\s+got)\s+(?:a\s+|such\s+a\s+|the\s+worst\s+)?(?:headache|"
+    r"hangover|sore\s+throat|stomach\s*ache|toothache)\b(?![^.!?\n]{0,30}\b(?:every|often|always|"
+    r"whenever|when\s+i|if\s+i)\b)|"
+    r"\btypo\s+(?:above|there|earlier|in\s+my\s+last)\b|^(?:oops|whoops)\b[^.!?\n]{0,25}$|"
+    r"(?:正在|正|在)(?:排队|等车|等公交|等地铁|等电梯|等人|开会|开车|堵车|赶路|赶飞机|打包|收拾东西)|"
+    r"我(?:刚|刚刚)(?:到|落地|下飞机|下车|进门|回到|出门)|我(?:现在|正)?在(?:地铁|公交|公交车|车|飞机|火车|高铁|路|出租车)上|"
+    r"让我想一?想|我想一?想啊|容我想想",
     _I,
 )
 # an ongoing pursuit is not the moment's state: "I'm learning Rust right now"
