@@ -2404,7 +2404,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"吃药|服药|用药|处方|残疾|失眠症|痛风|血型|进食障碍|厌食症?|暴食症?|强迫症|创伤后应激|"
         r"自闭症|孤独症|阿尔茨海默|老年痴呆|帕金森|中风|脑卒中|肾病|透析|化疗|放疗|不孕|精神科|"
         r"疾病|病情|诊断|症状|戒酒|戒毒|酗酒|成瘾|试管婴儿|心理咨询|心理医生|心理治疗|抗焦虑|安眠药|胰岛素|"
-        r"性病|梅毒|避孕|发炎|炎症|"
+        r"性病|梅毒|避孕|发炎|炎症|器官移植|(?:肾|肝|心脏|骨髓|肺)移植|呼吸机|做试管|试管(?:宝宝|周期)|"
         r"综合征|综合症|" + _DISEASE_SHAPE_ZH + "|"
         r"\b(?:allerg\w*|diabet\w*|cancer|tumou?r|depress(?:ion|ed)|anxiety\s+disorder|bipolar|"
         r"schizophreni\w*|adhd|autis\w*|asthma|epilep\w*|hiv|hepatitis|pregnan\w*|"
@@ -2415,7 +2415,9 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"eating\s+disorders?|anorexi\w*|bulimi\w*|(?-i:OCD|PTSD)|dementia|alzheimer\w*|"
         r"parkinson\w*|dialysis|chemotherapy|radiotherapy|infertil\w*|ivf|sober|sobriety|"
         r"rehab|addict\w*|alcoholi\w*|syndrome|antidepressants?|anti-?anxiety|ssris?|insulin|"
-        r"stds?|stis?|birth\s+control|"
+        r"stds?|stis?|birth\s+control|(?:kidney|liver|heart|lung|bone\s+marrow|organ)\s+transplant|"
+        r"transplant\s+(?:list|waiting\s+list)|cpap|sleep\s+apnea|apnoea|fertility\s+treatments?|"
+        r"(?:aa|na)\s+meetings?|alcoholics\s+anonymous|narcotics\s+anonymous|(?:12|twelve)-?\s*step\s+(?:programs?|programmes?|meetings?|groups?|recovery)|"
         r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder)\b"
         r"|" + _THERAPY_EN + r"|" + _DISEASE_SHAPE_EN + r"|" + _MEDICINE_EN + r"|" + _MEDICINE_ZH,
         _I,
@@ -2451,7 +2453,10 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"party\s+member|" + _WING_EN + r"|far-?(?:left|right)|"
         r"donat\w*\s+to\s+(?:a|the|his|her|their)\s+[^.!?\n]{0,20}?party|"
         r"vot(?:e|ed|ing)\s+for\s+(?:the\s+)?\w*\s*"
-        r"(?:party|president|candidate))\b",
+        r"(?:party|president|candidate)|"
+        r"vot(?:e|es|ed|ing)\s+(?:for\s+)?(?:the\s+)?(?:green|labou?r|tory|tories|conservative|liberal|"
+        r"lib\s+dem|democrat|republican|libertarian|socialist|communist|reform|ukip|snp|ndp|"
+        r"greens)s?)\b",
         _I,
     ),
     "ethnicity": _rx(
@@ -2465,7 +2470,10 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"偷渡|逾期居留|被判|判过刑|醉驾|酒驾|吸毒|贩毒|犯罪|罪犯|诈骗罪|盗窃罪|"
         r"\b(?:criminal\s+record|convicted|convict|felony|arrested|prison|jail|incarcerat\w*|"
         r"parole|sentenced|convictions?|dui|dwi|drunk\s+driving|undocumented|overstay(?:ed|ing)?\s+(?:his|her|their|my|a)\s+visa|"
-        r"illegal(?:ly)?\s+(?:immigrant|alien|residen\w*|staying|working))\b",
+        r"illegal(?:ly)?\s+(?:immigrant|alien|residen\w*|staying|working)|"
+        r"(?:on\s+an?\s+)?expired\s+(?:visa|work\s+permit|residence\s+permit|green\s+card)|"
+        r"(?:visa|work\s+permit|residence\s+permit)\s+(?:has\s+|had\s+)?(?:expired|ran\s+out|lapsed)|"
+        r"overstay(?:ed|ing)?\s+(?:on\s+)?(?:my|a|the|his|her|their)?\s*visa)\b",
         _I,
     ),
 }

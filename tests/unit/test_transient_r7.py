@@ -20,8 +20,7 @@ import pytest
 
 from app.memory import gate
 from app.memory.model import Decision, FactType, Reason
-from app.memory.policy import Policy
-from tests.unit.test_semantic_gate import AGENT, assess, cand
+from tests.unit.test_semantic_gate import AGENT, POLICY, assess, cand
 
 PROBES: list[str] = [
     "My phone is at 3% battery",
@@ -162,7 +161,7 @@ HOLDOUT_MISSED: list[str] = [
 
 def _screen(text: str, **kw: object) -> gate.GateResult | None:
     c = cand(text, **kw)
-    return gate.screen(c, AGENT, Policy(), (), assess(c))
+    return gate.screen(c, AGENT, POLICY, (), assess(c))
 
 
 def _refused_transient(text: str, **kw: object) -> bool:
