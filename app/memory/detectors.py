@@ -1071,6 +1071,13 @@ _PASSPORT = _rx(
     r"(?![0-9A-Za-z])",
     _I,
 )
+# India's PAN: five letters, four digits, a letter, after its name ("PAN card number is
+# ABCDE1234F"); too few digits for a named document's number.
+_PAN = _rx(
+    r"\bpan(?:\s*card)?(?:\s*(?:no\.?|number|num|#))?[^A-Za-z0-9]{0,6}?(?:(?:is|:|#)\s*)?"
+    r"(?P<v>[A-Z]{5}\s?[0-9]{4}\s?[A-Z])(?![0-9A-Za-z])",
+    _I,
+)
 # 13–19 digits, optionally grouped by single spaces or dashes (4111 1111 1111 1111).
 _CARD = _rx(r"(?<![0-9])[0-9](?:[ -]?[0-9]){12,18}(?![0-9])")
 _CARD_CONTEXT = _rx(r"卡号|银行卡|信用卡|储蓄卡|借记卡|card|visa|mastercard|amex", _I)
@@ -1270,13 +1277,15 @@ _ID_DOCUMENT = _rx(
     r"citizen(?:ship)?\s+(?:card|number)|military\s+id|personalausweis|(?-i:SIN|NINO)|"
     r"(?:exit-?entry|entry-?exit|re-?entry|travel|entry|home\s+return|mainland\s+travel)\s+"
     r"permits?|alien\s+registration(?:\s+number)?|visa\s+(?:number|no\.?)|"
-    r"birth\s+certificate\s+(?:number|no\.?)|"
+    r"birth\s+certificate\s+(?:number|no\.?)|residen(?:ce|t)\s+registration(?:\s+(?:number|no\.?))?|"
+    r"(?-i:My\s+Number)(?:\s+card)?|(?<=my\s)social(?=\s*(?:is|was|[:#=]))|"
+    r"gov(?:ernment)?[\s_-]*(?:issued[\s_-]*)?id(?:[\s_-]*(?:number|no\.?|card))?|personal\s+(?:id(?:entification)?|public\s+service)\s+(?:number|no\.?)|"
     r"ssn|aadhaar|aadhar|cpf|curp|dni|nie|bsn|nric|hkid|mykad|pesel|personnummer|"
-    r"codice\s+fiscale|tax\s+file\s+number|taxpayer\s+id(?:entification)?(?:\s+number)?|"
+    r"codice\s+fiscale|steuer-?id|steuerliche\s+identifikationsnummer|tax\s+file\s+number|taxpayer\s+id(?:entification)?(?:\s+number)?|"
     r"itin|nhs\s+number|medicare\s+number|social\s+security)"
     r"(?![A-Za-z])|身份证|护照|通行证|军官证|士兵证|居住证|居留证|驾驶证|驾照|社保卡|社会保障号|"
     r"台胞证|回乡证|证件号|身份号码|社会保险号|社保号|纳税人识别号|社安号|医保卡号|医保号|医保账号|"
-    r"公积金账号|户口本|户籍号",
+    r"公积金账号|户口本|户籍号|マイナンバー|个人编号|住民登录号",
     _I,
 )
 # whose number it is not: an employee, student or member "ID number"
@@ -1296,11 +1305,15 @@ _ID_TOKEN = _rx(
     r"|(?<=[0-9])[ \-–.·/]{1,2}(?=[A-Za-z]{1,2}(?![A-Za-z])))*"
     r"(?:\([0-9A-Za-z]\))?"
 )
+# A whole date, not digits inside a longer number ("078-05-1120" is an SSN's groups, not
+# 78-05-11 in it).
 _DATE_LIKE = _rx(
+    r"(?<![0-9])(?:"
     r"(?:19|20)[0-9]{2}[ \-/.年][0-9]{1,2}[ \-/.月][0-9]{1,2}日?|"
     r"[0-9]{1,2}[\-/.][0-9]{1,2}[\-/.](?:19|20)?[0-9]{2}|"
     r"[0-9]{1,2} [0-9]{1,2} (?:19|20)[0-9]{2}|"
     r"(?:19|20)[0-9]{2}\s*[-–/]\s*(?:19|20)[0-9]{2}"
+    r")(?![0-9])"
 )
 _ID_WINDOW = 32
 # a number that counts something is not the document's number ("… has 1200000 users")
@@ -1400,6 +1413,8 @@ def _id_spans(folded: str) -> list[Span]:
                 spans.append((start, end, "us_ssn"))
     for m in _PASSPORT.finditer(folded):
         spans.append((*m.span("v"), "passport"))
+    for m in _PAN.finditer(folded):
+        spans.append((*m.span("v"), "in_pan"))
     spans.extend(_named_document_numbers(folded))
     spans.extend(structural.national_id_spans(folded))
     spans.extend(_placeholders(folded, "id"))

