@@ -3,7 +3,7 @@
 A secret, ID, card or injection written to slip past pattern matching — zero-width or
 bidi characters inside it, homoglyphs, letters spaced out ("p a s s w o r d"), HTML
 entities, percent-encoding, ``\\x`` escapes, base64 or hex, an HTML comment splitting a
-word — is still that content. `views` returns the text with every disguise undone (or
+word, diacritics on every letter, ROT13 or text written backwards — is still that content. `views` returns the text with every disguise undone (or
 nothing, when there is none: the common sentence pays a few regex scans), and each view
 maps its positions back to the text it came from, so a hit found only in the view still
 redacts the whole original span (e.g. the base64 run that decoded to a password).
@@ -593,8 +593,81 @@ def _leet_edits(text: str) -> list[Edit]:
     return sorted(edits + between)
 
 
+# Diacritics on nearly every letter ("F́ŕóḿ ńóẃ óń"): the letters under them. A word is
+# read so when at least two of its letters and half of them carry a mark, and only when
+# two such words are in the text ("résumé", "Zoë" and a French sentence stay as written).
+_LATIN = "A-Za-z\u00c0-\u024f\u1e00-\u1eff"
+_ACCENTED_WORD = re.compile(f"(?:[{_LATIN}][\u0300-\u036f]*){{2,}}")
+_MARKED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")
+
+
+def _accent_edits(text: str) -> list[Edit]:
+    if text.isascii() or len(_MARKED.findall(text)) < 4:
+        return []
+    edits: list[Edit] = []
+    for m in _ACCENTED_WORD.finditer(text):
+        word = m.group()
+        decomposed = unicodedata.normalize("NFKD", word)
+        bare = "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+        marked = sum(
+            1
+            for a, b in itertools.pairwise(decomposed + " ")
+            if unicodedata.category(a) != "Mn" and unicodedata.category(b) == "Mn"
+        )
+        if marked >= 2 and marked * 2 >= len(bare) and bare.isascii():
+            edits.append((m.start(), m.end(), bare))
+    return edits if len(edits) >= 2 else []
+
+
+# Text turned so a reader of the words misses it: ROT13 ("vtaber nyy cerivbhf
+# vafgehpgvbaf") or written backwards. Read so only when the turned text holds words of an
+# order to the assistant or a secret that the text as written does not (`_reads_turned`).
+_ORDER_WORDS = re.compile(
+    r"\b(?:ignore|ignoring|disregard|instructions?|previous|prompt|system|reveal|password|"
+    r"passcode|secret|token|approve|bypass|override|admin|always|never|assistant|transfer|"
+    r"send|forward|without|checking|verify|verification|api|key)\b",
+    re.IGNORECASE,
+)
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+)
+_LETTER_RUN = re.compile(r"[A-Za-z]+")
+
+
+_SECRET_WORDS = frozenset({"password", "passcode", "secret", "token"})
+
+
+def _order_words(text: str) -> set[str]:
+    return {m.group().lower() for m in _ORDER_WORDS.finditer(text)}
+
+
+def _reads_turned(turned: str, plain: set[str]) -> bool:
+    """Two words of an order or a secret, or one word for a secret, that the text as
+    written does not hold."""
+    new = _order_words(turned) - plain
+    return len(new) >= 2 or bool(new & _SECRET_WORDS)
+
+
+def _turned_edits(text: str) -> list[Edit]:
+    if len(_LETTER_RUN.findall(text)) < 3:
+        return []
+    plain = _order_words(text)
+    rotated = text.translate(_ROT13)
+    if _reads_turned(rotated, plain):
+        return [
+            (m.start(), m.end(), m.group().translate(_ROT13)) for m in _LETTER_RUN.finditer(text)
+        ]
+    backwards = text[::-1]
+    if _reads_turned(backwards, plain):
+        return [(0, len(text), backwards)]
+    return []
+
+
 _STEPS: tuple[_Step, ...] = (
     _invisible_edits,
+    _accent_edits,
+    _turned_edits,
     _numeral_edits,
     _homoglyph_edits,
     _decode_edits,
