@@ -3,10 +3,11 @@
 A secret, ID, card or injection written to slip past pattern matching — zero-width or
 bidi characters inside it, homoglyphs, letters spaced out ("p a s s w o r d"), HTML
 entities, percent-encoding, ``\\x`` escapes, base64 or hex, an HTML comment splitting a
-word, diacritics on every letter, ROT13 or text written backwards — is still that content. `views` returns the text with every disguise undone (or
-nothing, when there is none: the common sentence pays a few regex scans), and each view
-maps its positions back to the text it came from, so a hit found only in the view still
-redacts the whole original span (e.g. the base64 run that decoded to a password).
+word, diacritics on every letter, ROT13 or text written backwards — is still that
+content. `views` returns the text with every disguise undone (or nothing, when there is
+none: the common sentence pays a few regex scans), and each view maps its positions back
+to the text it came from, so a hit found only in the view still redacts the whole
+original span (e.g. the base64 run that decoded to a password).
 
 Pure and deterministic. The input is the NFKC-folded text the detectors already use
 (full-width is folded there); decoded runs are folded again. Nothing here decides: the
