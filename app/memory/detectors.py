@@ -1177,6 +1177,58 @@ def _digit_field_runs(folded: str) -> list[tuple[int, int, str]]:
     return out
 
 
+# Any scalar field of an object pasted as text ("key": "value", "key": 'value', "key": 4111)
+# or item of an array (["5425 2334", "for travel", …]).
+# A card typed into fields sits in the digit fields of one object, in order, maybe with a
+# word field between its parts ({"first": "4111 1111", "note": "work", "rest": "1111 1111"}):
+# fields are siblings when only a comma lies between them.
+_SCALAR_FIELD = _rx(
+    r"(?:[\"'][^\"'\n]{1,40}[\"']\s*:|(?<=[\[,]))\s*(?:\"(?P<d>(?:[^\"\\\n]|\\.){0,80})\""
+    r"|'(?P<s>[^'\n]{0,80})'|(?P<n>[0-9]{1,19})(?![0-9]))(?=\s*[,\]}])"
+)
+_SIBLINGS = _rx(r"\s*,\s*")
+_IN_FIELD_BLANKS = _rx(r"[ \t-]+")
+_FIELD_NUMBER = _rx(r"[0-9]{1,19}")
+
+
+def _json_field_cards(folded: str) -> list[tuple[int, int, str]]:
+    """Card-shaped windows (`card_shaped`) of up to eight consecutive digit groups over the
+    digit fields of one object pasted as text, word fields skipped: each field's digits as
+    one group and as written ("4111 1111" is 41111111, or 4111 and 1111). The span runs
+    from the first digit field's value to the last's (the fields between go too)."""
+    if "{" not in folded and "[" not in folded:
+        return []
+    chains: list[list[tuple[int, int, str]]] = []  # per object: (start, end, value) of fields
+    last_end = -1
+    for m in _SCALAR_FIELD.finditer(folded):
+        name = "d" if m.group("d") is not None else "s" if m.group("s") is not None else "n"
+        field = (m.start(name), m.end(name), m.group(name))
+        if chains and _SIBLINGS.fullmatch(folded, last_end, m.start()):
+            chains[-1].append(field)
+        else:
+            chains.append([field])
+        last_end = m.end()
+    out: list[tuple[int, int, str]] = []
+    for chain in chains:
+        whole: list[Group] = []  # the field's digits as one group
+        parts: list[Group] = []  # its groups as written
+        for start, end, value in chain:
+            compact = _IN_FIELD_BLANKS.sub("", value.strip())
+            if not _FIELD_NUMBER.fullmatch(compact):
+                continue  # a word field: skipped, not a break
+            whole.append((start, end, compact))
+            parts.extend((start, end, g) for g in _IN_FIELD_BLANKS.split(value.strip()) if g)
+        for seq in (whole, parts):
+            if len(seq) < 2:
+                continue
+            for i in range(len(seq)):
+                for j in range(i + 2, min(len(seq), i + _MAX_CARD_GROUPS) + 1):
+                    window = seq[i:j]
+                    if card_shaped([len(g[2]) for g in window]):
+                        out.append((window[0][0], window[-1][1], "".join(g[2] for g in window)))
+    return out
+
+
 Group = tuple[int, int, str]  # start, end (in the folded text), the group's characters
 
 
@@ -1423,6 +1475,7 @@ def _card_spans(folded: str) -> list[Span]:
     numbers.extend(n for n in _grouped_numbers(folded) if 13 <= len(n[2]) and n[2].isdigit())
     numbers.extend(_card_windows(folded))
     numbers.extend(_digit_field_runs(folded))
+    numbers.extend(_json_field_cards(folded))
     spans: list[Span] = []
     for start, end, digits in numbers:
         if any(s <= start < e for s, e in ids):
