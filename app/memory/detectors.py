@@ -2944,18 +2944,35 @@ _MORE_DIGIT_GROUPS = _rx(r"(?:[ -][0-9]{2,8})+(?![0-9A-Za-z])")
 
 # A value that is a plain word ("listed", "below", "under"): maybe only where the secret is.
 _PLAIN_WORD = _rx(r"[a-z]+[:：]?")
+# A value that names a network's security mode ("WPA2", "WPA2-PSK", "WEP"): the password
+# may follow it ("wifi password: WPA2 \"Kx9mQ2vB7\"").
+_SECURITY_MODE = _rx(
+    r"[(\[]?(?:wpa[23]?(?:[-_ ]?(?:psk|sae|eap|personal|enterprise))?|wep|psk|sae|tkip|aes|ccmp)"
+    r"[)\]]?[:：,]?",
+    _I,
+)
+# A quoted string right after the value found ("WPA2 'Tq7#pLm29x'", "WPA3「Rb5tY8wQ3」",
+# an escaped quote inside JSON text): the secret may be what is quoted.
+_QUOTED_NEXT = _rx(
+    r"\s{0,3}(?:\\?\"[^\"\n]{1,80}?\\?\"|'[^'\n]{1,80}'|“[^”\n]{1,80}”|‘[^’\n]{1,80}’"
+    r"|「[^」\n]{1,80}」|『[^』\n]{1,80}』)"
+)
 # Where a sentence ends (an ellipsis does not: "listed here... <the password>").
 _SENTENCE_END = _rx(r"[。！？!?\n]|(?<!\.)\.(?=\s|$)")
 _REST_OF_SENTENCE = 96
 
 
 def _whole_secret(folded: str, start: int, end: int) -> tuple[int, int]:
-    """The secret's span widened to the end of its token and its digit groups; when the
-    value found is a plain lower-case word, to the rest of its sentence too (at most
+    """The secret's span widened to the end of its token and its digit groups, and through
+    a quoted string right after it; when the value found is a plain lower-case word or a
+    network's security mode ("WPA2"), to the rest of its sentence too (at most
     _REST_OF_SENTENCE characters): "the password is listed here: hunter2…", "is below:
     …", "is under the keyboard; it is …" name where the secret is, and the secret follows.
     Too much redacted costs the audit a few words; too little would keep the secret."""
-    plain = _PLAIN_WORD.fullmatch(folded, start, end) is not None
+    plain = (
+        _PLAIN_WORD.fullmatch(folded, start, end) is not None
+        or _SECURITY_MODE.fullmatch(folded, start, end) is not None
+    )
     if end < len(folded):
         tail = _TOKEN_TAIL.match(folded, end)
         if tail is not None and tail.end() - end <= 64:
@@ -2964,6 +2981,9 @@ def _whole_secret(folded: str, start: int, end: int) -> tuple[int, int]:
             groups = _MORE_DIGIT_GROUPS.match(folded, end)
             if groups is not None and groups.end() - end <= 64:
                 end = groups.end()
+    quoted = _QUOTED_NEXT.match(folded, end)
+    if quoted is not None:
+        end = quoted.end()
     if plain and end < len(folded):
         stop = _SENTENCE_END.search(folded, end, end + _REST_OF_SENTENCE + 1)
         limit = stop.start() if stop is not None else min(len(folded), end + _REST_OF_SENTENCE)
