@@ -194,10 +194,20 @@ _OTP_NOUN = (
     r"auth(?:entication)?|access)\s+number|(?<!last\s)(?<!first\s)digits"
 )
 # "SMS" alone too: "the code from the SMS is 739204", "the PIN in the SMS: 4829"
-_OTP_SENT = r"texted|sent|sms(?:'d|ed)?|messaged|emailed"
+_OTP_SENT = (
+    r"texted|sent|sms(?:'d|ed)?|messaged|e-?mailed|whatsapp(?:'d|ed)|dm(?:'d|ed)|pushed|forwarded"
+)
+# how it came, by the channel alone: "code via WhatsApp: 55 1923", "the code in the email
+# from PayPal is 739204", "PIN by SMS: 4829", "the code through iMessage is …"
+_OTP_CHANNEL = (
+    r"(?:via|by|over|through|in|from|on)\s+(?:(?:the|an?|my|their|your|our|that|this)\s+)?"
+    r"(?:text(?:\s+message)?|sms|e-?mail|mail|whats\s?app|telegram|signal|imessage|wechat|"
+    r"messenger|push(?:\s+notification)?|notification|(?:voice|phone)\s+call|call|app)"
+)
 # the whole digit run, in groups or not (its length, four to eight, is checked after):
 # "7392 04" is one code, not "7392" and a stray "04"
-_OTP_VALUE = r"(?P<v>[0-9]{1,8}+(?:[ -][0-9]{1,8}+){0,7}+)(?![0-9])"
+_OTP_VALUE = r"(?P<v>[0-9]{1,10}+(?:[ -][0-9]{1,10}+){0,7}+)(?![0-9])"
+_OTP_DIGITS = range(4, 11)  # four to ten digits in all
 _YEAR = _rx(r"(?:19|20)[0-9]{2}")
 _CLAUSE_ENDS = _rx(r"(?<!\s)\s*+(?:[.!?;,)\n]|$)")  # from a value's end: no blank before it
 # the code public by design is named by its word before "code"; "bank code" is a bank's
@@ -210,25 +220,28 @@ def _one_time_code(m: re.Match[str], text: str) -> bool:
     """Four to eight digits; not a year unless it was texted, or sent and nothing follows;
     not a code public by design ("the zip code they sent me is 94103")."""
     value = m.group("v")
-    if not 4 <= sum(c.isdigit() for c in value) <= 8:
+    if sum(c.isdigit() for c in value) not in _OTP_DIGITS:
         return False
     how = m.group("how").lower()
-    sent = re.fullmatch(_OTP_SENT, how) is not None
+    channel = re.fullmatch(_OTP_CHANNEL, how) is not None
+    sent = channel or re.fullmatch(_OTP_SENT, how) is not None
+    by_mail = re.search(r"e-?mail|(?<![a-z])mail", how) is not None
     if m.group("n").lower().endswith("number") and not sent:
         return False  # "the access number they gave me for the conference line is …"
     if _YEAR.fullmatch(value) and not (
-        how.startswith(("text", "sms", "messag")) or (sent and _CLAUSE_ENDS.match(text, m.end()))
+        (how.startswith(("text", "sms", "messag")) and not channel)
+        or (sent and _CLAUSE_ENDS.match(text, m.end()))
     ):
         return False  # "the code they sent me is 2019 style"
     public = _PUBLIC_CODE.search(text, max(0, m.start("n") - 16), m.start("n"))
-    texted = sent and not how.startswith("email")
+    texted = sent and not by_mail
     return public is None or (texted and _SENT_NOT_PUBLIC.match(public.group()) is not None)
 
 
 def _one_time_code_zh(m: re.Match[str], text: str) -> bool:
-    """Four to eight digits in all."""
+    """Four to ten digits in all."""
     value: str = m.group("v")
-    return 4 <= sum(c.isdigit() for c in value) <= 8
+    return sum(c.isdigit() for c in value) in _OTP_DIGITS
 
 
 @dataclass(frozen=True)
@@ -587,9 +600,10 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         "recovery_code",
         _rx(
             r"(?<![A-Za-z])(?P<n>" + _OTP_NOUN + r")(?![A-Za-z])[^.!?\n\d]{0,40}?"
-            r"(?<![A-Za-z])(?P<how>" + _OTP_SENT + r"|received|got|came|"
+            r"(?<![A-Za-z])(?P<how>" + _OTP_SENT + r"|" + _OTP_CHANNEL + r"|received|got|came|"
             r"gave|shows?|showed|showing|displays?|displayed)(?![A-Za-z])[^.!?\n\d]{0,30}?"
-            r"(?:(?<![A-Za-z])(?:is|was|are|were)(?![A-Za-z])|[:=])\s*" + _OTP_VALUE,
+            r"(?:(?<![A-Za-z])(?:is|was|are|were)(?![A-Za-z])|[:=—–]|(?<=\s)-(?=\s))\s*"
+            + _OTP_VALUE,
             _I,
         ),
         "v",
@@ -615,7 +629,10 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
         "recovery_code",
         _rx(
-            r"(?:短信|(?<![开研出头沙引])发(?!票|现|生|展|型|音|烧|言|布|表|明|挥|动)|寄|推送|收到|传)"
+            r"(?:短信|(?<![开研出头沙引])发(?!票|现|生|展|型|音|烧|言|布|表|明|挥|动)|寄|推送|收到|传|"
+            # or by the channel alone: 微信里的那串数字, QQ邮箱里的码
+            r"(?:微信|邮件|邮箱|电邮|短讯|钉钉|飞书|(?i:whats\s?app|telegram|signal|imessage|qq|app))"
+            r"(?:里|上|中|内))"
             r"[^。！？!?\n\d]{0,12}?(?<!取件|取餐|取货|提货|邮政|优惠|邀请|推荐|兑换|折扣|条形|二维|国家|错误|状态|"
             # a number is not a code: 号码, 编码, 单码 (房间号码, QQ号码, 快递单号码)
             r"激活|注册|发票)(?<![区券条邮号编单])(?:验证码|动态码|代码|密码|口令|数字|码|"
@@ -626,7 +643,10 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         ),
         "v",
         lambda m, text: _one_time_code_zh(m, text),
-        triggers=("短信", "发", "寄", "推送", "收到", "传"),
+        triggers=(
+            *("短信", "发", "寄", "推送", "收到", "传", "微信", "邮件", "邮箱", "电邮", "短讯"),
+            *("钉钉", "飞书", "whats", "telegram", "signal", "imessage", "qq", "app"),
+        ),
     ),
     # the list after a phrase and a colon: "backup codes in case I lose my phone: …",
     # "Recovery codes for my Google account: 51422475 40188001 …" (codes need no digit

@@ -142,7 +142,9 @@ def _field_groups(value: Any, depth: int = 0, split: bool = False) -> list[str] 
         text = str(value).strip()
         if not _DIGIT_FIELD.fullmatch(_FIELD_BLANKS.sub("", text)):
             return None
-        return [g for g in _FIELD_BLANKS.split(text) if g] if split else [_FIELD_BLANKS.sub("", text)]
+        return (
+            [g for g in _FIELD_BLANKS.split(text) if g] if split else [_FIELD_BLANKS.sub("", text)]
+        )
     items = list(value.values()) if isinstance(value, dict) else value
     if not isinstance(items, list) or not items or depth >= _MAX_NESTING or len(items) > _MAX_RUN:
         return None
