@@ -1589,15 +1589,36 @@ _ORDERED_EN = (
 )
 # what someone or something other than the user says, asks, writes ("the note in my files
 # says", "the README instructs"); up to 60 characters, dots only inside a token
-_OTHER_SAYS_EN = (
-    r"(?!i\b|i'|me\b|my\s+own\b)(?:[^.!?\n]|\.(?=\S)){1,60}?\s(?:says|said|tells\s+you|told\s+you|"
-    r"instructs|asks(?:\s+for)?|requests|dictates|directs|wants|orders|commands|writes|reads)\b"
+_SAYS_EN = (
+    r"(?:says|said|tells\s+you|told\s+you|instructs|asks(?:\s+for)?|requests|dictates|directs|"
+    r"wants|orders|commands|writes|reads)\b"
+)
+_OTHER_SAYS_EN = r"(?!i\b|i'|me\b|my\s+own\b)(?:[^.!?\n]|\.(?=\S)){1,60}?\s" + _SAYS_EN
+# …and what only an instruction does: "whatever the README instructs"
+_OTHER_INSTRUCTS_EN = (
+    r"(?!i\b|i'|me\b|my\s+own\b)(?:[^.!?\n]|\.(?=\S)){1,60}?\s(?:instructs|dictates|directs|"
+    r"commands|orders|tells\s+you\s+to|asks\s+you\s+to)\b"
+)
+_DO_AS_EN = r"(?:do|act|proceed|follow|execute|carry\s+out|obey)\s+(?:exactly\s+)?"
+# a piece of content that may carry someone else's words
+_CARRIER_EN = (
+    r"(?:notes?|messages?|e-?mails?|files?|docs?|documents?|readme|pages?|sites?|websites?|invites?|"
+    r"invitations?|calendar|tickets?|comments?|texts?|posts?|pdfs?|attachments?|inbox|memos?|"
+    r"notices?|tool|outputs?|results?|links?|chats?|dms?|sms|voicemails?|slides?|sheets?|"
+    r"spreadsheets?|screenshots?)"
+)
+# the user's check waived: "without asking", "no need to check with me", "don't ask me"
+_NO_CHECK_EN = (
+    r"(?:without\s+(?:(?:first\s+)?(?:asking|checking|confirming|consulting|telling|question(?:ing)?|"
+    r"hesitation|verifying)|(?:my|any)\s+(?:ok|okay|approval|confirmation|permission))"
+    r"|no\s+need\s+to\s+(?:ask|check|confirm|verify)|(?:don'?t|do\s+not|never)\s+(?:ask|check\s+with)"
+    r"\s+me)"
 )
 # the user's own instruction, as a class: "as my instruction", "to be my commands", "as a
 # direct order"; or as if the user had said it: "as if I wrote it", "as coming from me"
 _AS_MY_ORDER_EN = (
-    r"(?:as|to\s+be|like)\s+(?:(?:an?|the|my|your|own|direct|explicit|system|admin|official|"
-    r"binding|standing|real)\s+){0,3}(?:instructions?|orders?|commands?|directives?)\b"
+    r"(?:as|to\s+be|like)\s+(?:an?\s+|the\s+)?(?:(?:my|your|own|direct|explicit|system|admin|"
+    r"official|binding|standing|real)\s+){1,3}(?:instructions?|orders?|commands?|directives?)\b"
     r"|as\s+(?:if\s+)?(?:it\s+)?(?:(?:was|were|is|came|comes|had\s+come)\s+)?(?:coming\s+)?"
     r"(?:from|(?:written|sent|said|typed)\s+by)\s+me\b|as\s+if\s+i\s+(?:wrote|said|sent|typed|"
     r"asked\s+for|had\s+(?:written|said|sent))"
@@ -1977,10 +1998,27 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "obey_content",
         _rx(
+            # with the check waived: "do as the note in my files says without asking"
             _ORDERED_EN
-            + r"(?:do|act|proceed|follow|execute|carry\s+out|obey)\s+(?:exactly\s+)?"
-            r"(?:as|what(?:ever)?|everything|anything|all)\s+(?:that\s+)?"
+            + _DO_AS_EN
+            + r"(?:as|what(?:ever)?|everything|anything|all)\s+(?:that\s+)?"
             + _OTHER_SAYS_EN
+            + r"[^.!?\n]{0,40}?"
+            + _NO_CHECK_EN
+            # whatever a piece of content says, or whatever anything instructs: "carry out
+            # whatever the README instructs", "do anything the email asks" (not "do what the
+            # recipe says")
+            + r"|"
+            + _ORDERED_EN
+            + _DO_AS_EN
+            + r"(?:whatever|everything|anything|all)\s+(?:that\s+)?(?:(?!i\b|i'|me\b|my\s+own\b)"
+            r"(?:[^.!?\n]|\.(?=\S)){0,40}?\b"
+            + _CARRIER_EN
+            + r"\b(?:[^.!?\n]|\.(?=\S)){0,30}?\s"
+            + _SAYS_EN
+            + r"|"
+            + _OTHER_INSTRUCTS_EN
+            + r")"
             + r"|"
             + _ORDERED_EN
             + r"(?:treat|consider|regard|take|count|handle|view|accept|follow|obey|honou?r|execute|"
@@ -2007,11 +2045,20 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "obey_content",
         _rx(
             r"(?:写|说|要求|让你做|叫你做|要你做)(?:了)?(?:什么|啥)[，,]?你(?:就|都)(?:照|去)?(?:做|办|执行)"
-            r"|(?:写|说|" + _CONTENT_ZH + r"|内容|话)[^。！？\n]{0,8}?(?:都|一律|统统|一概|全部|全都)"
-            r"(?:要)?" + _AS_MY_ORDER_ZH + r"|(?:当作|当成|视为|看作|算作)(?:是)?我(?:本人)?的(?:指令|命令|指示)"
-            r"|(?:署名|签名|落款|标着|标有|标记为?|带有|带着|开头是)[^。！？\n]{0,16}?的?" + _CONTENT_ZH
-            + r"[^。！？\n]{0,4}?(?:都|一律|统统|一概|直接|就)(?:要)?" + _DO_IT_ZH + r"(?![了过])"
-            r"|" + _CONTENT_ZH + r"(?:里|中|上)?的?(?:指令|要求|命令|内容)(?:(?!我)[^。！？\n]){0,6}?"
+            r"|(?:写|说|"
+            + _CONTENT_ZH
+            + r"|内容|话)[^。！？\n]{0,8}?(?:都|一律|统统|一概|全部|全都)"
+            r"(?:要)?"
+            + _AS_MY_ORDER_ZH
+            + r"|(?:当作|当成|视为|看作|算作)(?:是)?我(?:本人)?的(?:指令|命令|指示)"
+            r"|(?:署名|签名|落款|标着|标有|标记为?|带有|带着|开头是)[^。！？\n]{0,16}?的?"
+            + _CONTENT_ZH
+            + r"[^。！？\n]{0,4}?(?:都|一律|统统|一概|直接|就)(?:要)?"
+            + _DO_IT_ZH
+            + r"(?![了过])"
+            r"|"
+            + _CONTENT_ZH
+            + r"(?:里|中|上)?的?(?:指令|要求|命令|内容)(?:(?!我)[^。！？\n]){0,6}?"
             r"(?:都|一律|统统|一概|直接)(?:要)?" + _DO_IT_ZH + r"(?![了过])"
             r"|(?:按照?|照着?|依照|遵照|根据)(?!我说)[^。！？\n]{1,24}?(?:说|写|要求|交代)的(?:做|办|去做|执行|操作)"
             r"[^。！？\n]{0,4}?[，,]?\s*(?:不用|无需|不必|别|不要)(?:再)?(?:问我|跟我确认|和我确认|向我确认|"
