@@ -2026,8 +2026,8 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             + _AS_MY_ORDER_EN
             + r"|"
             + _ORDERED_EN
-            + r"(?:comply\s+with|obey|follow|execute|act\s+on|honou?r|heed|carry\s+out|abide\s+by)\s+"
-            r"(?:(?:any|all|every|each)\s+(?:of\s+)?)?(?:the\s+)?"
+            + r"(?:comply\s+with|obey|follow|execute|act\s+on|honou?r|heed|carry\s+out|"
+            r"abide\s+by)\s+(?:(?:any|all|every|each)\s+(?:of\s+)?)?(?:the\s+)?"
             + _CONTENT_EN
             + r"\b[^.!?\n]{0,24}?\b"
             + _MARKED_EN
