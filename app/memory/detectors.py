@@ -602,7 +602,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"(?<![A-Za-z])(?P<n>" + _OTP_NOUN + r")(?![A-Za-z])[^.!?\n\d]{0,40}?"
             r"(?<![A-Za-z])(?P<how>" + _OTP_SENT + r"|" + _OTP_CHANNEL + r"|received|got|came|"
             r"gave|shows?|showed|showing|displays?|displayed)(?![A-Za-z])[^.!?\n\d]{0,30}?"
-            r"(?:(?<![A-Za-z])(?:is|was|are|were)(?![A-Za-z])|[:=—–]|(?<=\s)-(?=\s))\s*"
+            r"(?:(?<![A-Za-z])(?:is|was|are|were)(?![A-Za-z])|[:=—–]|(?<=\s)-(?=\s)|\)[:=]?)\s*"
             + _OTP_VALUE,
             _I,
         ),
@@ -615,7 +615,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
         "recovery_code",
         _rx(
-            r"(?<![A-Za-z])(?P<how>" + _OTP_SENT + r")\s+(?:me|us)\s+(?:(?:a|an|the|my|our|"
+            r"(?<![A-Za-z])(?P<how>" + _OTP_SENT + r")\s+(?:(?:me|us)\s+)?(?:(?:a|an|the|my|our|"
             r"their|this|that|another|new)\s+)?(?:[A-Za-z0-9-]+\s+){0,2}?(?P<n>" + _OTP_NOUN + r")"
             r"(?![A-Za-z])\s*(?:[:=,—–-]\s*(?:it'?s|it\s+is|which\s+is|that'?s)?|\s(?:is|was)(?![A-Za-z])"
             r"|\s+(?:it'?s|it\s+is|which\s+is))\s*" + _OTP_VALUE,
@@ -623,7 +623,17 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         ),
         "v",
         lambda m, text: _one_time_code(m, text),
-        triggers=("texted", "sent", "sms", "messaged", "emailed"),
+        triggers=(
+            "texted",
+            "sent",
+            "sms",
+            "messaged",
+            "mailed",
+            "whatsapp",
+            "dm",
+            "pushed",
+            "forwarded",
+        ),
     ),
     # 他们短信发的码是 2047, 客服发给我的六位数是 739204, 刚收到的短信码 4829 13
     _Secret(
@@ -1201,12 +1211,13 @@ def _digit_field_runs(folded: str) -> list[tuple[int, int, str]]:
 # or item of an array (["5425 2334", "for travel", …]).
 # A card typed into fields sits in the digit fields of one object, in order, maybe with a
 # word field between its parts ({"first": "4111 1111", "note": "work", "rest": "1111 1111"}):
-# fields are siblings when only a comma lies between them.
+# fields are read in one run when only a comma lies between them, or a comma and the edges
+# of a nested object or list ([…, "1488", {"note": "work"}, "0343", …], [{"g": "4111"}, …]).
 _SCALAR_FIELD = _rx(
     r"(?:[\"'][^\"'\n]{1,40}[\"']\s*:|(?<=[\[,]))\s*(?:\"(?P<d>(?:[^\"\\\n]|\\.){0,80})\""
     r"|'(?P<s>[^'\n]{0,80})'|(?P<n>[0-9]{1,19})(?![0-9]))(?=\s*[,\]}])"
 )
-_SIBLINGS = _rx(r"\s*,\s*")
+_SIBLINGS = _rx(r"\s*(?:[}\]]\s*){0,2},\s*(?:[{\[]\s*){0,2}")
 _IN_FIELD_BLANKS = _rx(r"[ \t-]+")
 _FIELD_NUMBER = _rx(r"[0-9]{1,19}")
 
@@ -1623,6 +1634,13 @@ _AS_MY_ORDER_EN = (
     r"(?:from|(?:written|sent|said|typed)\s+by)\s+me\b|as\s+if\s+i\s+(?:wrote|said|sent|typed|"
     r"asked\s+for|had\s+(?:written|said|sent))"
 )
+# …the user's own, said so ("as my instruction", "as my own commands", "as if I wrote it"):
+# not "counts as a direct order from my boss"
+_AS_USERS_ORDER_EN = (
+    r"as\s+my\s+(?:own\s+|direct\s+|explicit\s+)?(?:instructions?|orders?|commands?|directives?)\b"
+    r"|as\s+(?:if\s+)?(?:it\s+)?(?:(?:was|were|is|came|comes|had\s+come)\s+)?(?:coming\s+)?"
+    r"(?:from|(?:written|sent|said|typed)\s+by)\s+me\b|as\s+if\s+i\s+(?:wrote|said|sent|typed)"
+)
 # content told apart by a mark anyone can forge: "messages signed 'admin'", "texts marked
 # URGENT", "any note tagged #assistant"
 _MARKED_EN = (
@@ -2031,6 +2049,11 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             + _CONTENT_EN
             + r"\b[^.!?\n]{0,24}?\b"
             + _MARKED_EN
+            # "anything in my Notion page counts as my instruction"
+            + r"|\b(?:anything|everything|whatever|all|any\s+\w+)\s(?:[^.!?\n]|\.(?=\S)){1,50}?\s"
+            r"(?:counts?|(?:is|are|be)\s+(?:treated|taken|considered|regarded|read))\s+(?:"
+            + _AS_USERS_ORDER_EN
+            + r")"
             + r"|\bwhatever\s+"
             + _OTHER_SAYS_EN
             + r"(?:\s+(?:you\s+)?to\s+do)?\s*,\s*(?:just\s+)?(?:do\s+(?:it|that|so)|follow\s+it|"
@@ -2051,11 +2074,14 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:要)?"
             + _AS_MY_ORDER_ZH
             + r"|(?:当作|当成|视为|看作|算作)(?:是)?我(?:本人)?的(?:指令|命令|指示)"
-            r"|(?:署名|签名|落款|标着|标有|标记为?|带有|带着|开头是)[^。！？\n]{0,16}?的?"
+            r"|(?:署名|签名|落款|标着|标有|标注|标明|注明|标记为?|带有|带着|开头是)[^。！？\n]{0,16}?的?"
             + _CONTENT_ZH
-            + r"[^。！？\n]{0,4}?(?:都|一律|统统|一概|直接|就)(?:要)?"
+            + r"[^。！？\n]{0,4}?(?:都|一律|统统|一概|直接|就){1,2}(?:要)?"
             + _DO_IT_ZH
-            + r"(?![了过])"
+            + r"(?![了过])|"
+            + _CONTENT_ZH
+            + r"[^。！？\n]{0,6}?(?:写着|标着|带有|含有|包含|出现)[^。！？\n]{0,16}?"
+            r"(?:都|一律|统统|一概|直接|就){1,2}(?:要)?" + _DO_IT_ZH + r"(?![了过])"
             r"|"
             + _CONTENT_ZH
             + r"(?:里|中|上)?的?(?:指令|要求|命令|内容)(?:(?!我)[^。！？\n]){0,6}?"
