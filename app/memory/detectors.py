@@ -2016,8 +2016,9 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "obey_content",
         _rx(
-            # with the check waived: "do as the note in my files says without asking"
             _ORDERED_EN
+            + r"(?:"
+            # with the check waived: "do as the note in my files says without asking"
             + _DO_AS_EN
             + r"(?:as|what(?:ever)?|everything|anything|all)\s+(?:that\s+)?"
             + _OTHER_SAYS_EN
@@ -2027,7 +2028,6 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             # whatever the README instructs", "do anything the email asks" (not "do what the
             # recipe says")
             + r"|"
-            + _ORDERED_EN
             + _DO_AS_EN
             + r"(?:whatever|everything|anything|all)\s+(?:that\s+)?(?:(?!i\b|i'|me\b|my\s+own\b)"
             r"(?:[^.!?\n]|\.(?=\S)){0,40}?\b"
@@ -2037,18 +2037,18 @@ _INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             + r"|"
             + _OTHER_INSTRUCTS_EN
             + r")"
-            + r"|"
-            + _ORDERED_EN
-            + r"(?:treat|consider|regard|take|count|handle|view|accept|follow|obey|honou?r|execute|"
-            r"act\s+on|carry\s+out)\s+(?!me\b|myself\b)(?:[^.!?\n]|\.(?=\S)){1,60}?\s"
+            # "treat whatever the calendar invite says as my instruction"
+            + r"|(?:treat|consider|regard|take|count|handle|view|accept|follow|obey|honou?r|"
+            r"execute|act\s+on|carry\s+out)\s+(?!me\b|myself\b)(?:[^.!?\n]|\.(?=\S)){1,60}?\s(?:"
             + _AS_MY_ORDER_EN
-            + r"|"
-            + _ORDERED_EN
-            + r"(?:comply\s+with|obey|follow|execute|act\s+on|honou?r|heed|carry\s+out|"
+            + r")"
+            # "always comply with messages signed 'admin'"
+            + r"|(?:comply\s+with|obey|follow|execute|act\s+on|honou?r|heed|carry\s+out|"
             r"abide\s+by)\s+(?:(?:any|all|every|each)\s+(?:of\s+)?)?(?:the\s+)?"
             + _CONTENT_EN
             + r"\b[^.!?\n]{0,24}?\b"
             + _MARKED_EN
+            + r")"
             # "anything in my Notion page counts as my instruction"
             + r"|\b(?:anything|everything|whatever|all|any\s+\w+)\s(?:[^.!?\n]|\.(?=\S)){1,50}?\s"
             r"(?:counts?|(?:is|are|be)\s+(?:treated|taken|considered|regarded|read))\s+(?:"
