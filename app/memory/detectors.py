@@ -642,7 +642,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"(?:短信|(?<![开研出头沙引])发(?!票|现|生|展|型|音|烧|言|布|表|明|挥|动)|寄|推送|收到|传|"
             # or by the channel alone: 微信里的那串数字, QQ邮箱里的码
             r"(?:微信|邮件|邮箱|电邮|短讯|钉钉|飞书|(?i:whats\s?app|telegram|signal|imessage|qq|app))"
-            r"(?:里|上|中|内))"
+            r"\s?(?:里|上|中|内))"
             r"[^。！？!?\n\d]{0,12}?(?<!取件|取餐|取货|提货|邮政|优惠|邀请|推荐|兑换|折扣|条形|二维|国家|错误|状态|"
             # a number is not a code: 号码, 编码, 单码 (房间号码, QQ号码, 快递单号码)
             r"激活|注册|发票)(?<![区券条邮号编单])(?:验证码|动态码|代码|密码|口令|数字|码|"
@@ -653,10 +653,8 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         ),
         "v",
         lambda m, text: _one_time_code_zh(m, text),
-        triggers=(
-            *("短信", "发", "寄", "推送", "收到", "传", "微信", "邮件", "邮箱", "电邮", "短讯"),
-            *("钉钉", "飞书", "whats", "telegram", "signal", "imessage", "qq", "app"),
-        ),
+        # a channel is read only before 里/上/中/内: an English text ("app", "signal") skips it
+        triggers=("短信", "发", "寄", "推送", "收到", "传", "里", "上", "中", "内"),
     ),
     # the list after a phrase and a colon: "backup codes in case I lose my phone: …",
     # "Recovery codes for my Google account: 51422475 40188001 …" (codes need no digit
