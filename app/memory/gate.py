@@ -131,21 +131,26 @@ _MAX_RUN = 8  # a card in five fields with a stray field either side is seven
 _MAX_NESTING = 3
 
 
-def _field_groups(value: Any, depth: int = 0) -> list[str] | None:
+def _field_groups(value: Any, depth: int = 0, split: bool = False) -> list[str] | None:
     """The digit groups a field holds: its digits ("4111", 4111, " 4111", "4111 1111",
-    "4111-1111": blanks and dashes inside a field go), or those of an object or array
-    made of such fields only ({"v": "4111"}, ["4111", "1111"]); None for anything else."""
+    "4111-1111": blanks and dashes inside a field go, or with `split` its groups as
+    written: "4111", "1111"), or those of an object or array made of such fields only
+    ({"v": "4111"}, ["4111", "1111"]); None for anything else."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, str | int):
-        text = _FIELD_BLANKS.sub("", str(value).strip())
-        return [text] if _DIGIT_FIELD.fullmatch(text) else None
+        text = str(value).strip()
+        if not _DIGIT_FIELD.fullmatch(_FIELD_BLANKS.sub("", text)):
+            return None
+        return (
+            [g for g in _FIELD_BLANKS.split(text) if g] if split else [_FIELD_BLANKS.sub("", text)]
+        )
     items = list(value.values()) if isinstance(value, dict) else value
     if not isinstance(items, list) or not items or depth >= _MAX_NESTING or len(items) > _MAX_RUN:
         return None
     out: list[str] = []
     for item in items:
-        groups = _field_groups(item, depth + 1)
+        groups = _field_groups(item, depth + 1, split)
         if groups is None:
             return None
         out += groups
@@ -154,23 +159,27 @@ def _field_groups(value: Any, depth: int = 0) -> list[str] | None:
 
 def _card_runs(values: list[Any]) -> list[str]:
     """The card-shaped windows (detectors.card_shaped: 4-4-4-4, 4-6-5, 12-4, …) of up to
-    eight consecutive digit fields among other fields or items, in runs of any length: a
-    card typed into boxes beside its expiry, its code or its holder ({"part1": "4111", …,
+    eight consecutive digit fields of one object or list, in runs of any length: a card
+    typed into boxes beside its expiry, its code or its holder ({"part1": "4111", …,
     "exp": "12/27"}, ["4539", "1488", "0343", "6467", "exp 11/27"], [{"g": "4111"}, …],
-    {"first12": "411111111111", "last4": "1111"}), each joined by spaces."""
-    out: list[str] = []
-    run: list[str] = []
-    for v in [*values, None]:
+    {"first12": "411111111111", "last4": "1111"}), each joined by spaces. A field that is
+    not digits (a word, a note, an expiry) does not break the run: the parts of one card
+    may sit around it ({"first": "4111 1111", "note": "work", "rest": "1111 1111"})."""
+    run: list[str] = []  # a field's digits as one group ("4111 1111" is "41111111")
+    parts: list[str] = []  # and as written, in its own groups ("4111", "1111")
+    for v in values:
         groups = _field_groups(v)
         if groups is not None:
             run += groups
+            parts += _field_groups(v, split=True) or groups
+    out: list[str] = []
+    for seq in (run, parts) if parts != run else (run,):
+        if len(seq) < 2:
             continue
-        if len(run) > 1:
-            for i in range(len(run)):
-                for j in range(i + 2, min(len(run), i + _MAX_RUN) + 1):
-                    if detectors.card_shaped([len(x) for x in run[i:j]]):
-                        out.append(" ".join(run[i:j]))
-        run = []
+        for i in range(len(seq)):
+            for j in range(i + 2, min(len(seq), i + _MAX_RUN) + 1):
+                if detectors.card_shaped([len(x) for x in seq[i:j]]):
+                    out.append(" ".join(seq[i:j]))
     return list(dict.fromkeys(out))  # a long run repeats its windows
 
 
