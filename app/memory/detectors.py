@@ -2720,7 +2720,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"surgery|disabilit\w*|disabled|insomnia|blood\s+type|chronic\s+\w+|illness|disease|"
         r"mental\s+health|therapist|psychiatr\w*|gluten\s+intoleran\w*|lactose\s+intoleran\w*|"
         r"eating\s+disorders?|anorexi\w*|bulimi\w*|(?-i:OCD|PTSD)|dementia|alzheimer\w*|"
-        r"parkinson\w*|dialysis|chemotherapy|radiotherapy|infertil\w*|ivf|sober|sobriety|"
+        r"parkinson\w*|dialysis|chemo(?:therapy)?|radiotherapy|infertil\w*|ivf|sober|sobriety|"
         r"rehab|addict\w*|alcoholi\w*|syndrome|antidepressants?|anti-?anxiety|ssris?|insulin|"
         r"stds?|stis?|birth\s+control|(?:kidney|liver|heart|lung|bone\s+marrow|organ)\s+transplant|"
         r"transplant\s+(?:list|waiting\s+list)|cpap|sleep\s+apnea|apnoea|fertility\s+treatments?|"
