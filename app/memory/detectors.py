@@ -2348,6 +2348,39 @@ _MEDICINE_EN = (
     + r"|\b(?:take|takes|taking|took|on|prescribed)\b[^.!?\n]{0,30}?\b\d+(?:\.\d+)?\s?"
     r"(?:mg|mcg|µg)\b"
 )
+# Medicines by name (brands and the common generics no stem reads), and substances: "I take
+# Zoloft", "I'm on PrEP", "I use an EpiPen", "I smoke weed", "我每天抽大麻". Names that are also
+# everyday words (lithium, PrEP, HRT, Plan B, coke, pot) count only after a verb of taking.
+_MEDICINE_NAMES_EN = (
+    r"\b(?:zoloft|lexapro|prozac|paxil|celexa|wellbutrin|effexor|cymbalta|pristiq|trintellix|"
+    r"xanax|valium|ativan|klonopin|ambien|lunesta|adderall|ritalin|vyvanse|concerta|strattera|"
+    r"focalin|lamictal|seroquel|abilify|zyprexa|risperdal|latuda|depakote|tegretol|keppra|"
+    r"ozempic|wegovy|mounjaro|zepbound|saxenda|victoza|trulicity|rybelsus|jardiance|januvia|"
+    r"lantus|humalog|novolog|eliquis|xarelto|coumadin|warfarin|plavix|lipitor|crestor|"
+    r"synthroid|levothyroxine|prednisone|humira|enbrel|stelara|dupixent|epipen|truvada|"
+    r"descovy|biktarvy|suboxone|subutex|methadone|naltrexone|vivitrol|narcan|naloxone|"
+    r"oxycontin|oxycodone|percocet|vicodin|hydrocodone|tramadol|fentanyl|gabapentin|lyrica|"
+    r"viagra|cialis|accutane|isotretinoin|estradiol|spironolactone|finasteride|methotrexate|"
+    r"tamoxifen|letrozole|antabuse|chantix|champix|propranolol|clonazepam|alprazolam|"
+    r"diazepam|lorazepam|sertraline|fluoxetine|escitalopram|citalopram|bupropion|venlafaxine|"
+    r"duloxetine|mirtazapine|trazodone|quetiapine|olanzapine|aripiprazole|risperidone|"
+    r"lamotrigine|topiramate|semaglutide|tirzepatide|liraglutide)\b"
+    r"|\b(?:take|takes|taking|took|on|started|starting|stopped|prescribed|using|use|uses)\s+"
+    r"(?:(?:some|my|a|an|the|daily|low-dose)\s+)?(?:lithium|(?-i:PrEP|HRT|PEP)|plan\s+b|"
+    r"the\s+pill|birth\s+control)\b"
+    r"|\b(?:cocaine|heroin|methamphetamine|crystal\s+meth|mdma|ecstasy|psilocybin|ketamine|"
+    r"lsd|marijuana|cannabis|magic\s+mushrooms|shrooms)\b"
+    r"|\b(?:smok\w*|vap\w*|do|does|doing|did|take|taking|took|snort\w*|microdos\w*|buy\w*|"
+    r"sell\w*|high\s+on|on)\s+(?:some\s+|a\s+little\s+|a\s+lot\s+of\s+)?(?:weed|pot|coke|"
+    r"crack|meth|molly|acid|edibles|blunts?|joints?)\b"
+    r"|\b(?:gambl\w*|casinos?|sports\s+betting|online\s+betting|bookies?)\b"
+)
+_MEDICINE_NAMES_ZH = (
+    r"大麻|冰毒|摇头丸|K粉|可卡因|海洛因|嗑药|致幻蘑菇|赌博|赌场|网赌|赌球|赌钱|"
+    r"舍曲林|氟西汀|帕罗西汀|艾司西酞普兰|文拉法辛|度洛西汀|安非他酮|米氮平|喹硫平|奥氮平|"
+    r"阿立哌唑|利培酮|碳酸锂|拉莫三嗪|丙戊酸|阿普唑仑|劳拉西泮|地西泮|氯硝西泮|安眠药|抗抑郁药|"
+    r"二甲双胍|司美格鲁肽|华法林|优甲乐|左甲状腺素|泼尼松|激素药|艾滋病阻断药|暴露前预防"
+)
 _MEDICINE_ZH = (
     r"(?:吃|服用|服|在用|打|注射)[^。，,；;]{0,6}?(?:[\u4e00-\u9fff]{1,4}"
     r"(?:沙坦|普利|他汀|洛尔|西汀|西泮|唑仑|拉唑|霉素|西林|替尼|单抗|地平|曲林|双胍|格列[\u4e00-\u9fff])"
@@ -2726,7 +2759,18 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"transplant\s+(?:list|waiting\s+list)|cpap|sleep\s+apnea|apnoea|fertility\s+treatments?|"
         r"(?:aa|na)\s+meetings?|alcoholics\s+anonymous|narcotics\s+anonymous|(?:12|twelve)-?\s*step\s+(?:programs?|programmes?|meetings?|groups?|recovery)|"
         r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder)\b"
-        r"|" + _THERAPY_EN + r"|" + _DISEASE_SHAPE_EN + r"|" + _MEDICINE_EN + r"|" + _MEDICINE_ZH,
+        r"|"
+        + _THERAPY_EN
+        + r"|"
+        + _DISEASE_SHAPE_EN
+        + r"|"
+        + _MEDICINE_EN
+        + r"|"
+        + _MEDICINE_ZH
+        + r"|"
+        + _MEDICINE_NAMES_EN
+        + r"|"
+        + _MEDICINE_NAMES_ZH,
         _I,
     ),
     "finance": _rx(

