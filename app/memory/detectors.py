@@ -2287,6 +2287,57 @@ def _standing_grant_spans(folded: str) -> list[Span]:
     return spans
 
 
+# A taste or habit against a check: "Confirmation prompts drive me nuts", "I never
+# double-check transfers", "Autopay works better for me", "风险提示我不感冒", "我讨厌安全提示".
+# Kept as a memory it reads later as leave to skip the check (a standing override phrased
+# as a preference). Not when the aversion is to the check being skipped ("I hate it when
+# apps skip 2FA"), and a check kept ("I always double-check transfers") says no aversion.
+_CHECK_NOUN = _rx(
+    r"\b(?:confirm(?:ation|ing|s)?(?!\s+(?:emails?|numbers?|messages?))|verif\w*|two-?factor|2fa|mfa|otp\s+codes?|"
+    r"(?:security|safety|risk|fraud)\s+(?:warnings?|prompts?|questions?|checks?|alerts?|holds?|"
+    r"lectures?)|disclaimers?|caveats?|id\s+checks?|check(?:ing)?\s+ids?|identity\s+checks?|"
+    r"approvals?|sign-?offs?|spending\s+limits?|autopay|auto-pay|"
+    # what is checked before money moves or a person is let in
+    r"(?:double-?check|check|verify|confirm)\w*\s+(?:the\s+|my\s+|any\s+|their\s+)?(?:\w+\s+)?"
+    r"(?:transfers?|payments?|payees?|recipients?|ids?|invoices?|bills?|amounts?|"
+    r"account\s+numbers?|identit\w*))\b"
+    r"|确认|验证|核验|核对|核实|风险提示|安全提示|安全警告|免责声明|二次验证|双重认证|人脸识别|风控|密码确认",
+    _I,
+)
+_AVERSION = _rx(
+    r"\b(?:hate\w*|dislike\w*|can'?t\s+stand|annoy\w*|irritat\w*|drives?\s+me|get\w*\s+on\s+my\s+nerves|"
+    r"waste\s+of\s+(?:my\s+)?time|pointless|unnecessary|useless|overkill|not\s+needed|"
+    r"(?:easier|better|faster|simpler)\s+(?:without|for\s+me)|works?\s+better|"
+    r"without\s+(?:a|any|the)?\s*(?:prompts?|confirmation|checks?|verification)|"
+    r"never\s+(?:double-?check|check|verify|confirm|read|look\s+at|bother\s+with)|"
+    r"don'?t\s+(?:need|want|bother\s+with|read|care\s+about))\b"
+    r"|讨厌|烦|受不了|不感冒|没必要|多余|太麻烦|麻烦死|不看|从不看|不确认|懒得|不需要",
+    _I,
+)
+# the aversion is to the check being dropped: "I hate it when apps skip 2FA"
+_CHECK_DROPPED = _rx(
+    r"\b(?:skip\w*|bypass\w*|disabl\w*|turn\w*\s+off|remov\w*|without|no)\s+(?:\w+\s+){0,2}?"
+    r"(?:confirm\w*|verif\w*|2fa|two-?factor|mfa|checks?|warnings?|alerts?)\b"
+    r"|(?:跳过|取消|关掉|关闭|没有)(?:了)?(?:二次)?(?:验证|确认|提示|核对)",
+    _I,
+)
+_EMOTION = _rx(r"\b(?:hate\w*|dislike\w*|can'?t\s+stand|annoy\w*|irritat\w*)\b|讨厌|烦|受不了", _I)
+
+
+def _check_aversion_spans(folded: str) -> list[Span]:
+    if _CHECK_NOUN.search(folded) is None or _AVERSION.search(folded) is None:
+        return []
+    spans: list[Span] = []
+    for m in _RULE_SENTENCE.finditer(folded):
+        sentence = m.group()
+        if not (_CHECK_NOUN.search(sentence) and _AVERSION.search(sentence)):
+            continue
+        if _EMOTION.search(sentence) and _CHECK_DROPPED.search(sentence):
+            continue
+        spans.append((*m.span(), "check_aversion"))
+    return spans
+
+
 def _injection_spans(folded: str) -> list[Span]:
     spans: list[Span] = [
         (*m.span(), detail)
@@ -2296,6 +2347,7 @@ def _injection_spans(folded: str) -> list[Span]:
     spans.extend(_exfiltration_spans(folded))
     spans.extend(_standing_waiver_spans(folded))
     spans.extend(_standing_grant_spans(folded))
+    spans.extend(_check_aversion_spans(folded))
     return spans
 
 
