@@ -8,10 +8,12 @@ handler, and a last processor redacts any secret that still reaches a line.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import traceback
+from collections import OrderedDict
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
@@ -74,9 +76,31 @@ def safe_exc_info(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Even
     return event_dict
 
 
+# Strings found clean lately (a request's log line repeats its method, route, status and
+# level; its latency takes a few hundred values): checked once, not on every line. Only
+# clean strings are kept: a string that holds a secret is never cached.
+_CLEAN_MAX = 8192
+_clean: OrderedDict[str, None] = OrderedDict()
+
+
+def _scrub_text(value: str) -> str:
+    try:  # (each step tolerates another thread's logging changing the cache meanwhile)
+        _clean.move_to_end(value)
+        return value
+    except KeyError:
+        pass
+    if contains_secret(value):
+        return redact(value)
+    _clean[value] = None
+    if len(_clean) > _CLEAN_MAX:
+        with contextlib.suppress(KeyError):
+            _clean.popitem(last=False)
+    return value
+
+
 def _scrub(value: Any) -> Any:
     if isinstance(value, str):
-        return redact(value) if contains_secret(value) else value
+        return _scrub_text(value)
     if isinstance(value, dict):
         return {k: _scrub(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -389,6 +389,9 @@ class Screened:
     tombstoned: list[frozenset[str]]
     results: list[GateResult | None]
     prepared: list[Prepared] = field(default_factory=list)
+    # per item, computed once for the batch: `statement_key` and `tombstone_hashes`
+    keys: list[str] = field(default_factory=list)
+    hashes: list[list[str]] = field(default_factory=list)
 
 
 async def embed_and_screen(
@@ -404,13 +407,13 @@ async def embed_and_screen(
     The tombstones are read meanwhile, outside any transaction (`Screened`)."""
     tasks = [asyncio.ensure_future(embed_candidate(ctx, c, policy)) for c in cs]
     try:
-        hashes = [tombstone_hashes(c.scope, c.predicate, c.value, c.statement) for c in cs]
+        keys, hashes = _keys_and_hashes(cs)
         async with tenant_tx(ctx.pool, tenant_id) as conn:
             dead = await facts_store.tombstoned_among(
                 conn, tenant_id, [(c.user_id, c.scope, h) for c, h in zip(cs, hashes, strict=True)]
             )
         embedded: list[Embedded] = []
-        screened = Screened([], [])
+        screened = Screened([], [], keys=keys, hashes=hashes)
         for c, hs, task in zip(cs, hashes, tasks, strict=True):
             e = await task
             tombstoned = frozenset(h for h in hs if (c.user_id, c.scope, h) in dead)
@@ -430,6 +433,16 @@ async def embed_and_screen(
         for task in tasks:
             task.cancel()
     return embedded, screened
+
+
+def _keys_and_hashes(cs: Sequence[Candidate]) -> tuple[list[str], list[list[str]]]:
+    """Each candidate's `statement_key` and `tombstone_hashes`, the key computed once."""
+    keys = [statement_key(c.statement) for c in cs]
+    hashes = [
+        tombstone_hashes(c.scope, c.predicate, c.value, c.statement, key=k)
+        for c, k in zip(cs, keys, strict=True)
+    ]
+    return keys, hashes
 
 
 def _gate_detail(policy: Policy, embedded: Embedded) -> dict[str, Any]:
@@ -577,11 +590,13 @@ def _new_fact(
     detail: dict[str, Any] | None,
     derived: Sensitivity | None = None,
     prepared: Prepared | None = None,
+    key: str | None = None,
 ) -> tuple[facts_store.NewFact, audit.Event, list[hooks.WebhookEvent]]:
     """The rows of a new version the gate accepted: the fact, its decision's audit event
     and the webhook events it announces (pure: one write inserts them, a batch collects
     them, `write_many`). `derived`: the content's derived sensitivity, when known;
-    `prepared`: what a batch computed from the content already."""
+    `prepared`: what a batch computed from the content already; `key`: the statement's
+    `statement_key`, when known."""
     valid_from = c.valid_from or now
     fact_id = uuid.uuid4()
     event = _decision_event(
@@ -624,7 +639,7 @@ def _new_fact(
         value=c.value,
         value_key=value_key(c.predicate, c.value) if c.predicate else None,
         statement=c.statement,
-        statement_key=statement_key(c.statement),
+        statement_key=key if key is not None else statement_key(c.statement),
         polarity=polarity(c.statement),
         source_kind=source_kind,
         source_trace_id=c.trace_id,
@@ -1433,7 +1448,10 @@ async def write_many(
     it is flushed): it touches no fact."""
 
     n = len(cs)
-    hashes = [tombstone_hashes(c.scope, c.predicate, c.value, c.statement) for c in cs]
+    if ahead is not None and len(ahead.keys) == n and len(ahead.hashes) == n:
+        keys, hashes = ahead.keys, ahead.hashes  # computed by `embed_and_screen`
+    else:
+        keys, hashes = _keys_and_hashes(cs)
     dead = await facts_store.tombstoned_among(
         conn, tenant_id, [(c.user_id, c.scope, h) for c, h in zip(cs, hashes, strict=True)]
     )
@@ -1473,7 +1491,7 @@ async def write_many(
                 cs[i].user_id,
                 cs[i].scope,
                 cs[i].type.value,
-                statement_key(cs[i].statement),
+                keys[i],
                 vectors[i][0],
                 vectors[i][1],
             )
@@ -1493,7 +1511,7 @@ async def write_many(
             facts[p.fact.id], versions[p.fact.id] = p.fact, p.version
     for pool in free_read:
         for p in pool:
-            facts.setdefault(p.fact.id, replace(p.fact, similarity=None))
+            facts.setdefault(p.fact.id, _with_similarity(p.fact, None))
             versions[p.fact.id] = p.version
     written_free: dict[tuple[str, str, str], _FreeSubject] = {}
 
@@ -1504,7 +1522,7 @@ async def write_many(
             rows = sorted((facts[x] for x in ids), key=lambda f: f.id)
             rows.sort(key=lambda f: f.valid_from, reverse=True)
             return rows[:POOL_LIMIT]
-        key = statement_key(c.statement)
+        key = keys[i]
         entries = [
             (not p.key_match, p.distance is None, p.distance or 0.0, p.fact.id, p.fact.similarity)
             for p in free_of[i]
@@ -1523,7 +1541,7 @@ async def write_many(
                     )
                 )
         entries.sort(key=lambda t: (t[0], t[1], t[2], t[3]))
-        return [replace(facts[e[3]], similarity=e[4]) for e in entries[:POOL_LIMIT]]
+        return [_with_similarity(facts[e[3]], e[4]) for e in entries[:POOL_LIMIT]]
 
     pending = _Flush()
     outcomes: list[WriteOutcome] = []
@@ -1637,6 +1655,7 @@ async def write_many(
             detail=gate_detail,
             derived=result.sensitivity,
             prepared=prep,
+            key=keys[i],
         )
         await _count_decision(c, outcome)
         pending.inserts.append(new)
@@ -1669,6 +1688,16 @@ async def write_many(
         outcomes.append(outcome)
     await pending.run(conn, tenant_id)
     return outcomes
+
+
+def _with_similarity(f: ExistingFact, similarity: float | None) -> ExistingFact:
+    """`dataclasses.replace(f, similarity=similarity)`, without its per-call field
+    introspection (a batch makes one per pooled fact per item): ExistingFact is a plain
+    frozen dataclass (no __post_init__, no slots), so a copy of its fields is the same."""
+    out = object.__new__(ExistingFact)
+    out.__dict__.update(f.__dict__)
+    object.__setattr__(out, "similarity", similarity)
+    return out
 
 
 def _apply(
