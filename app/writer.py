@@ -1300,31 +1300,46 @@ def _real(x: float) -> float:
 POOL_LIMIT = 20  # the conflict pool's size (facts_store.lock_conflict_pool)
 
 
+def _f64(vector: list[float]) -> Any:
+    """A vector as `_FreeSubject` compares it: float32 as stored, as float64."""
+    return np.asarray(vector, dtype=np.float32).astype(np.float64)
+
+
 class _FreeSubject:
     """The free statements a batch wrote so far under one (user, scope, type), active
     (merges change confidence only, never status): their ids, statement keys and
-    vectors (float32 as stored, kept as float64 rows of one growing matrix)."""
+    vectors (float32 as stored, kept as float64 rows of one growing matrix).
+
+    `add` and `ranked` take the vector's `_f64` form as `arr` when the caller has it (an
+    item is ranked, then added, with one conversion)."""
 
     def __init__(self) -> None:
         self.ids: list[uuid.UUID] = []
         self.by_key: dict[str, list[int]] = {}
-        self.by_model: dict[str | None, list[int]] = {}
+        self.codes: dict[str | None, int] = {}  # embedding model → its code in `model`
         self.mat: Any = None  # (capacity, dim) float64
         self.sq: Any = None  # squared norms
         self.has: Any = None  # a comparable vector at this row
+        self.model: Any = None  # the code of the row's embedding model
 
     def add(
-        self, fact_id: uuid.UUID, key: str, vector: list[float] | None, model: str | None
+        self,
+        fact_id: uuid.UUID,
+        key: str,
+        vector: list[float] | None,
+        model: str | None,
+        arr: Any = None,
     ) -> None:
         n = len(self.ids)
         self.ids.append(fact_id)
         self.by_key.setdefault(key, []).append(n)
-        self.by_model.setdefault(model, []).append(n)
-        v = np.asarray(vector, dtype=np.float32).astype(np.float64) if vector is not None else None
+        code = self.codes.setdefault(model, len(self.codes))
+        v = (arr if arr is not None else _f64(vector)) if vector is not None else None
         if self.mat is None:
             self.mat = np.zeros((64, len(v) if v is not None else 1))
             self.sq = np.zeros(64)
             self.has = np.zeros(64, dtype=bool)
+            self.model = np.zeros(64, dtype=np.int64)
         if v is not None and not self.has[:n].any() and self.mat.shape[1] != v.shape[0]:
             # the first vector of the group (facts before it had none): it sets the width
             self.mat = np.zeros((len(self.sq), v.shape[0]))
@@ -1332,13 +1347,20 @@ class _FreeSubject:
             self.mat = np.concatenate([self.mat, np.zeros_like(self.mat)])
             self.sq = np.concatenate([self.sq, np.zeros_like(self.sq)])
             self.has = np.concatenate([self.has, np.zeros_like(self.has)])
+            self.model = np.concatenate([self.model, np.zeros_like(self.model)])
+        self.model[n] = code
         if v is not None and v.shape[0] == self.mat.shape[1]:
             self.mat[n] = v
             self.sq[n] = float(np.dot(v, v))
             self.has[n] = True
 
     def ranked(
-        self, key: str, vector: list[float] | None, model: str | None, limit: int
+        self,
+        key: str,
+        vector: list[float] | None,
+        model: str | None,
+        limit: int,
+        arr: Any = None,
     ) -> list[tuple[bool, float | None, uuid.UUID]]:
         """The entries that may be among the pool's first `limit` by the pool's order
         (statement key first, then cosine distance, NULLS LAST, then id): every entry
@@ -1353,10 +1375,12 @@ class _FreeSubject:
         dist = np.zeros(n)
         null = np.ones(n, dtype=bool)
         if vector is not None and model is not None and len(vector) == self.mat.shape[1]:
-            q = np.asarray(vector, dtype=np.float32).astype(np.float64)
-            same = np.zeros(n, dtype=bool)
-            same[self.by_model.get(model, [])] = True
-            same &= self.has[:n]
+            q = arr if arr is not None else _f64(vector)
+            code = self.codes.get(model)
+            if code is None:
+                same = np.zeros(n, dtype=bool)
+            else:
+                same = (self.model[:n] == code) & self.has[:n]
             with np.errstate(invalid="ignore", divide="ignore"):
                 sim = (self.mat[:n] @ q) / np.sqrt(self.sq[:n] * float(np.dot(q, q)))
             dist = np.where(same, 1.0 - np.clip(sim, -1.0, 1.0), 0.0)
@@ -1367,8 +1391,17 @@ class _FreeSubject:
             ahead = (miss < miss[c]) | ((miss == miss[c]) & (null < null[c]))
             level = (miss == miss[c]) & (null == null[c])
             order = np.nonzero(ahead | (level & (null | (dist <= dist[c]))))[0]
+        # as Python values in one conversion each (numpy scalars one by one cost more)
+        ids = self.ids
         return [
-            (not bool(miss[i]), None if null[i] else float(dist[i]), self.ids[i]) for i in order
+            (not m, None if nl else d, ids[i])
+            for i, m, nl, d in zip(
+                order.tolist(),
+                miss[order].tolist(),
+                null[order].tolist(),
+                dist[order].tolist(),
+                strict=True,
+            )
         ]
 
 
@@ -1514,6 +1547,7 @@ async def write_many(
             facts.setdefault(p.fact.id, _with_similarity(p.fact, None))
             versions[p.fact.id] = p.version
     written_free: dict[tuple[str, str, str], _FreeSubject] = {}
+    arrays: dict[int, Any] = {}  # an item's vector as `_FreeSubject` compares it
 
     def pool_of(i: int) -> list[ExistingFact]:
         c = cs[i]
@@ -1530,7 +1564,8 @@ async def write_many(
         mine = written_free.get((c.user_id, c.scope, c.type.value))
         if mine is not None:
             vector, model = vectors[i]
-            for match, dist, fact_id in mine.ranked(key, vector, model, POOL_LIMIT):
+            arr = arrays[i] = _f64(vector) if vector is not None else None
+            for match, dist, fact_id in mine.ranked(key, vector, model, POOL_LIMIT, arr):
                 entries.append(
                     (
                         not match,
@@ -1681,7 +1716,7 @@ async def write_many(
                 active.setdefault((c.user_id, c.scope, c.predicate), []).append(new.id)
             else:
                 written_free.setdefault((c.user_id, c.scope, c.type.value), _FreeSubject()).add(
-                    new.id, new.statement_key, vector, model
+                    new.id, new.statement_key, vector, model, arrays.pop(i, None)
                 )
         if _interacts(c, rights):
             pending.interactions[c.user_id] = max(now, pending.interactions.get(c.user_id, now))
