@@ -689,6 +689,7 @@ async def _insert(
     detail: dict[str, Any] | None,
     interaction: bool = False,
     derived: Sensitivity | None = None,
+    key: str | None = None,
 ) -> WriteOutcome:
     """Store a new version of a fact the gate accepted (the one place facts are inserted,
     with `write_many`) and the decision's audit event, in one round trip; `outcome` is
@@ -712,6 +713,7 @@ async def _insert(
         outcome=outcome,
         detail=detail,
         derived=derived,
+        key=key,
     )
     await _count_decision(c, outcome)
     row = await facts_store.insert_fact(conn, new, event, announced, interaction=interaction)
@@ -757,7 +759,8 @@ async def write(
         and _current_model(ctx, reuse[1])
     ):
         vector, model = reuse  # a pooled candidate's vector: not embedded again
-    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+    key = statement_key(c.statement)  # computed once: the hashes, the pool, the rules, the row
+    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement, key=key)
     # The rules and the semantic classes run first, on the content alone: the statement
     # (its normalised key included) reaches PostgreSQL only once they have passed it. A
     # plain pass takes the fence, the subject lock, its tombstones and the conflict pool
@@ -807,7 +810,7 @@ async def write(
             _subject_key(c),
             c.type.value,
             c.predicate,
-            statement_key(c.statement),
+            key,
             vector,
             model,
             hashes,
@@ -823,7 +826,7 @@ async def write(
             )
             if rejected is not None:
                 return rejected
-    result = gate.resolve(c, existing, policy, now)
+    result = gate.resolve(c, existing, policy, now, statement=key)
     if result.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, result.reason)
         await _audit_decision(
@@ -890,6 +893,7 @@ async def write(
         detail=gate_detail,
         interaction=_interacts(c, rights),
         derived=result.sensitivity,  # the conflict rules derived it (`gate.resolve`)
+        key=key,
     )
     return outcome
 
@@ -1602,7 +1606,7 @@ async def write_many(
             continue
         gate_detail = _gate_detail(policy, e)
         result = gate.resolve(
-            c, pool_of(i), policy, now, prep.categories if prep is not None else None
+            c, pool_of(i), policy, now, prep.categories if prep is not None else None, keys[i]
         )
         if result.decision is Decision.REJECTED:
             outcome = WriteOutcome(Decision.REJECTED, result.reason)

@@ -177,3 +177,37 @@ def test_log_scrub_remembers_clean_strings_only() -> None:
     for n in range(logs._CLEAN_MAX + 10):  # bounded
         logs._scrub_text(f"GET /healthz 200 {n}")
     assert len(logs._clean) <= logs._CLEAN_MAX
+
+
+def test_resolve_with_the_callers_statement_key() -> None:
+    """`gate.resolve(..., statement=key)` decides as it does computing the key itself."""
+    from app.memory import gate
+    from app.memory.policy import Policy
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    policy = Policy()
+
+    def fact(statement: str, similarity: float | None) -> ExistingFact:
+        return ExistingFact(
+            id=uuid.uuid4(),
+            scope="global",
+            type=FactType.SEMANTIC,
+            predicate=None,
+            value=None,
+            statement=statement,
+            source_kind=SourceKind.USER_MESSAGE,
+            confidence=0.6,
+            valid_from=now,
+            similarity=similarity,
+        )
+
+    pools = [
+        [],
+        [fact("the user likes tea.", 0.99)],  # the same key: a merge
+        [fact("The user likes green tea", 0.97), fact("The user hates tea", 0.99)],
+    ]
+    kind = SourceKind.USER_MESSAGE
+    c = Candidate("u", FactType.SEMANTIC, "The user likes TEA!", source_kind=kind)
+    for pool in pools:
+        want = gate.resolve(c, pool, policy, now)
+        assert gate.resolve(c, pool, policy, now, statement=statement_key(c.statement)) == want
