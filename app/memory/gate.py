@@ -36,6 +36,7 @@ from app.memory.normalize import (
     normalize_predicate,
     polarity,
     statement_key,
+    stored_polarity,
     stored_statement_key,
     tombstone_hashes,
     value_key,
@@ -667,7 +668,7 @@ def _resolve_free_statement(
     same_kind = [
         f
         for f in peers
-        if f.type is candidate.type and not f.predicate and polarity(f.statement) == sign
+        if f.type is candidate.type and not f.predicate and stored_polarity(f.statement) == sign
     ]
     for fact in same_kind:
         if stored_statement_key(fact.statement) == key:

@@ -165,3 +165,10 @@ def polarity(statement: str) -> int:
     """
     text = _NEG_IDIOMS.sub(" ", nfkc(statement).casefold().replace("’", "'"))
     return -1 if _NEGATION.search(text) else 1
+
+
+@lru_cache(maxsize=_STATEMENTS_CACHED)
+def stored_polarity(statement: str) -> int:
+    """`polarity` of a stored fact's statement (a conflict pool's), cached as
+    `stored_statement_key` is."""
+    return polarity(statement)

@@ -211,3 +211,11 @@ def test_resolve_with_the_callers_statement_key() -> None:
     for pool in pools:
         want = gate.resolve(c, pool, policy, now)
         assert gate.resolve(c, pool, policy, now, statement=statement_key(c.statement)) == want
+
+
+def test_stored_polarity_is_polarity() -> None:
+    from app.memory.normalize import polarity, stored_polarity
+
+    for s in ("The user likes tea", "The user does not like tea", "我不喜欢咖啡", "不错的主意"):
+        assert stored_polarity(s) == polarity(s)
+        assert stored_polarity(s) == polarity(s)  # from the cache
