@@ -8,12 +8,10 @@ handler, and a last processor redacts any secret that still reaches a line.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sys
 import traceback
-from collections import OrderedDict
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from typing import Any
 import structlog
 from structlog.types import EventDict
 
+from app.clean import CleanStrings
 from app.memory.detectors import contains_secret, redact
 
 _FRAMES = 6
@@ -77,25 +76,13 @@ def safe_exc_info(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Even
 
 
 # Strings found clean lately (a request's log line repeats its method, route, status and
-# level; its latency takes a few hundred values): checked once, not on every line. Only
-# clean strings are kept: a string that holds a secret is never cached.
+# level; its latency takes a few hundred values): checked once, not on every line.
 _CLEAN_MAX = 8192
-_clean: OrderedDict[str, None] = OrderedDict()
+_clean = CleanStrings(contains_secret, _CLEAN_MAX)
 
 
 def _scrub_text(value: str) -> str:
-    try:  # (each step tolerates another thread's logging changing the cache meanwhile)
-        _clean.move_to_end(value)
-        return value
-    except KeyError:
-        pass
-    if contains_secret(value):
-        return redact(value)
-    _clean[value] = None
-    if len(_clean) > _CLEAN_MAX:
-        with contextlib.suppress(KeyError):
-            _clean.popitem(last=False)
-    return value
+    return redact(value) if _clean.holds(value) else value
 
 
 def _scrub(value: Any) -> Any:

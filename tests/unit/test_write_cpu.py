@@ -219,3 +219,20 @@ def test_stored_polarity_is_polarity() -> None:
     for s in ("The user likes tea", "The user does not like tea", "我不喜欢咖啡", "不错的主意"):
         assert stored_polarity(s) == polarity(s)
         assert stored_polarity(s) == polarity(s)  # from the cache
+
+
+def test_identifier_screening_remembers_clean_ids_only() -> None:
+    """A user id that holds a secret is refused every time it is sent; a clean one is
+    checked once."""
+    import pytest
+    from pydantic_core import PydanticCustomError
+
+    from app.api import screened
+
+    secret = "sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e"
+    for _ in range(3):
+        with pytest.raises(PydanticCustomError):
+            screened.refuse_secret_identifier(secret)
+        assert screened.refuse_secret_identifier("user-42") == "user-42"
+    assert secret not in screened._clean_ids
+    assert "user-42" in screened._clean_ids
