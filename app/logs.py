@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 from structlog.types import EventDict
 
+from app.clean import CleanStrings
 from app.memory.detectors import contains_secret, redact
 
 _FRAMES = 6
@@ -74,9 +75,19 @@ def safe_exc_info(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Even
     return event_dict
 
 
+# Strings found clean lately (a request's log line repeats its method, route, status and
+# level; its latency takes a few hundred values): checked once, not on every line.
+_CLEAN_MAX = 8192
+_clean = CleanStrings(contains_secret, _CLEAN_MAX)
+
+
+def _scrub_text(value: str) -> str:
+    return redact(value) if _clean.holds(value) else value
+
+
 def _scrub(value: Any) -> Any:
     if isinstance(value, str):
-        return redact(value) if contains_secret(value) else value
+        return _scrub_text(value)
     if isinstance(value, dict):
         return {k: _scrub(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -389,6 +389,9 @@ class Screened:
     tombstoned: list[frozenset[str]]
     results: list[GateResult | None]
     prepared: list[Prepared] = field(default_factory=list)
+    # per item, computed once for the batch: `statement_key` and `tombstone_hashes`
+    keys: list[str] = field(default_factory=list)
+    hashes: list[list[str]] = field(default_factory=list)
 
 
 async def embed_and_screen(
@@ -404,13 +407,13 @@ async def embed_and_screen(
     The tombstones are read meanwhile, outside any transaction (`Screened`)."""
     tasks = [asyncio.ensure_future(embed_candidate(ctx, c, policy)) for c in cs]
     try:
-        hashes = [tombstone_hashes(c.scope, c.predicate, c.value, c.statement) for c in cs]
+        keys, hashes = _keys_and_hashes(cs)
         async with tenant_tx(ctx.pool, tenant_id) as conn:
             dead = await facts_store.tombstoned_among(
                 conn, tenant_id, [(c.user_id, c.scope, h) for c, h in zip(cs, hashes, strict=True)]
             )
         embedded: list[Embedded] = []
-        screened = Screened([], [])
+        screened = Screened([], [], keys=keys, hashes=hashes)
         for c, hs, task in zip(cs, hashes, tasks, strict=True):
             e = await task
             tombstoned = frozenset(h for h in hs if (c.user_id, c.scope, h) in dead)
@@ -430,6 +433,16 @@ async def embed_and_screen(
         for task in tasks:
             task.cancel()
     return embedded, screened
+
+
+def _keys_and_hashes(cs: Sequence[Candidate]) -> tuple[list[str], list[list[str]]]:
+    """Each candidate's `statement_key` and `tombstone_hashes`, the key computed once."""
+    keys = [statement_key(c.statement) for c in cs]
+    hashes = [
+        tombstone_hashes(c.scope, c.predicate, c.value, c.statement, key=k)
+        for c, k in zip(cs, keys, strict=True)
+    ]
+    return keys, hashes
 
 
 def _gate_detail(policy: Policy, embedded: Embedded) -> dict[str, Any]:
@@ -577,11 +590,13 @@ def _new_fact(
     detail: dict[str, Any] | None,
     derived: Sensitivity | None = None,
     prepared: Prepared | None = None,
+    key: str | None = None,
 ) -> tuple[facts_store.NewFact, audit.Event, list[hooks.WebhookEvent]]:
     """The rows of a new version the gate accepted: the fact, its decision's audit event
     and the webhook events it announces (pure: one write inserts them, a batch collects
     them, `write_many`). `derived`: the content's derived sensitivity, when known;
-    `prepared`: what a batch computed from the content already."""
+    `prepared`: what a batch computed from the content already; `key`: the statement's
+    `statement_key`, when known."""
     valid_from = c.valid_from or now
     fact_id = uuid.uuid4()
     event = _decision_event(
@@ -624,7 +639,7 @@ def _new_fact(
         value=c.value,
         value_key=value_key(c.predicate, c.value) if c.predicate else None,
         statement=c.statement,
-        statement_key=statement_key(c.statement),
+        statement_key=key if key is not None else statement_key(c.statement),
         polarity=polarity(c.statement),
         source_kind=source_kind,
         source_trace_id=c.trace_id,
@@ -674,6 +689,7 @@ async def _insert(
     detail: dict[str, Any] | None,
     interaction: bool = False,
     derived: Sensitivity | None = None,
+    key: str | None = None,
 ) -> WriteOutcome:
     """Store a new version of a fact the gate accepted (the one place facts are inserted,
     with `write_many`) and the decision's audit event, in one round trip; `outcome` is
@@ -697,6 +713,7 @@ async def _insert(
         outcome=outcome,
         detail=detail,
         derived=derived,
+        key=key,
     )
     await _count_decision(c, outcome)
     row = await facts_store.insert_fact(conn, new, event, announced, interaction=interaction)
@@ -742,7 +759,8 @@ async def write(
         and _current_model(ctx, reuse[1])
     ):
         vector, model = reuse  # a pooled candidate's vector: not embedded again
-    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement)
+    key = statement_key(c.statement)  # computed once: the hashes, the pool, the rules, the row
+    hashes = tombstone_hashes(c.scope, c.predicate, c.value, c.statement, key=key)
     # The rules and the semantic classes run first, on the content alone: the statement
     # (its normalised key included) reaches PostgreSQL only once they have passed it. A
     # plain pass takes the fence, the subject lock, its tombstones and the conflict pool
@@ -792,7 +810,7 @@ async def write(
             _subject_key(c),
             c.type.value,
             c.predicate,
-            statement_key(c.statement),
+            key,
             vector,
             model,
             hashes,
@@ -808,7 +826,7 @@ async def write(
             )
             if rejected is not None:
                 return rejected
-    result = gate.resolve(c, existing, policy, now)
+    result = gate.resolve(c, existing, policy, now, statement=key)
     if result.decision is Decision.REJECTED:
         outcome = WriteOutcome(Decision.REJECTED, result.reason)
         await _audit_decision(
@@ -875,6 +893,7 @@ async def write(
         detail=gate_detail,
         interaction=_interacts(c, rights),
         derived=result.sensitivity,  # the conflict rules derived it (`gate.resolve`)
+        key=key,
     )
     return outcome
 
@@ -1285,31 +1304,46 @@ def _real(x: float) -> float:
 POOL_LIMIT = 20  # the conflict pool's size (facts_store.lock_conflict_pool)
 
 
+def _f64(vector: list[float]) -> Any:
+    """A vector as `_FreeSubject` compares it: float32 as stored, as float64."""
+    return np.asarray(vector, dtype=np.float32).astype(np.float64)
+
+
 class _FreeSubject:
     """The free statements a batch wrote so far under one (user, scope, type), active
     (merges change confidence only, never status): their ids, statement keys and
-    vectors (float32 as stored, kept as float64 rows of one growing matrix)."""
+    vectors (float32 as stored, kept as float64 rows of one growing matrix).
+
+    `add` and `ranked` take the vector's `_f64` form as `arr` when the caller has it (an
+    item is ranked, then added, with one conversion)."""
 
     def __init__(self) -> None:
         self.ids: list[uuid.UUID] = []
         self.by_key: dict[str, list[int]] = {}
-        self.by_model: dict[str | None, list[int]] = {}
+        self.codes: dict[str | None, int] = {}  # embedding model → its code in `model`
         self.mat: Any = None  # (capacity, dim) float64
         self.sq: Any = None  # squared norms
         self.has: Any = None  # a comparable vector at this row
+        self.model: Any = None  # the code of the row's embedding model
 
     def add(
-        self, fact_id: uuid.UUID, key: str, vector: list[float] | None, model: str | None
+        self,
+        fact_id: uuid.UUID,
+        key: str,
+        vector: list[float] | None,
+        model: str | None,
+        arr: Any = None,
     ) -> None:
         n = len(self.ids)
         self.ids.append(fact_id)
         self.by_key.setdefault(key, []).append(n)
-        self.by_model.setdefault(model, []).append(n)
-        v = np.asarray(vector, dtype=np.float32).astype(np.float64) if vector is not None else None
+        code = self.codes.setdefault(model, len(self.codes))
+        v = (arr if arr is not None else _f64(vector)) if vector is not None else None
         if self.mat is None:
             self.mat = np.zeros((64, len(v) if v is not None else 1))
             self.sq = np.zeros(64)
             self.has = np.zeros(64, dtype=bool)
+            self.model = np.zeros(64, dtype=np.int64)
         if v is not None and not self.has[:n].any() and self.mat.shape[1] != v.shape[0]:
             # the first vector of the group (facts before it had none): it sets the width
             self.mat = np.zeros((len(self.sq), v.shape[0]))
@@ -1317,13 +1351,20 @@ class _FreeSubject:
             self.mat = np.concatenate([self.mat, np.zeros_like(self.mat)])
             self.sq = np.concatenate([self.sq, np.zeros_like(self.sq)])
             self.has = np.concatenate([self.has, np.zeros_like(self.has)])
+            self.model = np.concatenate([self.model, np.zeros_like(self.model)])
+        self.model[n] = code
         if v is not None and v.shape[0] == self.mat.shape[1]:
             self.mat[n] = v
             self.sq[n] = float(np.dot(v, v))
             self.has[n] = True
 
     def ranked(
-        self, key: str, vector: list[float] | None, model: str | None, limit: int
+        self,
+        key: str,
+        vector: list[float] | None,
+        model: str | None,
+        limit: int,
+        arr: Any = None,
     ) -> list[tuple[bool, float | None, uuid.UUID]]:
         """The entries that may be among the pool's first `limit` by the pool's order
         (statement key first, then cosine distance, NULLS LAST, then id): every entry
@@ -1338,10 +1379,12 @@ class _FreeSubject:
         dist = np.zeros(n)
         null = np.ones(n, dtype=bool)
         if vector is not None and model is not None and len(vector) == self.mat.shape[1]:
-            q = np.asarray(vector, dtype=np.float32).astype(np.float64)
-            same = np.zeros(n, dtype=bool)
-            same[self.by_model.get(model, [])] = True
-            same &= self.has[:n]
+            q = arr if arr is not None else _f64(vector)
+            code = self.codes.get(model)
+            if code is None:
+                same = np.zeros(n, dtype=bool)
+            else:
+                same = (self.model[:n] == code) & self.has[:n]
             with np.errstate(invalid="ignore", divide="ignore"):
                 sim = (self.mat[:n] @ q) / np.sqrt(self.sq[:n] * float(np.dot(q, q)))
             dist = np.where(same, 1.0 - np.clip(sim, -1.0, 1.0), 0.0)
@@ -1352,8 +1395,17 @@ class _FreeSubject:
             ahead = (miss < miss[c]) | ((miss == miss[c]) & (null < null[c]))
             level = (miss == miss[c]) & (null == null[c])
             order = np.nonzero(ahead | (level & (null | (dist <= dist[c]))))[0]
+        # as Python values in one conversion each (numpy scalars one by one cost more)
+        ids = self.ids
         return [
-            (not bool(miss[i]), None if null[i] else float(dist[i]), self.ids[i]) for i in order
+            (not m, None if nl else d, ids[i])
+            for i, m, nl, d in zip(
+                order.tolist(),
+                miss[order].tolist(),
+                null[order].tolist(),
+                dist[order].tolist(),
+                strict=True,
+            )
         ]
 
 
@@ -1433,7 +1485,10 @@ async def write_many(
     it is flushed): it touches no fact."""
 
     n = len(cs)
-    hashes = [tombstone_hashes(c.scope, c.predicate, c.value, c.statement) for c in cs]
+    if ahead is not None and len(ahead.keys) == n and len(ahead.hashes) == n:
+        keys, hashes = ahead.keys, ahead.hashes  # computed by `embed_and_screen`
+    else:
+        keys, hashes = _keys_and_hashes(cs)
     dead = await facts_store.tombstoned_among(
         conn, tenant_id, [(c.user_id, c.scope, h) for c, h in zip(cs, hashes, strict=True)]
     )
@@ -1473,7 +1528,7 @@ async def write_many(
                 cs[i].user_id,
                 cs[i].scope,
                 cs[i].type.value,
-                statement_key(cs[i].statement),
+                keys[i],
                 vectors[i][0],
                 vectors[i][1],
             )
@@ -1493,9 +1548,10 @@ async def write_many(
             facts[p.fact.id], versions[p.fact.id] = p.fact, p.version
     for pool in free_read:
         for p in pool:
-            facts.setdefault(p.fact.id, replace(p.fact, similarity=None))
+            facts.setdefault(p.fact.id, _with_similarity(p.fact, None))
             versions[p.fact.id] = p.version
     written_free: dict[tuple[str, str, str], _FreeSubject] = {}
+    arrays: dict[int, Any] = {}  # an item's vector as `_FreeSubject` compares it
 
     def pool_of(i: int) -> list[ExistingFact]:
         c = cs[i]
@@ -1504,7 +1560,7 @@ async def write_many(
             rows = sorted((facts[x] for x in ids), key=lambda f: f.id)
             rows.sort(key=lambda f: f.valid_from, reverse=True)
             return rows[:POOL_LIMIT]
-        key = statement_key(c.statement)
+        key = keys[i]
         entries = [
             (not p.key_match, p.distance is None, p.distance or 0.0, p.fact.id, p.fact.similarity)
             for p in free_of[i]
@@ -1512,7 +1568,8 @@ async def write_many(
         mine = written_free.get((c.user_id, c.scope, c.type.value))
         if mine is not None:
             vector, model = vectors[i]
-            for match, dist, fact_id in mine.ranked(key, vector, model, POOL_LIMIT):
+            arr = arrays[i] = _f64(vector) if vector is not None else None
+            for match, dist, fact_id in mine.ranked(key, vector, model, POOL_LIMIT, arr):
                 entries.append(
                     (
                         not match,
@@ -1523,7 +1580,7 @@ async def write_many(
                     )
                 )
         entries.sort(key=lambda t: (t[0], t[1], t[2], t[3]))
-        return [replace(facts[e[3]], similarity=e[4]) for e in entries[:POOL_LIMIT]]
+        return [_with_similarity(facts[e[3]], e[4]) for e in entries[:POOL_LIMIT]]
 
     pending = _Flush()
     outcomes: list[WriteOutcome] = []
@@ -1549,7 +1606,7 @@ async def write_many(
             continue
         gate_detail = _gate_detail(policy, e)
         result = gate.resolve(
-            c, pool_of(i), policy, now, prep.categories if prep is not None else None
+            c, pool_of(i), policy, now, prep.categories if prep is not None else None, keys[i]
         )
         if result.decision is Decision.REJECTED:
             outcome = WriteOutcome(Decision.REJECTED, result.reason)
@@ -1637,6 +1694,7 @@ async def write_many(
             detail=gate_detail,
             derived=result.sensitivity,
             prepared=prep,
+            key=keys[i],
         )
         await _count_decision(c, outcome)
         pending.inserts.append(new)
@@ -1662,13 +1720,23 @@ async def write_many(
                 active.setdefault((c.user_id, c.scope, c.predicate), []).append(new.id)
             else:
                 written_free.setdefault((c.user_id, c.scope, c.type.value), _FreeSubject()).add(
-                    new.id, new.statement_key, vector, model
+                    new.id, new.statement_key, vector, model, arrays.pop(i, None)
                 )
         if _interacts(c, rights):
             pending.interactions[c.user_id] = max(now, pending.interactions.get(c.user_id, now))
         outcomes.append(outcome)
     await pending.run(conn, tenant_id)
     return outcomes
+
+
+def _with_similarity(f: ExistingFact, similarity: float | None) -> ExistingFact:
+    """`dataclasses.replace(f, similarity=similarity)`, without its per-call field
+    introspection (a batch makes one per pooled fact per item): ExistingFact is a plain
+    frozen dataclass (no __post_init__, no slots), so a copy of its fields is the same."""
+    out = object.__new__(ExistingFact)
+    out.__dict__.update(f.__dict__)
+    object.__setattr__(out, "similarity", similarity)
+    return out
 
 
 def _apply(

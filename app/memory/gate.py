@@ -36,6 +36,7 @@ from app.memory.normalize import (
     normalize_predicate,
     polarity,
     statement_key,
+    stored_polarity,
     stored_statement_key,
     tombstone_hashes,
     value_key,
@@ -661,16 +662,22 @@ def _active_peers(candidate: Candidate, existing: Sequence[ExistingFact]) -> lis
 
 
 def _resolve_free_statement(
-    candidate: Candidate, peers: Sequence[ExistingFact], policy: Policy, base: GateResult
+    candidate: Candidate,
+    peers: Sequence[ExistingFact],
+    policy: Policy,
+    base: GateResult,
+    key: str | None = None,
 ) -> GateResult:
     """Dedupe by normalized text, then by embedding similarity with the same information
-    (app.memory.dedupe); never across polarity."""
-    key = statement_key(candidate.statement)
+    (app.memory.dedupe); never across polarity. `key`: the statement's `statement_key`,
+    when the caller has it."""
+    if key is None:
+        key = statement_key(candidate.statement)
     sign = polarity(candidate.statement)
     same_kind = [
         f
         for f in peers
-        if f.type is candidate.type and not f.predicate and polarity(f.statement) == sign
+        if f.type is candidate.type and not f.predicate and stored_polarity(f.statement) == sign
     ]
     for fact in same_kind:
         if stored_statement_key(fact.statement) == key:
@@ -761,9 +768,11 @@ def resolve(
     policy: Policy,
     now: datetime,
     categories: list[str] | None = None,
+    statement: str | None = None,
 ) -> GateResult:
     """How a screened candidate lands among the existing facts: written/merged/superseded.
-    `categories`: the candidate's `sensitive_categories` when the caller has them."""
+    `categories`: the candidate's `sensitive_categories`, `statement`: its statement's
+    `statement_key`, when the caller has them."""
     valid_from = candidate.valid_from or now
     if categories is None:
         categories = sensitive_categories(candidate, policy)
@@ -778,7 +787,7 @@ def resolve(
     peers = _active_peers(candidate, existing)
 
     if candidate.type is FactType.EPISODIC or not candidate.predicate:
-        return _resolve_free_statement(candidate, peers, policy, base)
+        return _resolve_free_statement(candidate, peers, policy, base, statement)
 
     key = value_key(candidate.predicate, candidate.value)
     predicate = normalize_predicate(candidate.predicate)

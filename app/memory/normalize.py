@@ -117,18 +117,25 @@ def _sha256(*parts: str) -> str:
 
 
 def tombstone_hashes(
-    scope: str, predicate: str | None, value: Any, statement: str | None
+    scope: str,
+    predicate: str | None,
+    value: Any,
+    statement: str | None,
+    *,
+    key: str | None = None,
 ) -> list[str]:
     """sha256 hex digests that identify deleted content: predicate+value, and statement.
 
     The scope is part of each digest, so a hash never matches across scopes even if a
     caller forgets to filter. Both the store (on delete) and the gate (on write) use this.
+    `key`: `statement_key(statement)` when the caller computed it already.
     """
     hashes: list[str] = []
     if predicate and value is not None:
         hashes.append(_sha256("pv", scope, value_key(predicate, value)))
     if statement:
-        key = statement_key(statement)
+        if key is None:
+            key = statement_key(statement)
         if key:
             hashes.append(_sha256("st", scope, key))
     return hashes
@@ -158,3 +165,10 @@ def polarity(statement: str) -> int:
     """
     text = _NEG_IDIOMS.sub(" ", nfkc(statement).casefold().replace("’", "'"))
     return -1 if _NEGATION.search(text) else 1
+
+
+@lru_cache(maxsize=_STATEMENTS_CACHED)
+def stored_polarity(statement: str) -> int:
+    """`polarity` of a stored fact's statement (a conflict pool's), cached as
+    `stored_statement_key` is."""
+    return polarity(statement)
