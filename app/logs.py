@@ -95,10 +95,16 @@ def _scrub(value: Any) -> Any:
     return value
 
 
+# What the logging itself writes: the time (TimeStamper) and the level name. Nothing of a
+# caller's reaches them, and checking a fresh timestamp on every line cost ~150 µs.
+_OWN_FIELDS = frozenset({"timestamp", "level"})
+
+
 def scrub_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> EventDict:
     """The last line of defence: a secret that reached a log line anyway is redacted."""
     return {
-        k: v if k.startswith("_") else _scrub(v)  # `_record` and friends: structlog's own
+        # `_record` and friends: structlog's own
+        k: v if k.startswith("_") or k in _OWN_FIELDS else _scrub(v)
         for k, v in event_dict.items()
     }
 

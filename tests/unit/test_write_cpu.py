@@ -179,6 +179,20 @@ def test_log_scrub_remembers_clean_strings_only() -> None:
     assert len(logs._clean) <= logs._CLEAN_MAX
 
 
+def test_log_scrub_skips_only_what_logging_writes() -> None:
+    """The time and the level are the logging's own and pass as they are; every other
+    field, a bound trace id included, is still checked."""
+    secret = "api key sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e"
+    stamp = "2026-12-06T08:37:14.123456Z"
+    out = logs.scrub_secrets(
+        None,
+        "info",
+        {"event": "x", "timestamp": stamp, "level": "info", "trace_id": secret, "k": secret},
+    )
+    assert out["timestamp"] is stamp and out["level"] == "info"
+    assert "sk-proj-4f9a8b7c" not in out["trace_id"] and "sk-proj-4f9a8b7c" not in out["k"]
+
+
 def test_resolve_with_the_callers_statement_key() -> None:
     """`gate.resolve(..., statement=key)` decides as it does computing the key itself."""
     from app.memory import gate
