@@ -198,12 +198,14 @@ def _someone_they_could_be(text: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def mentions_other_person(text: str) -> bool:
     """Whether the text is about someone besides the user (decides third_party_pii over
     sensitive_needs_consent when the `personal` class fires). "They" in what the user
     says of themselves is a group or an organisation ("I go to a support group and they
     help me"), unless someone it could be is in the text: a relative, a role, a name, an
-    indefinite person ("I met someone at the clinic, they…")."""
+    indefinite person ("I met someone at the clinic, they…"). Cached: pure, and asked of
+    the same segment once per class (`Assessment.best`)."""
     folded = nfkc(text)
     pattern = _FEATURES[FEATURE_NAMES.index("other_person")][1]
     found = {m.group(0).casefold() for m in pattern.finditer(folded)} - _NOT_SOMEONES
