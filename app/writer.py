@@ -30,7 +30,7 @@ from app.errors import Conflict, NotFound
 from app.memory import gate, semantic
 from app.memory import webhooks as hooks
 from app.memory.dedupe import may_merge
-from app.memory.detectors import redact
+from app.memory.detectors import redact, redact_statement
 from app.memory.model import (
     SENSITIVITY_RANK,
     Candidate,
@@ -210,8 +210,8 @@ def _decision_event(
     redacted: str | None = None,
 ) -> audit.Event:
     """The audit event of one gate decision, about `fact_id` (default: the outcome's);
-    `derived`: the content's derived sensitivity, `redacted`: `redact(c.statement)`, when
-    the caller has them."""
+    `derived`: the content's derived sensitivity, `redacted`: `redact_statement(c.statement,
+    c.predicate)`, when the caller has them."""
     action = "reject" if outcome.decision is Decision.REJECTED else "write"
     if c.origin is Origin.CORRECTION and action == "write":
         action = "update"
@@ -235,7 +235,9 @@ def _decision_event(
             "scope": c.scope,
             "type": c.type.value,
             "predicate": redact_identifier(c.predicate),
-            "statement": redacted if redacted is not None else redact(c.statement),
+            "statement": redacted
+            if redacted is not None
+            else redact_statement(c.statement, c.predicate),
             "superseded": outcome.superseded,
             **(detail or {}),
         },
@@ -424,7 +426,7 @@ async def embed_and_screen(
             passed = result is None or result.decision not in (Decision.REJECTED, Decision.PENDING)
             screened.prepared.append(
                 Prepared(
-                    redact(c.statement),
+                    redact_statement(c.statement, c.predicate),
                     gate.sensitive_categories(c, policy) if passed else None,
                     _search_text(c) if passed else None,
                 )

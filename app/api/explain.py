@@ -92,7 +92,7 @@ async def explain_gate(request: Request, body: ExplainIn, who: Principal = admin
         result = screened.result
         explained.append(
             {
-                "statement": detectors.redact(c.statement),
+                "statement": detectors.redact_statement(c.statement, c.predicate),
                 "type": c.type.value,
                 "predicate": c.predicate,
                 "source_kind": c.source_kind.value if c.source_kind else None,

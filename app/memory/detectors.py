@@ -589,6 +589,10 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"tokens?)(?![A-Za-z0-9])"
             r"|(?<![A-Za-z0-9])(?:2fa|mfa|two[- ]factor|otp)[_ -]+(?:backup|recovery)s?"
             r"(?![A-Za-z0-9])"
+            # "my OTP is …"; the channel as the code's name: "the WhatsApp code is …"
+            r"|(?<![A-Za-z0-9])otps?(?![A-Za-z0-9])"
+            r"|(?<![A-Za-z0-9])(?:whats\s?app|telegram|signal|imessage|wechat|viber)[_ -]?"
+            r"(?:codes?|pins?)(?![A-Za-z0-9])"
             r"|恢复码|恢复代码|备用码|备份码|救援码|紧急码|验证码|动态码|"
             r"一次性密码|校验码)[^A-Za-z0-9\n]{0,12}?(?:(?:are|is|were|was|是|为|如下)\s*[:：]?\s*)?"
             r"(?P<v>"
@@ -607,6 +611,12 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             "mfa",
             "otp",
             "one",
+            "whatsapp",
+            "telegram",
+            "signal",
+            "imessage",
+            "wechat",
+            "viber",
             "emergency",
             "scratch",
             "verification",
@@ -1126,6 +1136,13 @@ _SSN_CONTEXT = _rx(
 # the name alone: its number may follow in any grouping ("my SSN is 2-8-7, 6-5, 4-3-2-1")
 _SSN_NAME = _rx(r"\b(?:ssn|s\.s\.n\.?|social security(?: number| no\.?)?)(?![A-Za-z])", _I)
 _SSN_REACH = 16
+# Where SSNs are named ("my SSN", "our SSNs", "social security numbers"), every number in
+# an SSN's three groups is one, valid or not and however its dashes are spaced: "My SSNs:
+# 078-05-1120, 219-09-9999", "My SSN is 078 - 05 - 1120".
+_SSN_NAMED = _rx(r"\bssns?\b|social\s+security", _I)
+_SSN_GROUPS = _rx(
+    r"(?<![0-9])[0-9]{3}\s{0,2}[-–—.]\s{0,2}[0-9]{2}\s{0,2}[-–—.]\s{0,2}[0-9]{4}(?![0-9])"
+)
 _PASSPORT = _rx(
     r"(?:护照(?:号码|号)?|passport(?:\s*(?:no\.?|number|num|#))?)"
     r"[^A-Za-z0-9]{0,6}?(?:(?:是|为|is|:|#)\s*)?(?P<v>[A-Za-z]{1,2}[0-9]{6,8}|[0-9]{9})"
@@ -1399,7 +1416,7 @@ def _card_windows(folded: str) -> list[tuple[int, int, str]]:
 # the separator; it needs at least six digits, and a date is not one.
 _ID_DOCUMENT = _rx(
     r"(?<![A-Za-z])(?:passports?|national\s+insurance|social\s+insurance|"
-    r"national\s+id(?:entity)?(?:\s+card)?|id(?:entity)?\s+(?:card|number|no\.?|document)|"
+    r"national[\s_-]+id(?:entity)?(?:[\s_-]+(?:card|number|no))?|id(?:entity)?\s+(?:card|number|no\.?|document)|"
     r"identity\s+(?:card|number|document)|identification\s+(?:card|number)|"
     r"driv(?:er'?s?|ing)\s+licen[cs]e|residen(?:ce|t)\s+(?:permit|card)|green\s+card|"
     r"ni\s+(?:number|no\.?)|voter\s+id|state\s+id|pan\s+card|tax\s+id(?:entification)?(?:\s+number)?|"
@@ -1408,7 +1425,7 @@ _ID_DOCUMENT = _rx(
     r"permits?|alien\s+registration(?:\s+number)?|visa\s+(?:number|no\.?)|"
     r"birth\s+certificate\s+(?:number|no\.?)|residen(?:ce|t)\s+registration(?:\s+(?:number|no\.?))?|"
     r"(?<=my\s)social(?=\s*(?:is|was|[:#=]))|"
-    r"gov(?:ernment)?[\s_-]*(?:issued[\s_-]*)?id(?:[\s_-]*(?:number|no\.?|card))?|personal\s+(?:id(?:entification)?|public\s+service)\s+(?:number|no\.?)|"
+    r"gov(?:ernment|t)?[\s_-]*(?:issued[\s_-]*)?id(?:[\s_-]*(?:number|no\.?|card))?|personal\s+(?:id(?:entification)?|public\s+service)\s+(?:number|no\.?)|"
     r"ssn|aadhaar|aadhar|cpf|curp|dni|nie|bsn|nric|hkid|mykad|pesel|personnummer|"
     r"codice\s+fiscale|steuer-?id|steuerliche\s+identifikationsnummer|tax\s+file\s+number|taxpayer\s+id(?:entification)?(?:\s+number)?|"
     r"itin|nhs\s+number|medicare\s+number|social\s+security)"
@@ -1538,6 +1555,8 @@ def _id_spans(folded: str) -> list[Span]:
     for m in _SSN_CONTEXT.finditer(folded):
         if ssn.is_valid(re.sub(r"[ .\-/_]", "", m.group("v"))):
             spans.append((*m.span("v"), "us_ssn"))
+    if _SSN_NAMED.search(folded):
+        spans.extend((*m.span(), "us_ssn") for m in _SSN_GROUPS.finditer(folded))
     names = [m.end() for m in _SSN_NAME.finditer(folded)]
     if names:
         for start, end, digits in _grouped_numbers(folded):
@@ -1668,8 +1687,8 @@ _ORDERED_EN = (
 # what someone or something other than the user says, asks, writes ("the note in my files
 # says", "the README instructs"); up to 60 characters, dots only inside a token
 _SAYS_EN = (
-    r"(?:says|said|tells\s+you|told\s+you|instructs|asks(?:\s+for)?|requests|dictates|directs|"
-    r"wants|orders|commands|writes|reads)\b"
+    r"(?:says|say|said|tells?\s+you|told\s+you|instructs?|asks?(?:\s+for)?|requests|dictates?|"
+    r"directs?|wants?|orders|commands|writes|reads)\b"
 )
 _OTHER_SAYS_EN = r"(?!i\b|i'|me\b|my\s+own\b)(?:[^.!?\n]|\.(?=\S)){1,60}?\s" + _SAYS_EN
 # …and what only an instruction does: "whatever the README instructs"
@@ -2301,10 +2320,18 @@ _GRANT = _rx(
     # how or when they are paid is a preference, not a grant: "pay invoices by ACH"
     r"(?!\s+(?:by|via|with|using|through|from|quarterly|monthly|weekly|annually|within|"
     r"before|after|promptly|rather)\b)"
+    r"|\b(?:refunds?|payments?|transfers?|invoices?|purchases?|charges?|withdrawals?|requests?|"
+    r"expenses?|reimbursements?|claims?|orders?|payouts?)\s+(?:should|must|can|will|are\s+to|may)\s+"
+    r"(?:always\s+|automatically\s+|just\s+|simply\s+)?be\s+(?:auto-?)?(?:approved|authori[sz]ed|"
+    r"accepted|paid|released|granted|honou?red)\b"
+    r"|\bauto\s+(?:approv|accept|pay|releas|refund)\w*"
+    r"|都(?:给)?(?:批准|批|同意|放行|打款)"
     r"|(?:直接|自动|一律|统统|全部|全都)(?:批准|通过(?![^，。,\n]{0,8}(?:审批|流程|系统|平台|飞书|钉钉|"
     r"企业微信|邮件|申请|OA))|放行|同意|打款|付款|转账|退款|报销|扣款|扣钱)",
     _I,
 )
+# an order that is standing by its verb: "Auto approve refunds."
+_AUTO_ORDER = _rx(r"\s*(?:please\s+)?auto[\s-](?:approve|accept|pay|release|refund)\b", _I)
 _SUBJECT_USER = _rx(
     r"^\s*(?:(?:from\s+now\s+on|going\s+forward|in\s+future|henceforth|by\s+default|以后|今后)"
     r"\s*[,，]?\s*)?(?:i\b|i'm|i'll|i've|i'd|we\b|we're|we'll|we've|我(?!的)|我们)",
@@ -2319,7 +2346,10 @@ def _standing_grant_spans(folded: str) -> list[Span]:
     spans: list[Span] = []
     for m in _RULE_SENTENCE.finditer(folded):
         sentence = m.group()
-        if not (_GRANT.search(sentence) and _STANDING_RULE.search(sentence)):
+        if not (
+            _GRANT.search(sentence)
+            and (_STANDING_RULE.search(sentence) or _AUTO_ORDER.match(sentence))
+        ):
             continue
         if _SUBJECT_USER.match(sentence) and not _SAID_TO_ASSISTANT.search(sentence):
             continue
@@ -3512,6 +3542,21 @@ def redact(text: str) -> str:
         cursor = end
     out.append(folded[cursor:])
     return "".join(out)
+
+
+def redact_statement(statement: str, predicate: str | None = None) -> str:
+    """`redact(statement)` read beside its predicate, as the gate reads them (a statement
+    "hunter22" under the predicate `password_is` is a password, "078-05-1120" under `ssn` an
+    SSN): the statement's part of `redact("password is: hunter22")`, redacted again on its
+    own; all of it marked when a span runs into the predicate's words."""
+    if not predicate:
+        return redact(statement)
+    label = predicate.replace("_", " ").strip()
+    prefix = f"{nfkc(label)}: "
+    read = redact(f"{label}: {statement}")
+    if not read.startswith(prefix):
+        return "[REDACTED:secret]"
+    return redact(read[len(prefix) :])
 
 
 def contains_secret(text: str) -> bool:

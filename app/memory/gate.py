@@ -240,7 +240,7 @@ def _reject(candidate: Candidate, reason: Reason, **detail: Any) -> GateResult:
     return GateResult(
         decision=Decision.REJECTED,
         reason=reason,
-        redacted_statement=detectors.redact(candidate.statement),
+        redacted_statement=detectors.redact_statement(candidate.statement, candidate.predicate),
         detail=detail,
     )
 

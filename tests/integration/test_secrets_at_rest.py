@@ -568,6 +568,9 @@ FIELDS = (
 )
 
 
+SECRETS = ("secret_detected", "government_id", "payment_card")
+
+
 async def _plant_disguised(c: httpx.AsyncClient, t: Tenant) -> dict[str, list[str]]:
     """Every format into every field; returns "field/format" -> needles."""
     h = t.h()
@@ -585,7 +588,7 @@ async def _plant_disguised(c: httpx.AsyncClient, t: Tenant) -> dict[str, list[st
     assert ok.status_code == 201, ok.text
     fact_id = ok.json()["fact"]["id"]
 
-    async def fact(body: dict[str, Any], where: str) -> None:
+    async def fact(body: dict[str, Any], where: str, reasons: tuple[str, ...] = SECRETS) -> None:
         r = await c.post(
             f"/v1/users/{user}/facts",
             headers=h,
@@ -596,7 +599,7 @@ async def _plant_disguised(c: httpx.AsyncClient, t: Tenant) -> dict[str, list[st
             return
         assert r.status_code == 200, (where, r.text)
         assert r.json()["decision"] == "rejected", (where, r.text)
-        assert r.json()["reason"] in ("secret_detected", "government_id", "payment_card"), where
+        assert not reasons or r.json()["reason"] in reasons, where
 
     for field in FIELDS:
         for fmt, (text, needles) in _disguised().items():
@@ -650,6 +653,16 @@ async def _plant_disguised(c: httpx.AsyncClient, t: Tenant) -> dict[str, list[st
             f"fact.predicate/{fmt}",
         )
         planted[f"fact.predicate/{fmt}"] = [number, grouped.lower()]
+    # the statement is the secret and only the predicate says so: the audit row's redacted
+    # statement is read beside its predicate, as the gate reads it
+    for fmt, predicate, value in (
+        ("password", "password_is", "hunter22Qx"),
+        ("ssn", "ssn", "078-05-1120"),
+    ):
+        # refused for any reason (an SSN alone as a statement reads as an injection too)
+        where = f"fact.statement_by_predicate/{fmt}"
+        await fact({"statement": value, "predicate": predicate}, where, reasons=())
+        planted[where] = [value]
     return planted
 
 
