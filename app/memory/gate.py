@@ -224,14 +224,16 @@ def value_text(value: Any, label: str | None = None) -> str:
 
 def _content(candidate: Candidate) -> str:
     """Everything the store would keep, a line each: statement, predicate (also with its
-    underscores as spaces: "password_is_x" reads "password is x"), the value at any depth
+    underscores as spaces: "password_is_x" reads "password is x", and before the
+    statement: "password: hunter22"), the value at any depth
     (app.memory.gate.value_text, scalars labelled with the predicate), the evidence and
     the search keys."""
     parts = [candidate.statement]
     spaced = None
     if candidate.predicate:
         spaced = candidate.predicate.replace("_", " ")
-        parts += [candidate.predicate, spaced]
+        # and the statement read after its predicate: "hunter22" under `password` is one
+        parts += [candidate.predicate, spaced, f"{spaced}: {candidate.statement}"]
     parts += [value_text(candidate.value, spaced), candidate.evidence or "", *candidate.keys]
     return "\n".join(p for p in parts if p)
 
