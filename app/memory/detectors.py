@@ -2408,7 +2408,7 @@ _AVERSION = _rx(
     r"\b(?:hate\w*|dislike\w*|can'?t\s+stand|annoy\w*|irritat\w*|drives?\s+me|get\w*\s+on\s+my\s+nerves|"
     r"waste\s+of\s+(?:my\s+)?time|pointless|unnecessary|useless|overkill|not\s+needed|"
     r"(?:easier|better|faster|simpler)\s+(?:without|for\s+me)|works?\s+better|"
-    r"without\s+(?:a|any|the)?\s*(?:prompts?|confirmation|checks?|verification)|"
+    r"without\s+(?:(?:a|any|the)\s+)?(?:prompts?|confirmation|checks?|verification)|"
     r"never\s+(?:double-?check|check|verify|confirm|read|look\s+at|bother\s+with)|"
     r"don'?t\s+(?:need|want|bother\s+with|read|care\s+about))\b"
     r"|讨厌|烦|受不了|不感冒|没必要|多余|太麻烦|麻烦死|不看|从不看|不确认|懒得|不需要",
@@ -2446,7 +2446,7 @@ _SCRIPTED_ANSWER = _rx(
     r"\b(?:if|when|whenever|any\s*time|each\s+time|every\s+time)\s+(?:anyone|anybody|someone|"
     r"somebody|people|they|others|my\s+(?:boss|manager|wife|husband|partner|mom|dad|parents|"
     r"colleagues?|team)|a\s+(?:customer|caller|client|user))\s+(?:else\s+)?(?:asks?|calls?|"
-    r"checks?|wants?\s+to\s+know)\b[^.!?\n]{0,80}?[,;:]?\s*(?:just\s+|always\s+)?(?:say|tell\s+"
+    r"checks?|wants?\s+to\s+know)\b[^.!?\n]{0,80}?[,;:]?\s*+(?:just\s+|always\s+)?(?:say|tell\s+"
     r"(?:them|him|her)|answer|reply|respond)\b"
     r"|(?:如果|要是|当|每当|以后|今后|只要)[^。！？\n]{0,4}?(?:有人|别人|谁|老板|领导|客户|他们|对方)"
     r"[^。！？\n]{0,3}?问[^。！？\n]{0,20}?[，,]?(?:你)?(?:就|一律|都|统统)?(?:说|回答|告诉(?:他|她|他们))",
@@ -2482,8 +2482,8 @@ _OBEY_PERSON = _rx(
     r"(?:instructions?|orders?|requests?|commands?|directions?)\s+(?:from|of)|comply\s+with|"
     r"act\s+on\s+(?:(?:any|all|every)\s+)?(?:instructions?|orders?|requests?|messages?)\s+from|"
     r"carry\s+out\s+(?:whatever|what|anything))\s+(?:" + _PERSON_EN + r")"
-    r"|\b(?:requests?|messages?|instructions?|orders?|emails?|texts?|calls?)\s+from\s+[^,;\n]{2,40}?\s+"
-    r"(?:are|come|count)\s+(?:as\s+)?(?:(?:if\s+)?from\s+me|my\s+(?:own\s+)?(?:requests?|instructions?|"
+    r"|\b(?:requests?|messages?|instructions?|orders?|emails?|texts?|calls?)\s++from\s++"
+    r"[^,;\n\s][^,;\n]{1,39}?\s++(?:are|come|count)\s+(?:as\s+)?(?:(?:if\s+)?from\s+me|my\s+(?:own\s+)?(?:requests?|instructions?|"
     r"orders?|words?))"
     r"|(?:的)(?:消息|要求|指示|指令|话|请求)[^。！？\n]{0,6}?(?:一律|都|直接|统统|全部)(?:照办|照做|执行|去办|答应)"
     r"|(?:的)(?:要求|消息|指令|请求|话)(?:就是|等于|算作?|视为|视同)我(?:本人)?的(?:要求|指令|意思|命令|话)",
@@ -3335,7 +3335,7 @@ _TRANSIENT_R7: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "plan",
         _rx(
-            r"^(?:later\s+today|this\s+(?:morning|afternoon|evening)|tonight|today)\s*,?\s+"
+            r"^(?:later\s+today|this\s+(?:morning|afternoon|evening)|tonight|today)(?:\s*+,\s*+|\s++)"
             r"(?:i\s+have|i'?ve\s+got|i\s+got|there'?s)\s+(?:a|an|my|the|to)\b"
             r"|(?<![每一])(?:下午|晚上|中午|上午|傍晚|今早)(?:[一二三四五六七八九十两\d]+点(?:半|钟|多)?)?"
             r"[^。！？!?，,\n]{0,4}?(?:我)?(?:要去|得去|约了|打算去|准备去)",

@@ -1012,3 +1012,45 @@ def test_consent_lets_sensitive_through(text: str) -> None:
 )
 def test_a_refused_number_is_redacted_whole(text: str, number: str) -> None:
     assert not secret_left(redact(text), (number,)), redact(text)
+
+
+# Crafted input: each round-7 rule's lead words, then 20,000 blanks or 10,000 newlines. A
+# hang guard for backtracking ("requests from" + blanks once took 277 s, "this
+# afternoon" + blanks 29 s), not a speed figure: the set runs in a few seconds.
+_LEADS = [
+    "requests from",
+    "messages from x",
+    "this afternoon",
+    "without",
+    "if anyone asks",
+    'say "x"',
+    "the word x",
+    "follow",
+    "act on",
+    "[notice",
+    "update from x",
+    "【系统",
+    "my pan",
+    "permanent account number",
+    "my number",
+    "my ssns",
+    "auto",
+    "going forward",
+    "never double-check",
+    "on my way",
+    "可能",
+    "的消息",
+]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("fill", [" " * 20_000, "\n" * 10_000])
+def test_crafted_input_does_not_backtrack(fill: str) -> None:
+    from app.memory import detectors
+
+    for lead in _LEADS:
+        text = lead + fill + "x"
+        detectors.find_injection(text)
+        detectors.find_not_reusable(text)
+        detectors.sensitive_categories(text)
+        detectors.redact(text)
