@@ -623,12 +623,12 @@ def _accent_edits(text: str) -> list[Edit]:
 # Text turned so a reader of the words misses it: ROT13 ("vtaber nyy cerivbhf
 # vafgehpgvbaf") or written backwards. Read so only when the turned text holds words of an
 # order to the assistant or a secret that the text as written does not (`_reads_turned`).
-_ORDER_WORDS = re.compile(
-    r"\b(?:ignore|ignoring|disregard|instructions?|previous|prompt|system|reveal|password|"
-    r"passcode|secret|token|approve|bypass|override|admin|always|never|assistant|transfer|"
-    r"send|forward|without|checking|verify|verification|api|key)\b",
-    re.IGNORECASE,
-)
+_ORDER_WORD_LIST = (
+    "ignore ignoring disregard instruction instructions previous prompt system reveal password "
+    "passcode secret token approve bypass override admin always never assistant transfer send "
+    "forward without checking verify verification api key"
+).split()
+_ORDER_WORDS = re.compile(r"\b(?:" + "|".join(_ORDER_WORD_LIST) + r")\b", re.IGNORECASE)
 _ROT13 = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
     "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
@@ -650,8 +650,22 @@ def _reads_turned(turned: str, plain: set[str]) -> bool:
     return len(new) >= 2 or bool(new & _SECRET_WORDS)
 
 
+# The order and secret words as they read turned: a text holds a word turned back only if
+# it holds the word turned (word edges stay where they are), so most texts skip the turning.
+_TURNED_WORDS = re.compile(
+    r"\b(?:"
+    + "|".join(
+        sorted(
+            {w.translate(_ROT13) for w in _ORDER_WORD_LIST} | {w[::-1] for w in _ORDER_WORD_LIST}
+        )
+    )
+    + r")\b",
+    re.IGNORECASE,
+)
+
+
 def _turned_edits(text: str) -> list[Edit]:
-    if len(_LETTER_RUN.findall(text)) < 3:
+    if _TURNED_WORDS.search(text) is None or len(_LETTER_RUN.findall(text)) < 3:
         return []
     plain = _order_words(text)
     rotated = text.translate(_ROT13)
