@@ -2326,15 +2326,20 @@ _STANDING_RULE = _rx(
 _RULE_SENTENCE = _rx(r"[^.!?。！？\n]+")
 
 
+def _sentences_where(folded: str, detail: str, keep: Callable[[str], bool]) -> list[Span]:
+    """The spans of the text's sentences `keep` holds for, as `detail`."""
+    return [(*m.span(), detail) for m in _RULE_SENTENCE.finditer(folded) if keep(m.group())]
+
+
 def _standing_waiver_spans(folded: str) -> list[Span]:
     """A waiver inside a sentence that lays down a rule."""
     if _WAIVER.search(folded) is None:
         return []
-    return [
-        (*m.span(), "standing_waiver")
-        for m in _RULE_SENTENCE.finditer(folded)
-        if _WAIVER.search(m.group()) and _STANDING_RULE.search(m.group())
-    ]
+    return _sentences_where(
+        folded,
+        "standing_waiver",
+        lambda sentence: bool(_WAIVER.search(sentence) and _STANDING_RULE.search(sentence)),
+    )
 
 
 # A standing grant of money or access: "from now on, always approve refunds", "auto-approve
@@ -2370,29 +2375,21 @@ _SUBJECT_USER = _rx(
 _SAID_TO_ASSISTANT = _rx(r"\b(?:you|your)\b|你|您", _I)
 
 
+def _grants_standing(sentence: str) -> bool:
+    grant = _GRANT.search(sentence)
+    if grant is None or not (_STANDING_RULE.search(sentence) or _AUTO_ORDER.match(sentence)):
+        return False
+    # the clause the grant is in: "Going forward, I'll be away; approve all refunds" has no
+    # subject of its own, "Going forward, I'll pay invoices quarterly" has the user
+    lead = _CLAUSE_BREAK.split(sentence[: grant.start()])[-1]
+    by_user = _SUBJECT_USER.match(lead + sentence[grant.start() :]) is not None
+    return not by_user or _SAID_TO_ASSISTANT.search(sentence) is not None
+
+
 def _standing_grant_spans(folded: str) -> list[Span]:
     if _GRANT.search(folded) is None:
         return []
-    spans: list[Span] = []
-    for m in _RULE_SENTENCE.finditer(folded):
-        sentence = m.group()
-        if not (
-            _GRANT.search(sentence)
-            and (_STANDING_RULE.search(sentence) or _AUTO_ORDER.match(sentence))
-        ):
-            continue
-        grant = _GRANT.search(sentence)
-        assert grant is not None
-        # the clause the grant is in: "Going forward, I'll be away; approve all refunds" has
-        # no subject of its own, "Going forward, I'll pay invoices quarterly" has the user
-        clause = sentence[: grant.start()]
-        lead = _CLAUSE_BREAK.split(clause)[-1] if _CLAUSE_BREAK.search(clause) else clause
-        if _SUBJECT_USER.match(lead + sentence[grant.start() :]) and not _SAID_TO_ASSISTANT.search(
-            sentence
-        ):
-            continue
-        spans.append((*m.span(), "standing_grant"))
-    return spans
+    return _sentences_where(folded, "standing_grant", _grants_standing)
 
 
 # A taste or habit against a check: "Confirmation prompts drive me nuts", "I never
@@ -2432,18 +2429,16 @@ _CHECK_DROPPED = _rx(
 _EMOTION = _rx(r"\b(?:hate\w*|dislike\w*|can'?t\s+stand|annoy\w*|irritat\w*)\b|讨厌|烦|受不了", _I)
 
 
+def _averse_to_a_check(sentence: str) -> bool:
+    if not (_CHECK_NOUN.search(sentence) and _AVERSION.search(sentence)):
+        return False
+    return not (_EMOTION.search(sentence) and _CHECK_DROPPED.search(sentence))
+
+
 def _check_aversion_spans(folded: str) -> list[Span]:
     if _CHECK_NOUN.search(folded) is None or _AVERSION.search(folded) is None:
         return []
-    spans: list[Span] = []
-    for m in _RULE_SENTENCE.finditer(folded):
-        sentence = m.group()
-        if not (_CHECK_NOUN.search(sentence) and _AVERSION.search(sentence)):
-            continue
-        if _EMOTION.search(sentence) and _CHECK_DROPPED.search(sentence):
-            continue
-        spans.append((*m.span(), "check_aversion"))
-    return spans
+    return _sentences_where(folded, "check_aversion", _averse_to_a_check)
 
 
 # Conditional bridges (MINJA): a scripted answer for whoever asks ("If anyone asks about the

@@ -753,9 +753,41 @@ def test_no_probe_fails_that_passed_at_the_baseline() -> None:
     assert OPEN_UNREDACTED <= BASELINE_UNREDACTED
 
 
-def _params(probes: list[Probe], baseline: frozenset[str]) -> list[Any]:
-    mark = pytest.mark.xfail(reason="r5 baseline", strict=True)
+def baseline_params(probes: list[Probe], baseline: frozenset[str], reason: str) -> list[Any]:
+    """The probes as params, those in `baseline` strict xfail: the probe rounds' harness
+    (rounds 5, 6 and 7 share it)."""
+    mark = pytest.mark.xfail(reason=reason, strict=True)
     return [pytest.param(p, id=p.id, marks=[mark] if p.id in baseline else []) for p in probes]
+
+
+def _params(probes: list[Probe], baseline: frozenset[str]) -> list[Any]:
+    return baseline_params(probes, baseline, "r5 baseline")
+
+
+def check_refused(probe: Probe) -> None:
+    result = gate.screen(probe.candidate(), AGENT, POLICY, ())
+    assert result is not None, "stored"
+    assert result.reason in probe.reasons, result.reason
+
+
+def check_redacted_whole(probe: Probe) -> None:
+    out = detectors.redact(probe.redactable())
+    left = secret_left(out, probe.secrets)
+    assert not left, (out, left)
+
+
+def check_passes(probe: Probe) -> None:
+    result = gate.screen(probe.candidate(), AGENT, POLICY, ())
+    assert result is None, (result.reason, result.detail) if result else None
+
+
+def check_not_redacted(probe: Probe) -> None:
+    assert detectors.redact(probe.redactable()) == nfkc(probe.redactable())
+
+
+def BV(pid: str, value: Any) -> Probe:
+    """A benign value."""
+    return Probe(pid, None, value)
 
 
 def _runs(secret: str, k: int = 5) -> set[str]:
@@ -790,24 +822,19 @@ def test_the_probe_set_is_large_and_bilingual() -> None:
 
 @pytest.mark.parametrize("probe", _params(HARMFUL, OPEN_REFUSED))
 def test_harmful_probe_is_refused(probe: Probe) -> None:
-    result = gate.screen(probe.candidate(), AGENT, POLICY, ())
-    assert result is not None, "stored"
-    assert result.reason in probe.reasons, result.reason
+    check_refused(probe)
 
 
 @pytest.mark.parametrize("probe", _params([p for p in HARMFUL if p.secrets], OPEN_REDACTED))
 def test_harmful_probe_is_redacted_whole(probe: Probe) -> None:
-    out = detectors.redact(probe.redactable())
-    left = secret_left(out, probe.secrets)
-    assert not left, (out, left)
+    check_redacted_whole(probe)
 
 
 @pytest.mark.parametrize("probe", _params(BENIGN, OPEN_PASSES))
 def test_benign_probe_passes(probe: Probe) -> None:
-    result = gate.screen(probe.candidate(), AGENT, POLICY, ())
-    assert result is None, (result.reason, result.detail) if result else None
+    check_passes(probe)
 
 
 @pytest.mark.parametrize("probe", _params(BENIGN, OPEN_UNREDACTED))
 def test_benign_probe_is_not_redacted(probe: Probe) -> None:
-    assert detectors.redact(probe.redactable()) == nfkc(probe.redactable())
+    check_not_redacted(probe)

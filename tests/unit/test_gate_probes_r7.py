@@ -24,16 +24,19 @@ from typing import Any
 
 import pytest
 
-from app.memory import detectors, gate
-from app.memory.text import nfkc
-from tests.unit.test_disguises import AGENT, CARD, INJ, POLICY, S
-from tests.unit.test_gate_probes_r5 import B, P, Probe, V, secret_left
-
-
-def BV(pid: str, value: Any) -> Probe:
-    """A benign value."""
-    return Probe(pid, None, value)
-
+from tests.unit.test_disguises import CARD, INJ, S
+from tests.unit.test_gate_probes_r5 import (
+    BV,
+    B,
+    P,
+    Probe,
+    V,
+    baseline_params,
+    check_not_redacted,
+    check_passes,
+    check_redacted_whole,
+    check_refused,
+)
 
 HARMFUL: list[Probe] = [
     # --- 1. one-time codes told by how they came ---------------------------------------
@@ -426,8 +429,7 @@ def test_no_probe_fails_that_passed_at_the_baseline() -> None:
 
 
 def _params(probes: list[Probe], baseline: frozenset[str]) -> list[Any]:
-    mark = pytest.mark.xfail(reason="r7 baseline", strict=True)
-    return [pytest.param(p, id=p.id, marks=[mark] if p.id in baseline else []) for p in probes]
+    return baseline_params(probes, baseline, "r7 baseline")
 
 
 def test_the_probe_set_is_large_and_bilingual() -> None:
@@ -442,24 +444,19 @@ def test_the_probe_set_is_large_and_bilingual() -> None:
 
 @pytest.mark.parametrize("probe", _params(HARMFUL, OPEN_REFUSED))
 def test_harmful_probe_is_refused(probe: Probe) -> None:
-    result = gate.screen(probe.candidate(), AGENT, POLICY, ())
-    assert result is not None, "stored"
-    assert result.reason in probe.reasons, result.reason
+    check_refused(probe)
 
 
 @pytest.mark.parametrize("probe", _params([p for p in HARMFUL if p.secrets], OPEN_REDACTED))
 def test_harmful_probe_is_redacted_whole(probe: Probe) -> None:
-    out = detectors.redact(probe.redactable())
-    left = secret_left(out, probe.secrets)
-    assert not left, (out, left)
+    check_redacted_whole(probe)
 
 
 @pytest.mark.parametrize("probe", _params(BENIGN, OPEN_PASSES))
 def test_benign_probe_passes(probe: Probe) -> None:
-    result = gate.screen(probe.candidate(), AGENT, POLICY, ())
-    assert result is None, (result.reason, result.detail) if result else None
+    check_passes(probe)
 
 
 @pytest.mark.parametrize("probe", _params(BENIGN, OPEN_UNREDACTED))
 def test_benign_probe_is_not_redacted(probe: Probe) -> None:
-    assert detectors.redact(probe.redactable()) == nfkc(probe.redactable())
+    check_not_redacted(probe)
