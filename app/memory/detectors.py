@@ -2416,7 +2416,8 @@ _AVERSION = _rx(
     r"without\s+(?:(?:a|any|the)\s+)?(?:prompts?|confirmation|checks?|verification)|"
     r"never\s+(?:double-?check|check|verify|confirm|read|look\s+at|bother\s+with)|"
     r"don'?t\s+(?:need|want|bother\s+with|read|care\s+about))\b"
-    r"|讨厌|烦|受不了|不感冒|没必要|多余|太麻烦|麻烦死|不看|从不看|不确认|懒得|不需要",
+    r"|讨厌|烦|受不了|不感冒|没必要|多余|太麻烦|麻烦死|不看|从不看|不确认|懒得|不需要"
+    r"|从来?不(?:核对|核实|验证|确认|检查)",
     _I,
 )
 # the aversion is to the check being dropped: "I hate it when apps skip 2FA"
@@ -3009,7 +3010,17 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"parkinson\w*|dialysis|chemotherapy|radiotherapy|infertil\w*|ivf|sober|sobriety|"
         r"rehab|addict\w*|alcoholi\w*|syndrome|antidepressants?|anti-?anxiety|ssris?|insulin|"
         r"stds?|stis?|birth\s+control|"
-        r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder)\b"
+        r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder|panic\s+attacks?|"
+        r"stillb(?:irth|orn)|pregnancy\s+loss|lost\s+(?:the|our|my)\s+baby|"
+        r"(?:use|uses|using|used|in)\s+a\s+wheelchair|wheelchair[- ](?:user|bound)|"
+        # said without a clinical word: a breakdown, voices, self-harm, thoughts of suicide
+        r"(?:nervous|mental)\s+breakdown|since\s+my\s+breakdown|hearing\s+voices|"
+        r"(?:see|sees|seeing|saw|my)\s+(?:a\s+)?shrink|on\s+the\s+(?:autism\s+)?spectrum|"
+        r"(?:cut|cuts|cutting|hurt|hurting|harm|harming)\s+myself|self[- ]harm\w*|suicidal|"
+        r"(?:attempted|attempt\w*\s+at)\s+suicide|suicide\s+attempts?|"
+        r"kill(?:ing)?\s+myself|end(?:ing)?\s+it\s+all|(?:don'?t|do\s+not)\s+want\s+to\s+(?:live|be\s+alive)|"
+        r"relapsed?|(?:months|years|days)\s+clean)\b"
+        r"|想不开|活着没意思|不想活|轻生|自杀|自残|割腕|幻听"
         r"|" + _THERAPY_EN + r"|" + _DISEASE_SHAPE_EN + r"|" + _MEDICINE_EN + r"|" + _MEDICINE_ZH,
         _I,
     ),
@@ -3019,7 +3030,12 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"银行账户|账户余额|破产|税单|"
         r"\b(?:salary|income|earn(?:s|ing)?\s+\$?\d|net\s+worth|savings\s+account|my\s+savings|"
         r"(?<!tech\s)(?<!technical\s)debts?|loans?(?!\s+officers?)|mortgage|credit\s+score|"
-        r"bank\s+(?:account|balance)|bankrupt\w*|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options)\b",
+        r"bank\s+(?:account|balance)|bankrupt\w*|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options|"
+        # debt said without the word: "forty grand in the hole", "I owe the bank more than …"
+        r"(?:grand|thousand|\d+k)\s+in\s+the\s+(?:hole|red)|in\s+the\s+hole\s+(?:on|with|for)|"
+        r"owe\s+(?:the\s+)?(?:bank|irs|hmrc|lender|loan\s+shark)|underwater\s+on\s+(?:my|the|our)\s+mortgage|"
+        r"behind\s+on\s+(?:my\s+|the\s+)?(?:rent|mortgage|payments|bills))\b"
+        r"|被催收|催收电话|还不上",
         _I,
     ),
     "religion": _rx(
@@ -3055,8 +3071,9 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
     ),
     "criminal": _rx(
         r"犯罪记录|前科|坐过牢|坐牢|服刑|入狱|判刑|被捕|被拘留|缓刑|签证过期|非法滞留|黑户|打黑工|"
-        r"偷渡|逾期居留|被判|判过刑|醉驾|酒驾|吸毒|贩毒|犯罪|罪犯|诈骗罪|盗窃罪|"
+        r"偷渡|逾期居留|被判|判过刑|醉驾|酒驾|吸毒|贩毒|犯罪|罪犯|诈骗罪|盗窃罪|少管所|劳教|看守所|"
         r"\b(?:criminal\s+record|convicted|convict|felony|arrested|prison|jail|incarcerat\w*|"
+        r"juvie|juvenile\s+(?:detention|hall|record)|"
         r"parole|sentenced|convictions?|dui|dwi|drunk\s+driving|undocumented|overstay(?:ed|ing)?\s+(?:his|her|their|my|a)\s+visa|"
         r"illegal(?:ly)?\s+(?:immigrant|alien|residen\w*|staying|working))\b",
         _I,
@@ -3085,7 +3102,18 @@ _SENSITIVE_R7: dict[str, re.Pattern[str]] = {
     "politics": _rx(
         r"\bvot(?:e|es|ed|ing)\s+(?:for\s+)?(?:the\s+)?(?-i:Green|Greens|Labour|Labor|Tory|Tories|"
         r"Conservatives?|Liberals?|Lib\s+Dems?|Democrats?|Republicans?|Libertarians?|Socialists?|"
-        r"Communists?|Reform|UKIP|SNP|NDP)\b(?!\s+(?-i:Day))",
+        r"Communists?|Reform|UKIP|SNP|NDP)\b(?!\s+(?-i:Day))"
+        # round 8: a trade union's membership
+        r"|\b(?:(?:trade|labou?r)\s+union|union\s+(?:member(?:ship)?|dues|card|rep|steward)|"
+        r"teamsters|member\s+of\s+(?:the|a|my)\s+(?!credit\b|european\b|student\b)(?:[\w'-]+\s+){0,3}?"
+        r"union)\b|工会会员|工会成员|加入了?工会",
+        _I,
+    ),
+    # round 8: a faith practised ("I go to mass every Sunday", "we keep the Sabbath")
+    "religion": _rx(
+        r"\b(?:(?:go|goes|went|going|been)\s+to\s+(?:mass|confession|temple|the\s+temple|gurdwara|shul)|"
+        r"sunday\s+mass|(?:keep|keeps|kept|observe|observes|observed)\s+(?:the\s+)?(?:sabbath|shabbat|lent)|"
+        r"give\s+up\s+\w+\s+for\s+lent)\b|去教堂|做弥撒|去寺庙烧香|守安息日",
         _I,
     ),
     "criminal": _rx(
@@ -3142,7 +3170,10 @@ _AT_WORK = _rx(
     r"waitlist\s+at|speciali[sz]\w*|job|coordinat\w*|teach\w*|class|coach\w*|mentor|"
     r"operations|logistics|diagnos\w*|hospital|(?:i'?m|i\s+am|as|work\s+as)\s+(?:a|an|the)\s+(?:[a-z-]+\s+){0,2}?"
     r"(?:nurse|doctor|pharmacist|surgeon|physician|tech|technician|clinician))\b"
-    r"|研究|实验|公司|生产|维修|负责|工程师|设计|开发|科普|护士|医生|科室|病人|患者|医院|排班",
+    r"|研究|实验|公司|生产|维修|负责|工程师|设计|开发|科普|护士|医生|科室|病人|患者|排班"
+    # a hospital is the workplace only with a word of work beside it ("我在医院上班"), not
+    # where the user is treated ("我在医院做试管")
+    r"|医院.{0,4}?(?:工作|上班|实习|值班|任职)|在医院当",
     _I,
 )
 _WORK_REACH = 40  # how near the word work must be to read it as the job, not the user
@@ -3390,7 +3421,16 @@ _TRANSIENT_R7: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:正在|正)(?:排队|等车|等公交|等地铁|等电梯|等人|开会|开车|堵车|赶路|赶飞机|打包|收拾东西)|"
             r"我(?:刚|刚刚)(?:到|落地|下飞机|下车|进门|回到|出门)|"
             r"我(?:现在|正)?在(?:地铁|公交|公交车|车|飞机|火车|高铁|出租车)上|"
-            r"让我想一?想|我想一?想啊|容我想想",
+            r"让我想一?想|我想一?想啊|容我想想|"
+            # round 8: a delay, the children just asleep, a call taken, overtime tonight
+            r"\b(?<!if\s)(?<!when\s)(?<!whenever\s)(?<!once\s)(?<!unless\s)(?<!in\scase\s)(?:my|our)\s+(?:flight|train|bus|plane|connection)\s+(?:is|'s|got|has\s+been)\s+"
+            r"(?:just\s+|now\s+)?(?:delayed|cancell?ed|running\s+late)\b|"
+            r"\b(?:the\s+)?(?:kids|baby|children|toddler|twins)\s+(?:is|are|'s|'re)\s+(?:finally|just|now)\s+"
+            r"(?:asleep|down|in\s+bed)\b|"
+            r"(?:孩子|宝宝|娃|儿子|女儿)(?:终于|刚|刚刚)睡(?:着|了)|"
+            r"等(?:一下|一会儿?|下)[，,\s]*我(?:去|先|接|回)|我(?:去|先)?接个电话|"
+            r"我?(?:还|正)在(?:公司|单位|办公室)?加班|"
+            r"我(?:现在|还)?在等(?:公交车?|车|地铁|人|电梯|外卖|快递|出租车|网约车)",
             _I,
         ),
     ),
@@ -3737,15 +3777,21 @@ def redact_statement(statement: str, predicate: str | None = None) -> str:
     "hunter22" under the predicate `password_is` is a password, "078-05-1120" under `ssn` an
     SSN): the spans found in the statement alone and those found in "predicate: statement",
     both redacted (a span that starts in the predicate's words runs from the statement's
-    start)."""
+    start). Each line of the statement is read beside the predicate: a password's second
+    line under `password` is a password too."""
     folded = nfkc(statement)
     spans = _redaction_spans(folded)
     if predicate:
         label = nfkc(predicate.replace("_", " ").strip())
         prefix = label + (" " if re.search(r"[:=：是为]$", label) else ": ")
-        for start, end, kind in _redaction_spans(prefix + folded):
-            if end > len(prefix):
-                spans.append((max(0, start - len(prefix)), end - len(prefix), kind))
+        offset = 0
+        for line in folded.split("\n"):
+            for start, end, kind in _redaction_spans(prefix + line):
+                if end > len(prefix):
+                    spans.append(
+                        (offset + max(0, start - len(prefix)), offset + end - len(prefix), kind)
+                    )
+            offset += len(line) + 1
     return _apply_redaction(folded, spans)
 
 

@@ -273,6 +273,7 @@ _ESCAPE = re.compile(r"(?:\\x[0-9A-Fa-f]{2})+|(?:\\u[0-9A-Fa-f]{4})+|(?:\\U[0-9A
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])")
 _HEX_SPACED = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[ :]){7,}[0-9A-Fa-f]{2}(?![0-9A-Za-z])")
 _HEX = re.compile(r"[0-9A-Fa-f]+")
+_B32_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9+/=_-])")
 _DIGITS = re.compile(r"[0-9]+")
 
 
@@ -325,6 +326,14 @@ def _from_base64(run: str) -> str | None:
     return _utf8(data)
 
 
+def _from_base32(run: str) -> str | None:
+    body = run.rstrip("=")
+    try:
+        return _utf8(base64.b32decode(body + "=" * (-len(body) % 8)))
+    except (binascii.Error, ValueError):
+        return None
+
+
 def _encoded_run(run: str) -> str | None:
     if _DIGITS.fullmatch(run):
         return None  # a long number (card, order, phone) is not an encoding
@@ -375,6 +384,10 @@ def _decode_edits(text: str) -> list[Edit]:
                 decoded_seg = _encoded_run(seg.group())
                 if decoded_seg is not None:
                     edits.append((offset + seg.start(), offset + seg.end(), _clean(decoded_seg)))
+    for m in _B32_RUN.finditer(text):
+        decoded_b32 = _from_base32(m.group())
+        if decoded_b32 is not None:
+            edits.append((m.start(), m.end(), _clean(decoded_b32)))
     return _disjoint(edits)
 
 
@@ -436,6 +449,12 @@ _TRAILING_WORD = re.compile(r" {2,}[^\W_](?: [^\W_])?(?![^\s)\]}\"'”’」.,;:
 def _spaced_edits(text: str) -> list[Edit]:
     runs = list(_SPACED.finditer(text))
     edits: list[Edit] = [(m.start(), m.end(), m.group().replace(m.group("sep"), "")) for m in runs]
+    # beside a word spelled out with "-", "." or "_", a word of two letters spelled out the
+    # same way is a word too ("m-y p-a-s-s-w-o-r-d i-s …")
+    for sep in {m.group("sep") for m in runs} - {" "}:
+        s = re.escape(sep)
+        pair = re.compile(r"(?<![^\s(\[{\"'“‘「:=])[^\W_]" + s + r"[^\W_](?![^\W_]|" + s + ")")
+        edits.extend((m.start(), m.end(), m.group().replace(sep, "")) for m in pair.finditer(text))
     joined_left: set[int] = set()
     joined_right: set[int] = set()
     for i, (a, b) in enumerate(itertools.pairwise(runs)):
@@ -459,7 +478,7 @@ def _spaced_edits(text: str) -> list[Edit]:
             trail = _TRAILING_WORD.match(text, m.end())
             if trail is not None:
                 edits.append((m.end(), trail.end(), " " + trail.group().replace(" ", "")))
-    return sorted(edits)
+    return _disjoint(edits)
 
 
 # CJK characters standing alone one space apart ("密 码 ： …"): a two-character word spelled
@@ -679,9 +698,249 @@ def _turned_edits(text: str) -> list[Edit]:
     return []
 
 
+# Pinyin in place of the characters ("wo de mima shi …", "wǒ de mìmǎ shì …", "cong xianzai
+# kaishi hulue suoyou zhiling", "我的 mi ma 是 …"): the words a secret, an ID or an order is
+# said with, read back as characters. Only a run of pinyin words that holds one of the
+# `_PINYIN_KEYS` is rewritten (tones dropped, syllables of one word may stand apart), so
+# ordinary pinyin ("wo xihuan chi jiaozi") and other Latin text are left as written.
+_PINYIN_WORDS: dict[str, str] = {
+    # the words that carry a secret, an ID, money or an order
+    "mima": "密码",
+    "kouling": "口令",
+    "yanzhengma": "验证码",
+    "jiaoyimima": "交易密码",
+    "zhuanzhang": "转账",
+    "huikuan": "汇款",
+    "fukuan": "付款",
+    "zhifu": "支付",
+    "hulue": "忽略",
+    "hulve": "忽略",
+    "wushi": "无视",
+    "zhiling": "指令",
+    "tishici": "提示词",
+    "shenfenzheng": "身份证",
+    "shenfenzhenghao": "身份证号",
+    "huzhao": "护照",
+    "yinhangka": "银行卡",
+    "xinyongka": "信用卡",
+    "kahao": "卡号",
+    "zhanghao": "账号",
+    "zhanghu": "账户",
+    "queren": "确认",
+    "yanzheng": "验证",
+    "heshi": "核实",
+    "hedui": "核对",
+    "shouquan": "授权",
+    "quanxian": "权限",
+    "pizhun": "批准",
+    "guanliyuan": "管理员",
+    "xitong": "系统",
+    "shezhi": "设置",
+    "guize": "规则",
+    "xielou": "泄露",
+    "fasong": "发送",
+    "fagei": "发给",
+    # the words around them
+    "wo": "我",
+    "wode": "我的",
+    "women": "我们",
+    "ni": "你",
+    "nide": "你的",
+    "de": "的",
+    "shi": "是",
+    "bu": "不",
+    "buyong": "不用",
+    "buyao": "不要",
+    "bubi": "不必",
+    "yao": "要",
+    "xuyao": "需要",
+    "yong": "用",
+    "le": "了",
+    "zai": "在",
+    "gei": "给",
+    "ba": "把",
+    "dou": "都",
+    "jiu": "就",
+    "hui": "会",
+    "keyi": "可以",
+    "zhijie": "直接",
+    "qing": "请",
+    "yiqian": "以前",
+    "zhiqian": "之前",
+    "yihou": "以后",
+    "jinhou": "今后",
+    "cong": "从",
+    "xianzai": "现在",
+    "kaishi": "开始",
+    "suoyou": "所有",
+    "quanbu": "全部",
+    "yilv": "一律",
+    "zongshi": "总是",
+    "meici": "每次",
+    "renhe": "任何",
+    "yinhang": "银行",
+    "haoma": "号码",
+    "shouji": "手机",
+    "dizhi": "地址",
+    "he": "和",
+    "ye": "也",
+    "dui": "对",
+}
+_PINYIN_KEYS = frozenset(
+    """mima kouling yanzhengma jiaoyimima zhuanzhang huikuan fukuan hulue hulve wushi zhiling
+    tishici shenfenzheng shenfenzhenghao huzhao yinhangka xinyongka kahao zhanghao zhanghu
+    queren yanzheng heshi hedui shouquan quanxian pizhun guanliyuan""".split()
+)
+# A key word in the text with its tones dropped (syllables may stand a blank apart): most
+# texts hold none and skip the step.
+_PINYIN_KEY = re.compile(
+    r"(?<![a-z])(?:"
+    + "|".join(" ?".join(key) for key in sorted(_PINYIN_KEYS, key=len, reverse=True))
+    + r")(?![a-z])"
+)
+_PINYIN_TOKEN = re.compile("[A-Za-z\u00c0-\u024f\u0300-\u036f]+")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_PINYIN_LONGEST = 3  # syllables of one word written apart ("mi ma", "zhuan zhang")
+
+
+def _toneless(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn").lower()
+
+
+def _pinyin_edits(text: str) -> list[Edit]:
+    if _PINYIN_KEY.search(text.lower() if text.isascii() else _toneless(text)) is None:
+        return []
+    tokens = [(m.start(), m.end(), _toneless(m.group())) for m in _PINYIN_TOKEN.finditer(text)]
+    edits: list[Edit] = []
+    run: list[tuple[int, int, str]] = []  # (start, end, characters) of the words read so far
+
+    def close() -> None:
+        if any(chars in _KEY_CHARS for _, _, chars in run):
+            start, end = run[0][0], run[-1][1]
+            # blanks between the run and characters beside it go too ("我的 mi ma 是")
+            while start > 0 and text[start - 1] == " " and _CJK_CHAR.match(text, max(0, start - 2)):
+                start -= 1
+            while end < len(text) and text[end] == " " and _CJK_CHAR.match(text, end + 1):
+                end += 1
+            edits.append((start, end, "".join(chars for _, _, chars in run)))
+        run.clear()
+
+    i = 0
+    while i < len(tokens):
+        for n in range(min(_PINYIN_LONGEST, len(tokens) - i), 0, -1):
+            group = tokens[i : i + n]
+            joined = "".join(t[2] for t in group)
+            gaps_blank = all(text[a[1] : b[0]] == " " for a, b in itertools.pairwise(group))
+            if joined in _PINYIN_WORDS and gaps_blank:
+                if run and text[run[-1][1] : group[0][0]].strip():
+                    close()
+                run.append((group[0][0], group[-1][1], _PINYIN_WORDS[joined]))
+                i += n
+                break
+        else:
+            close()
+            i += 1
+    close()
+    return edits
+
+
+_KEY_CHARS = frozenset(_PINYIN_WORDS[k] for k in _PINYIN_KEYS)
+
+# The NATO spelling alphabet ("India Golf November Oscar Romeo Echo") and Morse code
+# (".. --. -. --- .-. ."), four letters or more in a row, read as the letters they spell.
+_NATO = {
+    w: w[0]
+    for w in """alfa alpha bravo charlie delta echo foxtrot golf hotel india juliet juliett
+    kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey whisky
+    xray x-ray yankee zulu""".split()
+}
+_NATO_RUN = re.compile(
+    r"\b(?:"
+    + "|".join(sorted(_NATO, key=len, reverse=True))
+    + r")(?:[ ,/|-]+(?:"
+    + "|".join(sorted(_NATO, key=len, reverse=True))
+    + r")){3,}\b",
+    re.IGNORECASE,
+)
+_MORSE = {
+    ".-": "a",
+    "-...": "b",
+    "-.-.": "c",
+    "-..": "d",
+    ".": "e",
+    "..-.": "f",
+    "--.": "g",
+    "....": "h",
+    "..": "i",
+    ".---": "j",
+    "-.-": "k",
+    ".-..": "l",
+    "--": "m",
+    "-.": "n",
+    "---": "o",
+    ".--.": "p",
+    "--.-": "q",
+    ".-.": "r",
+    "...": "s",
+    "-": "t",
+    "..-": "u",
+    "...-": "v",
+    ".--": "w",
+    "-..-": "x",
+    "-.--": "y",
+    "--..": "z",
+    "-----": "0",
+    ".----": "1",
+    "..---": "2",
+    "...--": "3",
+    "....-": "4",
+    ".....": "5",
+    "-....": "6",
+    "--...": "7",
+    "---..": "8",
+    "----.": "9",
+}
+_MORSE_RUN = re.compile(r"(?<![\w.-])[.-]{1,5}(?:(?: | ?/ ?)[.-]{1,5}){4,}(?![\w.-])")
+
+
+def _spelled_edits(text: str) -> list[Edit]:
+    edits: list[Edit] = []
+    if " " in text:
+        for m in _NATO_RUN.finditer(text):
+            words = re.split(r"[ ,/|]+|(?<!x)-", m.group().lower())
+            edits.append((m.start(), m.end(), "".join(_NATO.get(w, "") for w in words if w)))
+    if ".-" in text or "-." in text:
+        for m in _MORSE_RUN.finditer(text):
+            words = re.split(r" ?/ ?", m.group())
+            letters = [[_MORSE.get(code) for code in w.split()] for w in words]
+            if all(all(letters_w) for letters_w in letters):
+                edits.append((m.start(), m.end(), " ".join("".join(w) for w in letters)))  # type: ignore[arg-type]
+    return _disjoint(edits)
+
+
+# The word for a password split apart ("pass word", "pass-word"), and a separator no
+# Chinese text puts between two characters ("密_码", "密*码").
+_SPLIT_KEYWORD = re.compile(r"\bpass[ ._-]+(word|code|phrase)\b", re.IGNORECASE)
+_CJK_JOINER = re.compile(f"(?<=[{_CJK}])[_*·•~^]+(?=[{_CJK}])")
+
+
+def _split_word_edits(text: str) -> list[Edit]:
+    edits: list[Edit] = []
+    if "pass" in text.lower():
+        for m in _SPLIT_KEYWORD.finditer(text):
+            edits.append((m.start(), m.end(), "pass" + m.group(1)))
+    if not text.isascii():
+        edits.extend((m.start(), m.end(), "") for m in _CJK_JOINER.finditer(text))
+    return _disjoint(edits)
+
+
 _STEPS: tuple[_Step, ...] = (
     _invisible_edits,
+    _pinyin_edits,
     _accent_edits,
+    _spelled_edits,
+    _split_word_edits,
     _turned_edits,
     _numeral_edits,
     _homoglyph_edits,

@@ -82,7 +82,7 @@ TRANSIENT = "Sitting in traffic, gonna be late"
 TRANSIENT_ZH = "路上堵车了，要晚点到"
 OTHER_HEALTH = "My uncle Frank can't drive anymore since the tremors in his hands got worse"
 OTHER_DEBT_ZH = "我表弟在外面借了十几万，家里还不知道"
-OWN_SENSITIVE = "I've been seeing someone about my panic attacks since spring"
+OWN_SENSITIVE = "I was born male and transitioned at 25"
 # ("…赌博欠下的钱": gambling is a word the rules read since round 7)
 OWN_SENSITIVE_ZH = "我这两年一直在还以前打牌输掉的钱"
 
