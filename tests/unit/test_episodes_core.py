@@ -258,10 +258,13 @@ def test_episode_context_needs_the_same_episode_and_an_episode() -> None:
     assert both[semantic[1].id] == alone
 
 
-def test_a_transcript_neighbour_of_a_strong_match_is_lifted() -> None:
+def test_a_transcript_neighbour_of_a_strong_match_is_lifted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Within one session date every turn shares `occurred_at`; the line written right
     after a strong match (its neighbour) gains NEIGHBOUR_CONTEXT × the match's score over
     an equally weak line of the same session that is not next to it."""
+    monkeypatch.setattr(scoring, "LENGTH_PRIOR", 0.0)  # the gain's arithmetic alone
     session = NOW - timedelta(days=30)
     ids = [uuid.UUID(int=n) for n in (1, 2, 3)]
     rows = [
@@ -317,6 +320,55 @@ def test_a_transcript_neighbour_is_never_admitted_by_its_neighbour() -> None:
     assert [f.id for f in out] == [ids[0]]
     alone = score_facts(rows[:1], NOW, POLICY, k=5, min_score=0.0, keyword_ideal=4.0)
     assert out[0].score == alone[0].score  # its neighbour was cut: no gain either way
+
+
+def test_a_line_that_says_more_leads_an_equally_matched_short_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two lines of one session at the same cosine: the one that tells something leads
+    the short reaction (scoring.LENGTH_PRIOR: × (2ℓ / (ℓ + ℓ̃)) ** LENGTH_PRIOR, ℓ̃ the
+    candidate episodes' median length), whatever their ids."""
+    session = NOW - timedelta(days=30)
+    short = "Joanna: Wow, great job! What was it called?"
+    long = "Joanna: I finally finished my first full screenplay and printed it last Friday."
+    middle = "Joanna: I have been busy with writing projects lately."
+    rows = [
+        row(1, short, cosine=0.4, occurred_at=session),
+        row(2, long, cosine=0.4, occurred_at=session),
+        row(3, middle, cosine=0.3, occurred_at=session),
+    ]
+    ranked = score_facts(rows, NOW, POLICY, k=3, min_score=0.0)
+    assert [f.id for f in ranked[:2]] == [rows[1].id, rows[0].id]
+    by_id = {f.id: f.score for f in ranked}
+    monkeypatch.setattr(scoring, "LENGTH_PRIOR", 0.0)
+    plain = score_facts(rows, NOW, POLICY, k=3, min_score=0.0)
+    assert [f.id for f in plain[:2]] == [rows[0].id, rows[1].id]  # a tie, broken by id
+    own = {f.id: f.score for f in plain}
+    pivot = len(middle)  # the median of the three
+    for r in rows:
+        factor = (2 * len(r.statement) / (len(r.statement) + pivot)) ** 0.5
+        assert by_id[r.id] == pytest.approx(own[r.id] * factor, abs=1e-5)
+    assert by_id[rows[2].id] == own[rows[2].id]  # at the median: unchanged
+
+
+def test_the_length_prior_orders_episodes_only_and_never_admits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Applied after the cut: a long line below `min_score` stays out; semantic facts
+    keep their own score whatever their length."""
+    rows = [
+        row(1, "Melanie: " + "we walked along the lake for hours " * 4, cosine=0.3),
+        row(2, "Melanie: Nice!", cosine=0.3),
+        row(3, "Caroline: Cool!", cosine=0.3),
+    ]
+    own = score_facts(rows[:1], NOW, POLICY, k=1, min_score=0.0)[0].score
+    ranked = score_facts(rows, NOW, POLICY, k=3, min_score=0.0)
+    assert ranked[0].id == rows[0].id and ranked[0].score > own  # above the median: lifted
+    assert score_facts(rows, NOW, POLICY, k=3, min_score=own + 0.01) == []
+    semantic = [replace(r, type=FactType.SEMANTIC) for r in rows]
+    with_prior = score_facts(semantic, NOW, POLICY, k=3, min_score=0.0)
+    monkeypatch.setattr(scoring, "LENGTH_PRIOR", 0.0)
+    assert score_facts(semantic, NOW, POLICY, k=3, min_score=0.0) == with_prior
 
 
 @pytest.mark.parametrize(
