@@ -300,12 +300,17 @@ def _token_runs(groups: list[str]) -> list[tuple[int, int]]:
 _LABEL_SEGMENT = re.compile(r"[a-z]{1,8}|v\d{1,2}")
 
 
+_MAX_LABELS = 4
+
+
 def _token_cores(token: str) -> list[str]:
     """The token, and the token without its leading label segments (`sess.`, `v1.`): a
     label's letters are not random and dilute the mix a random tail carries."""
     cores = [token]
     segments = token.split(".")
-    while len(segments) > 1 and _LABEL_SEGMENT.fullmatch(segments[0]):
+    # a few labels at most: a token of thousands of one-letter segments ("p.a.p.a.…") made
+    # as many cores, each read whole (quadratic: 20,000 characters took 7 s)
+    while len(segments) > 1 and len(cores) <= _MAX_LABELS and _LABEL_SEGMENT.fullmatch(segments[0]):
         segments = segments[1:]
         cores.append(".".join(segments))
     return cores

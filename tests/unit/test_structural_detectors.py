@@ -421,3 +421,12 @@ def test_random_grouped_tokens_are_found_whole() -> None:
 )
 def test_short_codes_in_prose_are_no_grouped_token(text: str) -> None:
     assert not structural.grouped_token_spans(text)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("text", ["p.a." * 5000 + "x", "a.b." * 5000, "ab.c" * 5000])
+def test_a_long_dotted_token_is_read_in_linear_time(text: str) -> None:
+    # thousands of one-letter label segments once made as many cores, each read whole
+    # (20,000 characters took 7 s); a hang guard, not a speed figure
+    assert detectors.redact(text) is not None
+    assert len(structural._token_cores(text)) <= structural._MAX_LABELS + 1
