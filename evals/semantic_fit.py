@@ -78,14 +78,15 @@ PLACEMENT_FIELD = {
 # carries an instruction too).
 # Conversation lines (exemplar group `chat`) are negatives of every class but transient.
 CHAT = "chat"
-# Someone named beside the user with none of their data ("My wife and I take turns
-# cooking"; exemplar group `relations`): negatives of `personal` only, so that teaching
-# it leaves the other classes' scores where they were.
-RELATIONS = "relations"
+# Everyday facts that name someone or a sum without anyone's sensitive data ("My wife and
+# I take turns cooking", "My phone plan is 25 euros a month"; exemplar group `everyday`):
+# negatives of `personal` only, so that teaching it leaves the other classes' scores where
+# they were.
+EVERYDAY = "everyday"
 SIBLINGS = {
-    "injection": {"authority", RELATIONS},
-    "authority": {"injection", RELATIONS},
-    "transient": {CHAT, RELATIONS},
+    "injection": {"authority", EVERYDAY},
+    "authority": {"injection", EVERYDAY},
+    "transient": {CHAT, EVERYDAY},
 }
 AGENT = KeyRights(key_id=uuid.UUID(int=1), role=Role.AGENT)
 
@@ -93,7 +94,7 @@ AGENT = KeyRights(key_id=uuid.UUID(int=1), role=Role.AGENT)
 @dataclass
 class Sample:
     text: str
-    head: str | None  # None: benign; CHAT: benign but for transient; RELATIONS: for personal
+    head: str | None  # None: benign; CHAT: benign but for transient; EVERYDAY: for personal
     case: str | None  # corpus case id (None: an exemplar)
     field: str = "statement"
 
@@ -106,7 +107,7 @@ class Sample:
 def exemplar_samples(path: Path = EXEMPLARS) -> list[Sample]:
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     out: list[Sample] = []
-    for head in (*HEADS, "benign", CHAT, RELATIONS):
+    for head in (*HEADS, "benign", CHAT, EVERYDAY):
         for text in doc.get(head) or []:
             out.append(Sample(str(text), None if head == "benign" else head, None))
     return out
@@ -266,7 +267,7 @@ def bank_scores(train: Sequence[Sample], xt: np.ndarray, xq: np.ndarray, head: s
     """Exemplar bank: max cosine to the head's positives minus max cosine to benign."""
     dim = xq.shape[1] - len(semantic.FEATURE_NAMES)
     pos = np.asarray([s.head == head for s in train])
-    neg = np.asarray([s.head is None or s.head in (CHAT, RELATIONS) for s in train])
+    neg = np.asarray([s.head is None or s.head in (CHAT, EVERYDAY) for s in train])
     sims = xq[:, :dim] @ xt[:, :dim].T
     out: np.ndarray = sims[:, pos].max(axis=1) - sims[:, neg].max(axis=1)
     return out
@@ -457,7 +458,7 @@ def _all_segments(case: dict[str, Any]) -> list[Segment]:
 
 def fit_all(samples: Sequence[Sample], x: np.ndarray) -> Params:
     n_ex = sum(1 for s in samples if s.case is None)
-    counts = {h: sum(1 for s in samples if s.head == h) for h in (*HEADS, CHAT, RELATIONS, None)}
+    counts = {h: sum(1 for s in samples if s.head == h) for h in (*HEADS, CHAT, EVERYDAY, None)}
     meta = {
         "fitted_by": "python -m evals.semantic_fit",
         "method": "logistic regression over [usem3-512 embedding, rule features], "

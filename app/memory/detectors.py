@@ -3019,16 +3019,22 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"(?:nervous|mental)\s+breakdown|since\s+my\s+breakdown|"
         r"i(?:'m|'ve\s+been|\s+am|\s+have\s+been|\s+keep|\s+still|\s+sometimes)?\s+hear(?:ing)?\s+voices|"
         r"(?:see|sees|seeing|saw)\s+(?:a\s+|my\s+)?shrink(?![- ](?:wrap|ray|film))|"
-        r"(?:i'?m|i\s+am)\s+(?:\w+\s+)?on\s+the\s+(?:autism\s+)?spectrum|"
-        r"(?:cut|cuts|cutting|hurt|hurting|harm|harming)\s+myself|self[- ]harm(?:ing|ed)|"
+        r"(?:i'?m|i\s+am)\s+(?:\w+\s+)?on\s+the\s+(?:autism\s+)?(?-i:spectrum)|"
+        r"(?:cut|cuts|cutting|hurt|hurting|harm|harming)\s+myself(?!\s+(?:some\s+)?slack)|"
+        r"self[- ]harm(?:ing|ed)|"
         r"(?:my|i)\s+self[- ]harm|suicidal|(?:attempted|attempt\w*\s+at)\s+suicide|"
         r"suicide\s+attempts?|"
-        r"kill(?:ing)?\s+myself|end(?:ing)?\s+it\s+all|(?:don'?t|do\s+not)\s+want\s+to\s+(?:live|be\s+alive)|"
-        r"i(?:'ve)?\s+(?:just\s+)?relapsed|my\s+(?:last\s+)?relapse|"
+        r"kill(?:ing)?\s+myself|end(?:ing)?\s+it\s+all|(?:don'?t|do\s+not)\s+want\s+to\s+(?:live|be\s+alive)"
+        r"(?!\s+(?:in|at|near|anywhere|somewhere|with|there|here|abroad|downtown|by|on)\b)|"
+        r"i(?:'ve)?\s+(?:just\s+)?relapsed(?=\s*(?:[.,;!]|$)|\s+(?:after|again|last|on|into)\b)|"
+        r"my\s+(?:last\s+)?relapse|amputee|(?:leg|arm|foot|hand)\s+(?:was\s+)?amputated|"
+        r"(?:my|a)\s+prosthetic\s+(?:leg|arm|limb)|"
         r"(?:months|years|days|weeks)\s+clean(?![- ]?\w))\b"
-        r"|better\s+off\s+without\s+me|(?:power|electric)\s+wheelchair|get\s+around\s+in\s+a\s+power\s+chair"
-        r"|想不开|活着没意思|不想活|想死|轻生|自杀|自残|割腕|我[^，。,.《]{0,6}幻听|(?:想|要)(?:从楼上)?跳(?:楼|下去)"
-        r"|我[^，。,.]{0,6}坐轮椅|孩子没保住"
+        r"|better\s+off\s+without\s+me|(?:my|in\s+a|use\s+a)\s+(?:power|electric)\s+wheelchair"
+        r"|get\s+around\s+in\s+a\s+power\s+chair"
+        r"|想不开|活着没意思|不想活|想死|轻生|自杀(?:过|未遂|的念头|的想法)|(?:想|要|试图|企图)自杀|自残|割腕"
+        r"|我[^，。,.《]{0,6}幻听|(?:想|要)(?:从楼上)?跳(?:楼(?!价)|下去)"
+        r"|我[^，。,.带推陪扶]{0,6}坐轮椅|孩子没保住|截肢|假肢"
         r"|" + _THERAPY_EN + r"|" + _DISEASE_SHAPE_EN + r"|" + _MEDICINE_EN + r"|" + _MEDICINE_ZH,
         _I,
     ),
@@ -3042,9 +3048,10 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         # debt said without the word: "forty grand in the hole", "I owe the bank more than …"
         r"(?:grand|thousand|\d+k)\s+in\s+the\s+(?:hole|red)|in\s+the\s+hole\s+(?:on|with|for)|"
         r"owe\s+(?:the\s+)?(?:bank|irs|hmrc|lender|loan\s+shark)|underwater\s+on\s+(?:my|the|our)\s+mortgage|"
-        r"behind\s+on\s+(?:my\s+|the\s+)?(?:rent|mortgage|payments|bills))\b"
+        r"behind\s+on\s+(?:my\s+|the\s+)(?:rent|mortgage|payments|bills)|behind\s+on\s+(?:rent|mortgage))\b"
         r"|\b(?:(?:debt\s+)?collectors\s+keep\s+calling|flat\s+broke|can'?t\s+make\s+(?:the\s+)?rent|"
-        r"\d[\d,.]*k?\s+in\s+the\s+red)\b"
+        r"(?:[$€£]\s?\d[\d,.]*k?|\d{1,3}(?:,\d{3})+|\d[\d,.]*k?\s+(?:grand|thousand|dollars|euros|pounds|bucks))"
+        r"\s+in\s+the\s+red)\b"
         r"|被催收|催收电话|(?:贷|钱|款|信用卡|账|债)[^，。,.]{0,8}还不上",
         _I,
     ),
@@ -3084,7 +3091,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"偷渡|逾期居留|被判|判过刑|醉驾|酒驾|吸毒|贩毒|犯罪|罪犯|诈骗罪|盗窃罪|劳教|(?:进过|关在|关进|待过|蹲过?|呆过)[^，。,.]{0,3}(?:看守所|少管所)|"
         r"进过局子|进局子|在里面蹲|行政拘留|"
         r"\b(?:criminal\s+record|convicted|convict|felony|arrested|prison|jail|incarcerat\w*|"
-        r"juvie|juvenile\s+(?:detention|hall|record)|(?:did|doing|done|served)\s+time\s+(?:in|upstate|for|at|inside)|"
+        r"juvie|(?:i|i'?ve|i\s+was|i\s+spent)\b[^.!?\n]{0,30}juvenile\s+(?:detention|hall)|my\s+juvenile\s+record|(?:did|doing|done|served)\s+time\s+(?:in|upstate|for|at|inside)|"
         r"parole|sentenced|convictions?|dui|dwi|drunk\s+driving|undocumented|overstay(?:ed|ing)?\s+(?:his|her|their|my|a)\s+visa|"
         r"illegal(?:ly)?\s+(?:immigrant|alien|residen\w*|staying|working))\b",
         _I,
@@ -3117,14 +3124,14 @@ _SENSITIVE_R7: dict[str, re.Pattern[str]] = {
         # round 8: a trade union's membership
         r"|\b(?:(?:trade|labou?r)\s+union|union\s+(?:member(?:ship)?|dues|card|rep|steward)|"
         r"teamsters|member\s+of\s+(?:the|a|my)\s+(?![^.!?\n]{0,30}?\b(?:credit|student|rugby|european|"
-        r"soviet|debating|oxford|cambridge|postal|customs)\b)(?:[\w'-]+\s+){0,3}?union)\b"
+        r"soviet|debating|oxford|cambridge|postal|customs)\b)(?:[\w'-]+\s+){0,3}?union(?!\s+(?:club|station|square|street|bank|jack|hall|building)))\b"
         r"|\b(?:shop\s+steward|dues-paying\s+member|(?-i:UAW|SEIU|IBEW|AFSCME|AFL-CIO)\s+(?:member|local))\b"
         r"|我是[^，。,.]{0,8}工会(?:会员|成员|小组长|主席|代表)|我(?:加入|入)了?工会",
         _I,
     ),
     # round 8: a faith practised ("I go to mass every Sunday", "we keep the Sabbath")
     "religion": _rx(
-        r"\b(?:(?:go|goes|went|going|been|attend|attends|attended|attending)\s+(?:to\s+)?(?:mass|confession|"
+        r"\b(?:(?:go|goes|went|going|been|attend|attends|attended|attending)\s+(?:to\s+)?(?:mass(?!\s+(?-i:[A-Z]))|confession|"
         r"gurdwara|shul)|(?:go|goes|went|going|attend\w*)\s+(?:to\s+)?temple\s+(?:on|every|each|weekly|"
         r"twice|once|to\s+pray)|sunday\s+mass|(?:keep|keeps|kept|observe|observes|observed)\s+(?:the\s+)?"
         r"(?:sabbath|shabbat|shabbos|lent)|give\s+up\s+\w+\s+for\s+lent)\b|做弥撒|望弥撒|去寺庙烧香|去(?:庙里|寺里)上香|初一十五[^，。,.]{0,6}上香|守安息日",
@@ -3482,7 +3489,7 @@ _MOMENT_R8 = _rx(
     r"(?:孩子|宝宝|娃|儿子|女儿)(?:终于|总算|刚|刚刚)睡(?:着|了)|(?:高铁|火车|航班|飞机|动车)又?晚点了|"
     r"(?:等(?:一下|一会儿?|下)|稍等)[，,\s]*我(?:去|先|接|回)|我(?:去|先)?接(?:个|一下)电话|"
     r"我?(?:还|正)在(?:公司|单位|办公室)?加班|"
-    r"我(?:现在|还)?在等(?:公交车?|车|地铁|人|电梯|外卖|快递|出租车|网约车)",
+    r"我(?:现在|还)?在等(?:公交车?|车|地铁|人(?!才)|电梯|外卖|快递|出租车|网约车)",
     _I,
 )
 _CONDITIONAL = _rx(

@@ -787,6 +787,7 @@ _PINYIN_WORDS: dict[str, str] = {
     "he": "和",
     "ye": "也",
     "dui": "对",
+    "wei": "为",
     "denglu": "登录",
     "miyao": "密钥",
     "wangji": "忘记",
@@ -817,6 +818,7 @@ _PINYIN_KEY = re.compile(
     + r")(?![a-z])"
 )
 _PINYIN_TOKEN = re.compile("[A-Za-z\u00c0-\u024f\u0300-\u036f]+(?:[1-5](?![0-9]))?")
+_PINYIN_LABEL = re.compile(r"\s*[:：=]")
 _SYLLABLE_GAP = re.compile("[ ._-]{0,2}")  # between the syllables of one word ("mi ma", "mi-ma")
 _WORD_GAP_CHARS = " \t._-"  # between the words of a run
 _CJK_CHAR = re.compile(f"[{_CJK}]")
@@ -854,8 +856,10 @@ def _pinyin_edits(text: str) -> list[Edit]:
         if run and any(chars in _KEY_CHARS for _, _, chars in run):
             start, end = run[0][0], run[-1][1]
             beside = _beside_characters(text, start, end)
-            # a name alone ("Zhang Hao", "He Shi") is not read: two words, or characters beside
-            if len(run) >= 2 or beside is not None:
+            # a name alone ("Zhang Hao", "He Shi") is not read: two words, characters beside,
+            # or a value after it ("mi ma: …")
+            labels = _PINYIN_LABEL.match(text, end) is not None
+            if len(run) >= 2 or beside is not None or labels:
                 start, end = beside or (start, end)
                 edits.append((start, end, "".join(chars for _, _, chars in run)))
         run.clear()
@@ -962,14 +966,17 @@ def _spelled_edits(text: str) -> list[Edit]:
 _SPLIT_KEYWORD = re.compile(r"\bpass[\s._/+|·—~-]+(word|code|phrase)\b", re.IGNORECASE)
 # Traditional characters of the words the detectors read ("密碼", "身份證", "轉帳"), folded to
 # the simplified forms the patterns are written in.
-_TRADITIONAL = str.maketrans(
-    "碼號證轉帳賬銀護驗確認統權戶資訊傳給發聯係註冊銷貸額錢帶讀問應該請輸釋掃",
-    "码号证转账账银护验确认统权户资讯传给发联系注册销贷额钱带读问应该请输释扫",
+_TRADITIONAL_FORMS = (
+    "碼號證轉帳賬銀護驗確認統權戶資訊傳給發聯係註冊銷貸額錢帶讀問應該請輸釋掃"
+    "無視規則從現開說匯為們這話讓"
 )
-_TRADITIONAL_CHARS = re.compile(
-    "[碼號證轉帳賬銀護驗確認統權戶資訊傳給發聯係註冊銷貸額錢帶讀問應該請輸釋掃]+"
+_SIMPLIFIED_FORMS = (
+    "码号证转账账银护验确认统权户资讯传给发联系注册销贷额钱带读问应该请输释扫"
+    "无视规则从现开说汇为们这话让"
 )
-_CJK_JOINER = re.compile(f"(?<=[{_CJK}])(?:[_*·•~^/|+#.—-]| [_*·•~^/|+#.—-] )(?=[{_CJK}])")
+_TRADITIONAL = str.maketrans(_TRADITIONAL_FORMS, _SIMPLIFIED_FORMS)
+_TRADITIONAL_CHARS = re.compile(f"[{_TRADITIONAL_FORMS}]+")
+_CJK_JOINER = re.compile(f"(?<=[{_CJK}])(?:[_*·•~^/|+#.—、-]| [_*·•~^/|+#.—、-] )(?=[{_CJK}])")
 
 
 def _split_word_edits(text: str) -> list[Edit]:
