@@ -3011,7 +3011,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"rehab|addict\w*|alcoholi\w*|syndrome|antidepressants?|anti-?anxiety|ssris?|insulin|"
         r"stds?|stis?|birth\s+control|"
         r"(?:anxiety|panic|personality|eating|sleep|mood|bipolar)\s+disorder|panic\s+attacks?|"
-        r"stillb(?:irth|orn)|pregnancy\s+loss|lost\s+(?:the|our|my)\s+baby|"
+        r"stillb(?:irth|orn)|pregnancy\s+loss|lost\s+(?:the|our|my)\s+(?:baby|pregnancy)|lost\s+(?:our|my)\s+(?:son|daughter|twins)\s+at\s+\d{1,2}\s+weeks|"
         # said without a clinical word, by the user of themselves: a wheelchair, a breakdown,
         # voices, self-harm, thoughts of suicide, a relapse
         r"i\s+(?:now\s+|still\s+)?(?:use|used)\s+a\s+wheelchair|i'?m\s+in\s+a\s+wheelchair|"
@@ -3030,7 +3030,8 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"my\s+(?:last\s+)?relapse|amputee|(?:leg|arm|foot|hand)\s+(?:was\s+)?amputated|"
         r"(?:my|a)\s+prosthetic\s+(?:leg|arm|limb)|"
         r"(?:months|years|days|weeks)\s+clean(?![- ]?\w))\b"
-        r"|better\s+off\s+without\s+me|(?:my|in\s+a|use\s+a)\s+(?:power|electric)\s+wheelchair"
+        r"|better\s+off\s+without\s+me|better\s+off\s+if\s+i\s+(?:wasn'?t|weren'?t|was\s+gone|were\s+gone|died)"
+        r"|(?:i'?m|i\s+am)\s+(?:legally\s+blind|deaf|hard\s+of\s+hearing)|(?:use|uses)\s+a\s+white\s+cane|(?:my|in\s+a|use\s+a)\s+(?:power|electric)\s+wheelchair"
         r"|get\s+around\s+in\s+a\s+power\s+chair"
         r"|想不开|活着没意思|不想活|想死|轻生|自杀(?:过|未遂|的念头|的想法)|(?:想|要|试图|企图)自杀|自残|割腕"
         r"|我[^，。,.《]{0,6}幻听|(?:想|要)(?:从楼上)?跳(?:楼(?!价)|下去)"
@@ -3052,6 +3053,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"|\b(?:(?:debt\s+)?collectors\s+keep\s+calling|flat\s+broke|can'?t\s+make\s+(?:the\s+)?rent|"
         r"(?:[$€£]\s?\d[\d,.]*k?|\d{1,3}(?:,\d{3})+|\d[\d,.]*k?\s+(?:grand|thousand|dollars|euros|pounds|bucks))"
         r"\s+in\s+the\s+red)\b"
+        r"|\bfiled\s+(?:for\s+)?chapter\s+(?:7|11|13)\b"
         r"|被催收|催收电话|(?:贷|钱|款|信用卡|账|债)[^，。,.]{0,8}还不上",
         _I,
     ),
@@ -3091,7 +3093,12 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"偷渡|逾期居留|被判|判过刑|醉驾|酒驾|吸毒|贩毒|犯罪|罪犯|诈骗罪|盗窃罪|劳教|(?:进过|关在|关进|待过|蹲过?|呆过)[^，。,.]{0,3}(?:看守所|少管所)|"
         r"进过局子|进局子|在里面蹲|行政拘留|"
         r"\b(?:criminal\s+record|convicted|convict|felony|arrested|prison|jail|incarcerat\w*|"
-        r"juvie|(?:i|i'?ve|i\s+was|i\s+spent)\b[^.!?\n]{0,30}juvenile\s+(?:detention|hall)|my\s+juvenile\s+record|(?:did|doing|done|served)\s+time\s+(?:in|upstate|for|at|inside)|"
+        r"juvie|(?:i|i'?ve|i\s+was|i\s+spent)\b[^.!?\n]{0,30}juvenile\s+(?:detention|hall)|my\s+juvenile\s+record|"
+        r"(?:i'?m|i\s+am|i\s+was|i'?ve\s+been)\s+(?:still\s+)?on\s+probation|my\s+probation\s+(?:officer|ends|runs)|"
+        r"(?:i\s+(?:have|wear|had|wore)|i'?m\s+wearing)\s+an?\s+ankle\s+(?:monitor|bracelet|tag)|"
+        r"(?:i|i'?ve)\s+(?:spent|did|served|was\s+(?:in|locked\s+up|sent|held|put)|been\s+(?:in|locked\s+up))\b"
+        r"[^.!?\n]{0,30}(?:correctional\s+(?:facility|center|centre)|youth\s+detention|"
+        r"detention\s+cent(?:er|re)|penitentiary)|(?:did|doing|done|served)\s+time\s+(?:in|upstate|for|at|inside)|"
         r"parole|sentenced|convictions?|dui|dwi|drunk\s+driving|undocumented|overstay(?:ed|ing)?\s+(?:his|her|their|my|a)\s+visa|"
         r"illegal(?:ly)?\s+(?:immigrant|alien|residen\w*|staying|working))\b",
         _I,
@@ -3486,6 +3493,9 @@ _MOMENT_R8 = _rx(
     r"\b(?:the\s+)?(?:kids|baby|children|toddler|twins)\s+(?:is|are|'s|'re)\s+(?:finally|just|now)\s+"
     r"(?:asleep|down|in\s+bed)\b|\b(?:kids|baby|children)\s+(?:is|are)\s+asleep\s+at\s+last\b|"
     r"\b(?:finally\s+)?got\s+the\s+(?:kids|baby)\s+(?:to\s+sleep|down)\b|"
+    r"\b(?:baby|kids?)\s+(?:just\s+)?went\s+down\b|^(?:hang\s+on|hold\s+on|one\s+sec)\s*[,.!—-]|"
+    r"^(?:stuck|sitting|waiting)\s+(?:in\s+traffic|at\s+(?:the\s+)?gate|on\s+the\s+(?:tarmac|runway))\b|"
+    r"\b(?:train|bus|flight)'?s\s+stuck\b|"
     r"(?:孩子|宝宝|娃|儿子|女儿)(?:终于|总算|刚|刚刚)睡(?:着|了)|(?:高铁|火车|航班|飞机|动车)又?晚点了|"
     r"(?:等(?:一下|一会儿?|下)|稍等)[，,\s]*我(?:去|先|接|回)|我(?:去|先)?接(?:个|一下)电话|"
     r"我?(?:还|正)在(?:公司|单位|办公室)?加班|"

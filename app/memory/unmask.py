@@ -273,6 +273,8 @@ _ESCAPE = re.compile(r"(?:\\x[0-9A-Fa-f]{2})+|(?:\\u[0-9A-Fa-f]{4})+|(?:\\U[0-9A
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])")
 _HEX_SPACED = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[ :]){7,}[0-9A-Fa-f]{2}(?![0-9A-Za-z])")
 _HEX = re.compile(r"[0-9A-Fa-f]+")
+# Bytes written in binary, eight digits a byte ("01101001 01100111 …"), four bytes or more.
+_BINARY_RUN = re.compile(r"(?<![0-9])[01]{8}(?:[ ,]?[01]{8}){3,}(?![0-9])")
 _B32_RUN = re.compile(
     r"(?<![A-Za-z0-9+/=_-])(?:[A-Z2-7]{16,}|[a-z2-7]{16,})={0,6}(?![A-Za-z0-9+/=_-])"
 )
@@ -386,6 +388,12 @@ def _decode_edits(text: str) -> list[Edit]:
                 decoded_seg = _encoded_run(seg.group())
                 if decoded_seg is not None:
                     edits.append((offset + seg.start(), offset + seg.end(), _clean(decoded_seg)))
+    if "01" in text or "10" in text:
+        for m in _BINARY_RUN.finditer(text):
+            bits = re.sub(r"[ ,]", "", m.group())
+            decoded_bits = _utf8(int(bits, 2).to_bytes(len(bits) // 8, "big"))
+            if decoded_bits is not None:
+                edits.append((m.start(), m.end(), _clean(decoded_bits)))
     for m in _B32_RUN.finditer(text):
         decoded_b32 = _from_base32(m.group())
         if decoded_b32 is not None:
