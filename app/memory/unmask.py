@@ -2,9 +2,10 @@
 
 A secret, ID, card or injection written to slip past pattern matching — zero-width or
 bidi characters inside it, homoglyphs, letters spaced out ("p a s s w o r d"), HTML
-entities, percent-encoding, ``\\x`` escapes, base64 or hex, an HTML comment splitting a
-word, diacritics on every letter, ROT13 or text written backwards — is still that
-content. `views` returns the text with every disguise undone (or nothing, when there is
+entities, percent-encoding, ``\\x`` escapes, base64, base32, hex or binary, an HTML comment
+splitting a word, diacritics on every letter, ROT13 or text written backwards, pinyin or
+traditional characters for the Chinese words, the NATO alphabet or Morse code — is still
+that content. `views` returns the text with every disguise undone (or nothing, when there is
 none: the common sentence pays a few regex scans), and each view maps its positions back
 to the text it came from, so a hit found only in the view still redacts the whole
 original span (e.g. the base64 run that decoded to a password).
@@ -825,6 +826,7 @@ _PINYIN_KEY = re.compile(
     + "|".join("[ ._1-5-]?".join(key) for key in sorted(_PINYIN_KEYS, key=len, reverse=True))
     + r")(?![a-z])"
 )
+_KEY_CHARS = frozenset(_PINYIN_WORDS[k] for k in _PINYIN_KEYS)
 _PINYIN_TOKEN = re.compile("[A-Za-z\u00c0-\u024f\u0300-\u036f]+(?:[1-5](?![0-9]))?")
 _PINYIN_LABEL = re.compile(r"\s*[:：=]")
 _SYLLABLE_GAP = re.compile("[ ._-]{0,2}")  # between the syllables of one word ("mi ma", "mi-ma")
@@ -891,8 +893,6 @@ def _pinyin_edits(text: str) -> list[Edit]:
     close()
     return edits
 
-
-_KEY_CHARS = frozenset(_PINYIN_WORDS[k] for k in _PINYIN_KEYS)
 
 # The NATO spelling alphabet ("India Golf November Oscar Romeo Echo") and Morse code
 # (".. --. -. --- .-. ."), four letters or more in a row, read as the letters they spell.
