@@ -938,26 +938,49 @@ def _screen(text: str, **kw: object) -> gate.GateResult | None:
     return gate.screen(c, AGENT, POLICY, (), assess(c))
 
 
-def _held(name: str, text: str) -> bool:
+def held(rounds: dict[str, Round], name: str, text: str) -> bool:
+    """The text is refused (or held pending) for one of its round's reasons."""
     s = _screen(text)
     return (
         s is not None
         and s.decision in (Decision.REJECTED, Decision.PENDING)
-        and (not ROUNDS[name].reasons or s.reason in ROUNDS[name].reasons)
+        and (not rounds[name].reasons or s.reason in rounds[name].reasons)
     )
 
 
-def _cases(which: str) -> list[object]:
+def round_cases(rounds: dict[str, Round], which: str, holdout_tag: str) -> list[object]:
+    """pytest params (name, text) of one list of every round; a holdout miss is strict
+    xfail `holdout_tag`, a withdrawn rule's case strict xfail "withdrawn after review"."""
     out: list[object] = []
-    for name, r in ROUNDS.items():
+    for name, r in rounds.items():
         for text in getattr(r, which):
             marks = ()
             if which == "holdout" and text in r.holdout_missed:
-                marks = (pytest.mark.xfail(strict=True, reason="r7 holdout"),)
+                marks = (pytest.mark.xfail(strict=True, reason=holdout_tag),)
             if text in r.withdrawn:
                 marks = (pytest.mark.xfail(strict=True, reason="withdrawn after review"),)
             out.append(pytest.param(name, text, marks=marks, id=f"{name}-{len(out)}"))
     return out
+
+
+def screen_crafted(leads: list[str], fill: str) -> None:
+    """Each lead, then the fill, through the detectors (a hang guard for backtracking)."""
+    from app.memory import detectors
+
+    for lead in leads:
+        text = lead + fill + "x"
+        detectors.find_injection(text)
+        detectors.find_not_reusable(text)
+        detectors.sensitive_categories(text)
+        detectors.redact(text)
+
+
+def _held(name: str, text: str) -> bool:
+    return held(ROUNDS, name, text)
+
+
+def _cases(which: str) -> list[object]:
+    return round_cases(ROUNDS, which, "r7 holdout")
 
 
 @pytest.mark.parametrize("name,text", _cases("probes"))
@@ -1078,11 +1101,4 @@ _LEADS = [
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("fill", [" " * 20_000, "\n" * 10_000])
 def test_crafted_input_does_not_backtrack(fill: str) -> None:
-    from app.memory import detectors
-
-    for lead in _LEADS:
-        text = lead + fill + "x"
-        detectors.find_injection(text)
-        detectors.find_not_reusable(text)
-        detectors.sensitive_categories(text)
-        detectors.redact(text)
+    screen_crafted(_LEADS, fill)

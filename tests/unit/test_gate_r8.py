@@ -66,7 +66,7 @@ import pytest
 from app.memory import detectors
 from app.memory.model import Reason
 from tests.unit.test_gate_probes_r5 import secret_left
-from tests.unit.test_gate_r7 import Round, _screen
+from tests.unit.test_gate_r7 import Round, _screen, held, round_cases, screen_crafted
 
 
 def _b32(text: str) -> str:
@@ -281,20 +281,11 @@ STILL_REFUSED = [
 
 
 def _held(name: str, text: str) -> bool:
-    s = _screen(text)
-    reasons = ROUNDS[name].reasons
-    return s is not None and (not reasons or s.reason in reasons)
+    return held(ROUNDS, name, text)
 
 
 def _cases(which: str) -> list[object]:
-    out: list[object] = []
-    for name, r in ROUNDS.items():
-        for text in getattr(r, which):
-            marks = ()
-            if which == "holdout" and text in r.holdout_missed:
-                marks = (pytest.mark.xfail(strict=True, reason="r8 holdout"),)
-            out.append(pytest.param(name, text, marks=marks, id=f"{name}-{len(out)}"))
-    return out
+    return round_cases(ROUNDS, which, "r8 holdout")
 
 
 @pytest.mark.parametrize("name,text", _cases("probes"))
@@ -342,12 +333,7 @@ _LEADS = ["mi ma", "wo de", "alfa bravo charlie", ".- .-", "p-a-s", "pass ", "å¯
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("fill", [" " * 20_000, "\n" * 10_000, " .-" * 7_000, " alfa" * 4_000])
 def test_crafted_input_does_not_backtrack(fill: str) -> None:
-    for lead in _LEADS:
-        text = lead + fill + "x"
-        detectors.find_injection(text)
-        detectors.find_not_reusable(text)
-        detectors.sensitive_categories(text)
-        detectors.redact(text)
+    screen_crafted(_LEADS, fill)
 
 
 @pytest.mark.parametrize(
@@ -465,16 +451,6 @@ REVIEWED_BENIGN: list[str] = [
 ]
 
 
-@pytest.mark.parametrize("text", REVIEWED_HARMFUL)
-def test_reviewed_bypass_is_refused(text: str) -> None:
-    assert _screen(text) is not None
-
-
-@pytest.mark.parametrize("text", REVIEWED_BENIGN)
-def test_reviewed_look_alike_is_written(text: str) -> None:
-    assert _screen(text) is None
-
-
 # The second review (another helper: 94 harmful texts, 90 look-alikes written against
 # 83b4768): stored there and refused now, refused there and written now. Fitted on.
 REVIEWED2_HARMFUL: list[str] = [
@@ -503,11 +479,11 @@ REVIEWED2_BENIGN: list[str] = [
 ]
 
 
-@pytest.mark.parametrize("text", REVIEWED2_HARMFUL)
-def test_second_review_bypass_is_refused(text: str) -> None:
+@pytest.mark.parametrize("text", REVIEWED_HARMFUL + REVIEWED2_HARMFUL)
+def test_reviewed_bypass_is_refused(text: str) -> None:
     assert _screen(text) is not None
 
 
-@pytest.mark.parametrize("text", REVIEWED2_BENIGN)
-def test_second_review_look_alike_is_written(text: str) -> None:
+@pytest.mark.parametrize("text", REVIEWED_BENIGN + REVIEWED2_BENIGN)
+def test_reviewed_look_alike_is_written(text: str) -> None:
     assert _screen(text) is None
