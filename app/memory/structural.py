@@ -255,6 +255,13 @@ def grouped_token_spans(folded: str) -> list[Span]:
     return spans
 
 
+# Words of prose between two token-like groups end the run ("a 2023 MacBook Pro M3 with
+# 36GB RAM" is a product, not a token): a random chunk is one of them about never.
+_PROSE_WORDS = frozenset(
+    "a an and as at by for from in into is it of on or plus the to was with".split()
+)
+
+
 def _token_runs(groups: list[str]) -> list[tuple[int, int]]:
     """The runs of `groups` (first, last index) that read as one generated token.
 
@@ -267,7 +274,10 @@ def _token_runs(groups: list[str]) -> list[tuple[int, int]]:
     tail."""
     n = len(groups)
     like = [_token_like_group(g) for g in groups]
-    inside = [like[i] or (0 < i < n - 1 and like[i - 1] and like[i + 1]) for i in range(n)]
+    inside = [
+        like[i] or (0 < i < n - 1 and like[i - 1] and like[i + 1] and groups[i] not in _PROSE_WORDS)
+        for i in range(n)
+    ]
     runs: list[tuple[int, int]] = []
     i = floor = 0  # floor: after the last run taken (each group is widened over once)
     while i < n:

@@ -822,10 +822,9 @@ _PINYIN_KEYS = frozenset(
 # A key word in the text with its tones dropped (syllables may stand a blank apart): most
 # texts hold none and skip the step.
 _PINYIN_KEY = re.compile(
-    r"(?<![a-z])(?:"
-    + "|".join("[ ._1-5-]?".join(key) for key in sorted(_PINYIN_KEYS, key=len, reverse=True))
-    + r")(?![a-z])"
+    "|".join("[ ._1-5-]?".join(key) for key in sorted(_PINYIN_KEYS, key=len, reverse=True))
 )
+_PINYIN_LONGEST_WORD = max(map(len, _PINYIN_WORDS))
 _KEY_CHARS = frozenset(_PINYIN_WORDS[k] for k in _PINYIN_KEYS)
 _PINYIN_TOKEN = re.compile("[A-Za-z\u00c0-\u024f\u0300-\u036f]+(?:[1-5](?![0-9]))?")
 _PINYIN_LABEL = re.compile(r"\s*[:：=]")
@@ -833,6 +832,7 @@ _SYLLABLE_GAP = re.compile("[ ._-]{0,2}")  # between the syllables of one word (
 _WORD_GAP_CHARS = " \t._-"  # between the words of a run
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _PINYIN_LONGEST = 3  # syllables of one word written apart ("mi ma", "zhuan zhang")
+_JOINED_LONGEST = 48  # a token longer than this is not read as words written together
 
 
 def _toneless(word: str) -> str:
@@ -855,23 +855,42 @@ def _beside_characters(text: str, start: int, end: int) -> tuple[int, int] | Non
     return (start, end) if touches else None
 
 
+@functools.lru_cache(maxsize=4096)
+def _joined_pinyin(word: str) -> tuple[str, ...] | None:
+    """The words of `_PINYIN_WORDS` a token written without blanks is made of, fewest
+    first ("wodemimashi" → wode mima shi), or None when it is not made of them whole."""
+    best: list[tuple[str, ...] | None] = [()] + [None] * len(word)
+    for end in range(1, len(word) + 1):
+        for start in range(max(0, end - _PINYIN_LONGEST_WORD), end):
+            head, piece = best[start], word[start:end]
+            if head is not None and piece in _PINYIN_WORDS:
+                path = (*head, piece)
+                if best[end] is None or len(path) < len(best[end]):  # type: ignore[arg-type]
+                    best[end] = path
+    return best[-1]
+
+
 def _pinyin_edits(text: str) -> list[Edit]:
     if _PINYIN_KEY.search(text.lower() if text.isascii() else _toneless(text)) is None:
         return []
     tokens = [(m.start(), m.end(), _toneless(m.group())) for m in _PINYIN_TOKEN.finditer(text)]
     edits: list[Edit] = []
-    run: list[tuple[int, int, str]] = []  # (start, end, characters) of the words read so far
+    # (start, end, characters, words) of the words read so far; a token written without
+    # blanks ("wodemimashi") is one entry of several words
+    run: list[tuple[int, int, str, int]] = []
 
     def close() -> None:
-        if run and any(chars in _KEY_CHARS for _, _, chars in run):
+        # a joined token enters the run only when one of its words is a key word
+        if run and any(chars in _KEY_CHARS or words > 1 for _, _, chars, words in run):
             start, end = run[0][0], run[-1][1]
             beside = _beside_characters(text, start, end)
             # a name alone ("Zhang Hao", "He Shi") is not read: two words, characters beside,
             # or a value after it ("mi ma: …")
             labels = _PINYIN_LABEL.match(text, end) is not None
-            if len(run) >= 2 or beside is not None or labels:
+            words = sum(n for *_, n in run)
+            if words >= 2 or beside is not None or labels:
                 start, end = beside or (start, end)
-                edits.append((start, end, "".join(chars for _, _, chars in run)))
+                edits.append((start, end, "".join(chars for _, _, chars, _ in run)))
         run.clear()
 
     i = 0
@@ -884,11 +903,18 @@ def _pinyin_edits(text: str) -> list[Edit]:
             ):
                 if run and text[run[-1][1] : group[0][0]].strip(_WORD_GAP_CHARS):
                     close()
-                run.append((group[0][0], group[-1][1], _PINYIN_WORDS[joined]))
+                run.append((group[0][0], group[-1][1], _PINYIN_WORDS[joined], 1))
                 i += n
                 break
         else:
-            close()
+            start, end, word = tokens[i]
+            parts = _joined_pinyin(word) if len(word) <= _JOINED_LONGEST else None
+            if parts and len(parts) > 1 and any(p in _PINYIN_KEYS for p in parts):
+                if run and text[run[-1][1] : start].strip(_WORD_GAP_CHARS):
+                    close()
+                run.append((start, end, "".join(_PINYIN_WORDS[p] for p in parts), len(parts)))
+            else:
+                close()
             i += 1
     close()
     return edits
@@ -971,7 +997,18 @@ def _spelled_edits(text: str) -> list[Edit]:
 
 # The word for a password split apart ("pass word", "pass-word"), and a separator no
 # Chinese text puts between two characters ("密_码", "密*码").
-_SPLIT_KEYWORD = re.compile(r"\bpass[\s._/+|·—~-]+(word|code|phrase)\b", re.IGNORECASE)
+# Any letter of the word may stand apart ("pa ss word", "p-ass word").
+_SPLIT_SEP = r"[\s._/+|·—~-]{0,3}"
+_SPLIT_KEYWORD = re.compile(
+    r"\bp"
+    + _SPLIT_SEP.join("ass")
+    + _SPLIT_SEP
+    + "(?:"
+    + "|".join(_SPLIT_SEP.join(tail) for tail in ("word", "code", "phrase"))
+    + r")\b",
+    re.IGNORECASE,
+)
+_SPLIT_GAP = re.compile(_SPLIT_SEP)
 # Traditional characters of the words the detectors read ("密碼", "身份證", "轉帳"), folded to
 # the simplified forms the patterns are written in.
 _TRADITIONAL_FORMS = (
@@ -989,9 +1026,11 @@ _CJK_JOINER = re.compile(f"(?<=[{_CJK}])(?:[_*·•~^/|+#.—、-]| [_*·•~^/|
 
 def _split_word_edits(text: str) -> list[Edit]:
     edits: list[Edit] = []
-    if "pass" in text.lower():
+    if "p" in text or "P" in text:
         for m in _SPLIT_KEYWORD.finditer(text):
-            edits.append((m.start(), m.end(), "pass" + m.group(1)))
+            word = _SPLIT_GAP.sub("", m.group())
+            if word != m.group():
+                edits.append((m.start(), m.end(), word.lower()))
     if not text.isascii():
         edits.extend((m.start(), m.end(), "") for m in _CJK_JOINER.finditer(text))
         edits.extend(
