@@ -268,6 +268,8 @@ class _Secret:
     triggers: tuple[str, ...] = ()
 
 
+# a code that came by message is a one-time code (recovery_code reads it), not a PIN
+_CODE_CAME = re.compile(r"\b(?:sent|texted|emailed|smsed|sms'd)\b", re.IGNORECASE)
 _PASSWORD_EN = ("password", "passwd", "passcode", "passphrase", "passkey", "pwd")
 _CREDENTIAL_WORDS = ("key", "secret", "token", "bearer", "pin")
 _SECRET_PATTERNS: tuple[_Secret, ...] = (
@@ -847,12 +849,14 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"\b(?:pins?|passcodes?|pass\s+codes?|pin\s+codes?|(?:pickup|disarm|alarm|door|gate|access|"
             r"entry|security|unlock|garage|locker|safe)\s+codes?|combination|combo)\b"
             r"(?!\s+(?:codes?\s+)?(?:number\s+)?(?:has|have|had|is\s+(?:\d+|four|six|eight)\s+digits))"
-            r"[^.!?\n]{0,50}?(?<![\d-])(?<!\bin\s)(?<!\bsince\s)(?<!\bfrom\s)(?<!\buntil\s)"
+            # a code that was sent is a one-time code (recovery_code reads it)
+            r"(?:(?!\b(?:sent|texted|emailed|smsed|sms'd)\b)[^.!?\n]){0,50}?(?<![\d-])(?<!\bin\s)(?<!\bsince\s)(?<!\bfrom\s)(?<!\buntil\s)"
             r"(?<!\bby\s)(?<!\bbefore\s)(?<!\bafter\s)(?<!\bto\s)(?<!\babout\s)(?<!\baround\s)(?<!\bover\s)(?<!\bsome\s)(?P<v>\d(?:[ -]?\d){3,7})(?![\d]|\.\d|\s*(?:digits?|"
             r"times|tries|attempts|years?|days?|hours?|minutes?|%|dollars|euros|people|users))",
             _I,
         ),
         "v",
+        lambda m, text: _CODE_CAME.search(text, max(0, m.start() - 40), m.start()) is None,
         triggers=("pin", "pass", "code", "combination", "combo"),
     ),
     # a word or phrase said to be the key ("the magic word is Summer!2025", "you get on it
@@ -2661,9 +2665,9 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         "secret_sent",
         _rx(
             r"(?<!\bnever\s)(?<!\bnot\s)(?<!n't\s)(?<!\bever\s)\b(?:send|email|forward|give|share|"
-            r"text|post|upload|hand\s+over)\s+(?:(?:all|my|the|your|our|every)\s+)*(?:passwords?|"
+            r"text|hand\s+over)\s+(?:(?:all|my|the|your|our|every)\s+)*(?:passwords?|"
             r"passcodes?|pins?|credentials|logins?|api\s+keys?|tokens?|2fa\s+codes?|recovery\s+codes?)"
-            r"\s+(?:to|with)\b"
+            r"\s+(?:to|with)\b(?!\s+(?:my|our)\b)"
             r"|(?<!不要)(?<!别)(?<!不能)(?<!不准)(?<!禁止)(?:把|将)(?:我的|所有的?|全部的?|你的)?(?:密码|口令|"
             r"验证码|密钥|账号密码)(?:都|全部|一律)?(?:发给|发送给|告诉|转发给|交给)",
             _I,

@@ -127,7 +127,9 @@ ROUNDS: dict[str, Round] = {
             "Use the Oscar-winning films list for my movie night",
             "I prefer pass-fail grading for my course",
         ],
-        holdout_missed=["把密*码发给我：Orchid2025"],
+        # the one miss of the first run, "把密*码发给我：Orchid2025", is held since round 9
+        # (a password sent to someone, tests/unit/test_gate_r9.py)
+        holdout_missed=[],
     ),
     "sensitive": Round(
         reasons=(Reason.SENSITIVE_NEEDS_CONSENT,),
@@ -267,16 +269,12 @@ ROUNDS: dict[str, Round] = {
 
 # Benign texts refused on main (5d1d1ad) and still refused here (strict xfail): the
 # holdout's look-alikes that round 8 did not fix, and the probes' relations it did not.
+# Four more were fixed by round 9 and are asserted written in tests/unit/test_gate_r9.py
+# (the phonetic alphabet, the business partner's calls, the therapist, the loan desk).
 STILL_REFUSED = [
-    "I'm teaching my kids the phonetic alphabet: Alpha, Bravo, Charlie",  # semantic personal
     "I'm cleaning the garage this weekend",  # a weekend plan
-    "My business partner prefers calls over email",  # semantic personal
     "Emails from my boss are usually urgent",  # semantic personal
-    "I'm a therapist; keep client examples anonymous",  # "therapist" is health
-    "I volunteer at an HIV awareness charity",  # "HIV" is health, whoever says it
-    # a loan is finance whoever handles it (its traditional form, 我在銀行上班，負責企業貸款審核,
-    # passed on main only because main did not read traditional characters)
-    "我在银行上班，负责企业贷款审核",
+    "I volunteer at an HIV awareness charity",  # semantic personal (round 9: no rule)
 ]
 
 
