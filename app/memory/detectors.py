@@ -859,13 +859,59 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         lambda m, text: _CODE_CAME.search(text, max(0, m.start() - 40), m.start()) is None,
         triggers=("pin", "pass", "code", "combination", "combo"),
     ),
+    # what a lock opens with, however it is said: "unlocks with 190384", "punch in 3-1-8-8",
+    # "the code for the keypad on my front door is 7294", "right to 27, left to 4", "门锁按
+    # 583920 就开了", "撤防按 1-3-5-7", "取钱时输的那六位数是 902318", "左转 32、右转 15"
+    _Secret(
+        "numeric_code",
+        _rx(
+            r"\b(?:opens?|unlocks?|disarms?)\s+(?:it\s+)?with\s+(?:the\s+)?(?:code\s+)?"
+            r"(?P<v>\d(?:[ -]?\d){2,7})(?![\d]|\.\d)"
+            r"|\b(?:punch|key|tap)\s+(?:it\s+)?in\s+(?P<w>\d(?:[ -]?\d){2,7})(?![\d]|\.\d)"
+            r"|\bcode\s+(?:for|to|of|on)\s+(?=(?:\S+\s+){0,5}?(?:door|keypad|lock|lockbox|padlock|alarm|"
+            r"gate|garage|safe|locker|phone|laptop|building|house|flat|apartment|office|entrance)\b)"
+            r"(?:the\s+|my\s+|our\s+)?(?:[a-z]+\s+){0,5}?(?:is|:)\s*"
+            r"(?P<x>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
+            r"|\b(?:keypad|lockbox|padlock|opener)\b[^.!?\n\d]{0,20}?[:：]\s*(?P<y>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
+            r"|\b(?:right|left)\s+(?:to\s+)?\d{1,2},\s*(?:left|right)\s+(?:to\s+)?\d{1,2}"
+            r"|(?:门锁|密码锁|锁|键盘|报警器|保险柜|保险箱|行李箱|电脑|手机|取钱|取款|开机|解锁|撤防)"
+            r"[^。！？\n\d]{0,12}?(?:按|输入?|拨到|拨)\s*(?P<z>[0-9](?:[ -]?[0-9]){2,7})(?![0-9])"
+            r"|(?:输|按|用)的(?:那)?(?:[四六八两]位数?|串数字|数字)(?:是|为)\s*(?P<u>[0-9](?:[ -]?[0-9]){3,7})"
+            r"|[左右]转\s*\d{1,2}\s*[、，,]\s*[左右]转",
+            _I,
+        ),
+        0,
+        lambda m, text: _CODE_CAME.search(text, max(0, m.start() - 40), m.start()) is None,
+        ("open", "unlock", "disarm", "punch", "key", "tap", "code", "keypad", "lockbox", "padlock",
+         "opener", "right", "left", "锁", "键盘", "报警器", "保险", "行李箱", "电脑", "手机", "取",
+         "开机", "撤防", "的", "转"),
+    ),
+    # a key typed where a device asks for it: "家里wifi连的时候输 xiaomao8888", "打开我电脑要输
+    # Sunny@0921", "to get into my work laptop I type Marigold#2024"
+    _Secret(
+        "password",
+        _rx(
+            r"(?:电脑|wifi|wi-fi|网络|路由器|账号|登录|连)[^。\n]{0,10}?(?:输入?|打)\s*"
+            r"(?P<v>[A-Za-z0-9!@#$%^&*._+-]{6,64})(?![A-Za-z0-9])"
+            r"|\bto\s+(?:get\s+into|unlock|log\s+into|sign\s+into)\s+(?:my|the)\s+(?:\w+\s+){0,2}"
+            r"(?:laptop|phone|computer|pc|mac|account|tablet)[^.!?\n]{0,12}?\b(?:i\s+)?(?:type|enter|use)\s+"
+            r"(?P<w>[A-Za-z0-9!@#$%^&*._+-]{6,64})(?![A-Za-z0-9])",
+            _I,
+        ),
+        0,
+        lambda m, _: (v := m.group("v") or m.group("w")) is not None
+        and _has_digit(v)
+        and any(c.isalpha() for c in v),
+        ("输", "打", "type", "enter", "use"),
+    ),
     # a word or phrase said to be the key ("the magic word is Summer!2025", "you get on it
     # with mangoTree#77", "the thing I type to unlock my laptop is tangerine-otter-57")
     _Secret(
         "password",
         _rx(
             r"\b(?:(?:magic|secret|safe|code)\s+word|pass\s*phrase|the\s+phrase\s+for\s+"
-            r"(?:resetting|recovering|unlocking)\s+(?:my|the)\s+\w+)\s+(?:is|=|:)\s*[\"'“]?"
+            r"(?:resetting|recovering|unlocking)\s+(?:my|the)\s+\w+)"
+            r"(?:\s+(?:for|to|on)\s+(?:my|the|our)\s+(?:\w+\s+)?\w+)?\s+(?:is|=|:)\s*[\"'“]?"
             r"(?P<v>[^\s\"'”]{3,64}(?:\s+[a-z]+){0,3})"
             r"|\b(?:get\s+on\s+it|log\s+(?:in|on)|connect|sign\s+in)\s+(?:with|using)\s+[\"'“]?"
             r"(?P<w>[A-Za-z0-9!@#$%^&*._+-]{6,64})"
@@ -2604,7 +2650,13 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"|(?:模型|AI|助手|智能体)(?:后续|之后|以后|今后)[^。，,]{0,8}?请"
             r"|\b(?:p\.?\s?s\.?|note|nb)\s*[:,-]?\s*(?:to\s+the\s+)?(?:assistant|ai(?:\s+agent)?|"
             r"agent|model|llm|bot)\s*[:,]"
-            r"|[(\[]\s*(?:ai\s+agent|ai\s+assistant|assistant|ai|llm|model)\s*:",
+            r"|[(\[]\s*(?:dear\s+)?(?:ai\s+agent|ai\s+assistant|assistant|ai|llm|model)\s*:"
+            # a field, a line or a sentence opened by a name for the assistant and a colon
+            r"|(?:^|(?<=[\n.;!?]))\s*(?:dear\s+)?(?:assistant|ai|ai\s+agent|chatbot)\s*:\s*(?:please\s+)?"
+            r"(?:turn|treat|always|never|do|don'?t|from|ignore|remember|store|save|send|forward|share|"
+            r"stop|you|the\s+user|this\s+user|when|whenever|if|skip|approve|allow|grant)\b"
+            r"|(?:^|(?<=[\n。；！？，,]))\s*(?:致|给)?[^。：:\n，,]{0,8}?(?:大模型|模型|AI|助手|智能体)\s*[:：]\s*"
+            r"(?:以后|今后|从现在|请|不要|别|永久|一律|忽略|记住|务必|必须|该用户|此用户|用户|你)",
             _I,
         ),
         ("模型", "ai", "助手", "智能体", "机器人", "assistant", "agent", "model", "llm", "bot"),
@@ -2628,6 +2680,7 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         _rx(
             r"(?:管理员|系统|平台|官方|客服|后台)已?(?:核实|认证|验证|确认|授权|批准)[^。]{0,12}?"
             r"(?:该用户|此用户|本用户|用户|我)(?:拥有|具有|有|享有|获得)[^。]{0,8}?(?:权限|特权|豁免|白名单)"
+            r"|(?:视为|当作|当成|算作|默认)(?:已经?|已)(?:验证|核实|认证|授权|批准)"
             r"|\b(?:verified|approved|authori[sz]ed|confirmed)\s+by\s+(?:the\s+)?(?:admin\w*|system|"
             r"platform|it|security\s+team|support)\b[^.!?\n]{0,40}?\b(?:privileges?|admin\s+rights|"
             r"exempt\w*|whitelist\w*|full\s+access)",
@@ -2638,14 +2691,22 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     (
         "obey_person",
         _rx(
-            r"\b(?:speaks?|acts?|talks?)\s+for\s+me\b(?=[^.!?\n]*?\byou\b|[^\n]*?\byou\b)"
+            r"\b(?:speaks?|acts?|talks?)\s+for\s+me\b(?=[^.!?\n]*?\byou\b|[^\n]*?\byou\b|\s+(?:in|on)\s+"
+            r"(?:anything|everything|all\s+matters))"
+            r"|\b(?:his|her|their)\s+word\s+is\s+mine\b"
+            r"|\b(?:whatever|anything)\s+(?:my\s+)?(?:\w+\s+){0,2}(?:requests?|asks?|says?|wants?)\b[^.!?\n]{0,30}?"
+            r"\bas\s+(?:if\s+it\s+(?:were|was|came\s+from)\s+)?(?:my\s+own|mine|me)\b"
+            r"|(?:说的话?|的要求|提的要求|让你做的|的话)(?:你|您)?(?:就|都)?(?:代表我|算我说的|当成是?我(?:提|说)的|"
+            r"按我本人的?要求|等于我)"
+            r"|全权代表我|(?:说的|的话)都算我(?:说|的)"
             r"|\b(?:anything|whatever)\s+(?:she|he|they)\s+asks?\s+(?:you\s+)?(?:for|to\s+do)\b"
             r"[^.!?\n]{0,30}?\b(?:give|do|send|grant|hand)"
             r"|\btreat\s+(?:her|his|their)\s+(?:requests?|messages?|instructions?)\s+as\s+"
             r"(?:mine|my\s+own|if\s+they\s+came\s+from\s+me|coming\s+from\s+me)",
             _I,
         ),
-        (" for me", "asks", "treat"),
+        (" for me", "asks", "treat", "word is mine", "whatever", "anything", "代表我", "算我", "当成",
+         "按我本人"),
     ),
     (
         "standing_payment",
@@ -2656,31 +2717,40 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"|\byou\s+(?:can\s+)?(?:approve|pay|refund|release)\s+(?:it\s+|them\s+)?(?:straight\s+away|"
             r"right\s+away|immediately|automatically|without\s+asking)"
             r"|直接用我的(?:卡|银行卡|信用卡|账户|支付宝|微信)(?:付|支付|买|转)"
+            r"|自动(?:帮我)?(?:还款?|付款?|支付|交|转账?)[^。]{0,8}?(?:别|不用|不要)来?(?:问|告诉)我"
             r"|(?:付款|买|转账|支付|付)[^。]{0,10}?(?:别|不要|不用)告诉我",
             _I,
         ),
-        ("without", "you", "直接用我的", "告诉我"),
+        ("without", "you", "直接用我的", "告诉我", "问我"),
     ),
     (
         "secret_sent",
         _rx(
             r"(?<!\bnever\s)(?<!\bnot\s)(?<!n't\s)(?<!\bever\s)\b(?:send|email|forward|give|share|"
-            r"text|hand\s+over)\s+(?:(?:all|my|the|your|our|every)\s+)*(?:passwords?|"
-            r"passcodes?|pins?|credentials|logins?|api\s+keys?|tokens?|2fa\s+codes?|recovery\s+codes?)"
-            r"\s+(?:to|with)\b(?!\s+(?:my|our)\b)"
-            r"|(?<!不要)(?<!别)(?<!不能)(?<!不准)(?<!禁止)(?:把|将)(?:我的|所有的?|全部的?|你的)?(?:密码|口令|"
-            r"验证码|密钥|账号密码)(?:都|全部|一律)?(?:发给|发送给|告诉|转发给|交给)",
+            r"text|dm|message|hand\s+over)\s+(?:(?:all|my|the|your|our|every|any)\s+)*(?:[a-z0-9]+\s+){0,2}?"
+            r"(?:passwords?|passcodes?|pins?|credentials|logins?|login\s+(?:details|info)|api\s+keys?|"
+            r"tokens?|(?:2fa|otp|one-time|verification|alarm|door|gate|garage)\s+codes?|recovery\s+codes?|"
+            r"wi-?fi\s+(?:key|password))(?:\s+i\s+(?:get|receive))?\s+(?:to|with)\b"
+            # to one's own vault or notes is keeping it, not giving it away
+            r"(?!\s+(?:my|our)\s+(?:\w+\s+)?(?:vault|password\s+manager|keychain|safe|notes|drive|backup)\b)"
+            r"|(?<!\bnever\s)(?<!\bnot\s)(?<!n't\s)(?<!\bever\s)\b(?:text|give|tell|send|email|dm|message)\s+"
+            r"(?:my|the|our)\s+(?:\w+\s+){0,2}?\w+\s+(?:the|my|our)\s+(?:\w+\s+)?(?:password|passcode|pin|"
+            r"(?:alarm|door|gate|garage|wifi|wi-fi)\s+(?:code|key)|login)\b"
+            r"|(?<!不要)(?<!别)(?<!不能)(?<!不准)(?<!禁止)(?<!不许)(?:把|将)[^。，,！？]{0,10}?(?:密码|口令|验证码|"
+            r"密钥|开锁码|登录信息)(?:都|全部|一律)?(?:发给|发送给|告诉|转发给|交给|发到)"
+            r"|验证码(?:都|全部|一律)?(?:转发|发)给",
             _I,
         ),
         ("password", "passcode", "pin", "credential", "login", "key", "token", "code", "密码",
-         "口令", "验证码", "密钥"),
+         "口令", "验证码", "密钥", "开锁码", "登录信息"),
     ),
     (
         "permission_field",
         _rx(
             r"\b(?:assistant|agent|ai|bot|model)[_\s-]+(?:may|can|is[_\s-]allowed[_\s-]to|"
             r"allowed[_\s-]to|should)[_\s-]+(?:share|send|give|disclose|approve|pay|transfer|skip|"
-            r"bypass|ignore|reveal|forward)",
+            r"bypass|ignore|reveal|forward|read|access|view|open|delete|modify|edit|buy|purchase|"
+            r"book|post|email|message|call)",
             _I,
         ),
         ("assistant", "agent", "ai", "bot", "model"),
@@ -2711,6 +2781,28 @@ def _findings(kind: str, reason: Reason | None, spans: Iterable[Span]) -> list[F
         Finding(kind, reason, s, e, d)
         for s, e, d in sorted(set(spans), key=lambda x: (x[0], x[1], x[2]))
     ]
+
+
+# A prohibition that keeps the user's secrets ("Never send my password to anyone", "起草邮件时
+# 不要写进任何密码"): the user's own rule, whose words (never, send, password) the semantic
+# injection class reads as an attack on them (app.memory.gate asks `protects_secrets`).
+_PROTECTS_SECRETS = _rx(
+    r"^(?:please\s+)?(?:never|don'?t(?:\s+ever)?|do\s+not(?:\s+ever)?|under\s+no\s+circumstances)\s+"
+    r"(?:\w+\s+){0,2}?(?:send|share|include|put|write|reveal|disclose|tell|give|paste|store|save|post|"
+    r"read\s+out|email|text)\b[^.!?\n]{0,40}?\b(?:passwords?|pins?|codes?|logins?|login\s+details|"
+    r"credentials|card\s+numbers?|passcodes?|security\s+answers?)\b[^.!?\n]*[.!]?\s*$"
+    r"|^(?:[^。！？\n，,]{0,12}[时，,]\s*)?(?:请)?(?:永远|任何情况下都?|无论如何都?|千万)?(?:不要|别|不能|不许|禁止)"
+    r"[^。！？\n]{0,12}?(?:发|给|告诉|透露|写|填|存|贴|说|念)[^。！？\n]{0,10}?(?:密码|验证码|口令|卡号|"
+    r"账号密码|支付密码)[^。！？\n]*[。！]?\s*$"
+    r"|^(?:[^。！？\n，,]{0,12}[时，,]\s*)?(?:请)?(?:永远|任何情况下都?|无论如何都?|千万)?(?:不要|别|不能|不许|禁止)"
+    r"(?:把|将)[^。！？\n]{0,8}?(?:密码|验证码|口令|卡号)[^。！？\n]{0,6}?(?:发|给|告诉|透露|写|填|存|贴|说|念)"
+    r"[^。！？\n]*[。！]?\s*$",
+    _I,
+)
+
+
+def protects_secrets(text: str) -> bool:
+    return _PROTECTS_SECRETS.search(nfkc(text).strip()) is not None
 
 
 def find_injection(text: str) -> list[Finding]:
@@ -2826,15 +2918,17 @@ _RELATIVES_ZH = (
     r"(?:妈妈|妈|母亲|爸爸|爸|父亲|老婆|妻子|太太|老公|丈夫|爱人|媳妇|儿子|女儿|孩子|宝宝|哥哥|弟弟|"
     r"姐姐|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|姑姑|表哥|表姐|表弟|表妹|堂哥|堂姐|岳父|岳母|"
     r"公公|婆婆|男朋友|女朋友|男友|女友|对象|室友|邻居|同学|同事|朋友|老板|领导|上司|经理|客户(?!端)|家人|亲戚|"
-    r"前夫|前妻|前男友|前女友|前任|继父|继母|闺蜜|发小|"
+    r"前夫|前妻|前男友|前女友|前任|继父|继母|闺蜜|发小|我[姐哥弟妹](?=家|的|住)|"
     r"(?<!其)他|她|(?<![\u4e00-\u9fff])[小老](?!时|是|实|小|大|师傅)[\u4e00-\u9fff]"
     r"(?=的|得|患|有|住|电|手|邮|地|身|生|工))"
 )
 _PII_ZH = (
-    r"(?:电话|手机|手机号|号码|联系方式|微信号|地址|住址|邮箱|邮件地址|身份证|护照|生日|出生日期|"
+    # a call is a channel, not a number ("给爸妈打电话", "通过电话联系")
+    r"(?:(?<!打)(?<!通过)(?<!接)(?<!用)电话(?!沟通|联系|会议|而)|手机|手机号|号码|联系方式|微信号|地址|住址|邮箱|"
+    r"邮件地址|身份证|护照|生日|出生日期|"
     # where someone lives is their data when it is an address ("住在建国路88号"), not a
     # town or "老家"
-    r"(?:住在|家在)[^。，,；;！!？?\n]{0,12}?(?:\d|号|路|街|巷|弄|栋|幢|单元|室|小区|公寓|村)|"
+    r"(?:住在|家在)[^。，,；;！!？?\n]{0,12}?(?:\d|号|路|街|巷|弄|栋|幢|单元|室|小区|公寓|(?<!农)村)|"
     r"工资|收入|薪水|病历|得了|患有|患了|确诊|查出|怀孕|住院|生病|病了|过敏|糖尿病|高血压|癌|抑郁|"
     r"心脏病|精神病|艾滋|HIV|银行卡|存款|负债|欠款)"
 )
@@ -2919,6 +3013,15 @@ _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         _rx(
             r"(?:收件人|收货人|寄件人|联系人|患者|病人|乘客|住户|租客|房客|持卡人|员工|学员|申请人)"
             r"[:：]?\s*[\u4e00-\u9fff]{2,3}(?=[，,、\s：:])[^。！？\n;；]{0,12}?" + _PII_ZH
+        ),
+    ),
+    # "Dave from accounting lives at 87 Harbor Road": a capitalized name that is not the
+    # user, then a street number
+    (
+        "named_person_pii_en",
+        _rx(
+            r"\b(?!(?:I|We|You|My|Our|The|This|That|It)\b)[A-Z][a-z]+\b[^.!?\n]{0,25}?\blives\s+"
+            r"(?:at|on)\s+\d{1,5}\s+[A-Za-z]"
         ),
     ),
     # "John's phone", "Anna has diabetes": a capitalized name that is not the user.
@@ -3271,7 +3374,9 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"in\s+the\s+(?:pen|slammer|clink|nick))|(?:at|in)\s+(?:rikers|san\s+quentin|sing\s+sing|attica|"
         r"folsom|leavenworth)|(?:hits|beats|abuses|hit|beat)\s+(?:his|her|their)\s+(?:wife|husband|"
         r"partner|kids|children|girlfriend|boyfriend))\b"
-        r"|进去过[，,]?(?:待|蹲|关)了|打老婆|打老公|家暴",
+        r"|\b(?:(?:did|doing|served)\s+a\s+(?:\w+[- ])?(?:year|month)\s+bid|bid\s+upstate|got\s+sent\s+up|"
+        r"sent\s+up\s+the\s+river|(?:is|was|back|again)\s+in\s+the\s+(?:clink|slammer|pen|nick))\b"
+        r"|进去过[，,]?(?:待|蹲|关)了|打老婆|打老公|家暴|吃过?牢饭|蹲过?大牢",
         _I,
     ),
 }
@@ -3389,12 +3494,15 @@ _PRACTICE_AFTER = _rx(
     r"industry|sector|lending|brokers?|officers?|underwrit\w*|analysts?|fundrais\w*|campaigns?|"
     r"conferences?|outreach|products?|compliance)\b"
     r"|病?(?:部门|科室|业务|审批|审核|专员|顾问|行业|基金会|公益|协会|研究|防治|宣传|热线|志愿|科普)"
-    r"|(?:当|做)(?:护士|医生|大夫)",
+    r"|(?:医院|所|中心|科)?(?:当|做)(?:护士|医生|大夫|社工|志愿者|研究员|行政|前台)"
+    r"|学(?:院|系|专业|课|者|家)|学(?=[，。,.；;\s]|$)"
+    r"|\s+(?:studies|history|scholars?|professors?|lecturers?)\b",
     _I,
 )
 _PRACTICE_BEFORE = _rx(
     r"\b(?:work|works|working|worked|job|intern(?:ing)?|volunteer(?:s|ing|ed)?|employed|"
     r"speciali[sz](?:e|es|ed|ing))\s+(?:at|in|for)\s+(?:(?:a|an|the|our)\s+)?(?:[a-z-]+\s+){0,2}$"
+    r"|\bteach(?:es|ing)?\s+(?:a\s+|an\s+)?$"
     r"|(?:负责|从事|专做|主做)[^，。,.；;]{0,4}$",
     _I,
 )
@@ -3416,9 +3524,36 @@ def _names_a_practice(folded: str, m: re.Match[str]) -> bool:
     )
 
 
+# Round 9: the user's own, said around the word — pills that make the hands shake, a drink
+# not touched since March, "I'm into women", canvassing for a party, a shop steward, papers
+# that lapsed, scars the user made, pills to sleep, praying at a temple, 工会当小组长.
+_SENSITIVE_R9: dict[str, re.Pattern[str]] = {
+    "health": _rx(
+        r"\bpills\s+(?:make|made|give|gave)\s+(?:me|my)\b|\b(?:i\s+take|i'?m\s+on)\s+(?:\w+\s+){0,2}pills\b"
+        r"|\bhaven'?t\s+(?:touched|had)\s+a\s+(?:drink|drop)\s+(?:since|in)\b"
+        r"|疤[^。，,]{0,6}?(?:是)?我自己(?:弄|划|割|搞)的|靠[^。，,]{0,8}?(?:药|片)才(?:睡得着|能睡|睡着)",
+        _I,
+    ),
+    "sexuality": _rx(r"\b(?:i'?m|i\s+am)\s+(?:only\s+|also\s+)?into\s+(?:women|men|guys|girls|both)\b", _I),
+    "politics": _rx(
+        r"\b(?:campaign\w*|canvass\w*|knock\s+on\s+doors|volunteer\w*|phone[- ]bank\w*)\s+for\s+(?:the\s+)?"
+        r"(?:labou?r|tory|tories|conservatives?|democrats?|democratic|republicans?|greens?|liberals?|"
+        r"lib\s+dems?|reform|snp|ndp)\b|\bshop\s+stewards?\b"
+        r"|(?:在|是)[^。，,]{0,6}工会的?(?:当|做|任|会员|小组长|主席|委员)",
+        _I,
+    ),
+    "criminal": _rx(
+        r"\bmy\s+(?:paperwork|papers|status|green\s+card|work\s+permit)\s+(?:has\s+|had\s+)?"
+        r"(?:lapsed|expired|ran\s+out)\b",
+        _I,
+    ),
+    "religion": _rx(r"(?:去|到)(?:寺|庙|寺庙)里?(?:拜|烧香|上香)|烧香拜佛|拜佛", _I),
+}
+
+
 def _sensitive_spans(folded: str) -> list[Span]:
     spans: list[Span] = []
-    for name, pattern in _SENSITIVE.items():
+    for name, pattern in (*_SENSITIVE.items(), *_SENSITIVE_R9.items()):
         for m in pattern.finditer(folded):
             if not _names_a_practice(folded, m):
                 spans.append((*m.span(), name))
@@ -3517,7 +3652,12 @@ _HYPOTHETICAL = _rx(
     r"\blet'?s\s+say\b|\bif\s+i\s+(?:were|was|had|became|won|could|lived)\b|\bin\s+theory\b|"
     r"\b(?:if|should|when)\s+(?:i|we)\s+ever\b|\bif\s+(?:i|we)\s+(?:\w+\s+){1,4}(?:i|we)\s+would\b|"
     r"如果有一天|要是哪天|哪天要是|万一哪天|说不定哪天|没准哪天|也许哪天|也许有一天|或许有一天|"
-    r"\b(?:maybe|perhaps)\s+(?:someday|some\s+day|one\s+day|sometime)\b|\bwho\s+knows\b",
+    r"\b(?:maybe|perhaps)\s+(?:someday|some\s+day|one\s+day|sometime)\b|\bwho\s+knows\b|"
+    # another life that did not happen: "if I'd gone to art school, I'd be …", "I wonder
+    # what my life would look like if …"
+    r"\bif\s+i'?d\s+(?:[\w,]+\s+){1,6}?i'?d\s+(?:probably\s+|likely\s+)?(?:be|have)\b|"
+    r"\bwonder\s+what\s+my\s+life\s+would\b|\bin\s+(?:some|another|an)\s+(?:alternate|parallel|other)\s+"
+    r"(?:universe|life|world|timeline)\b",
     _I,
 )
 _ONE_OFF = _rx(
@@ -3650,8 +3790,10 @@ _TRANSIENT_R7: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"boarded|checked\s+in\s+(?:to|at))\b|"
             r"\b(?:i'?m|i\s+am)\s+(?:just\s+|currently\s+|still\s+)?(?:sitting|standing|lying|waiting|"
             r"queu(?:e)?ing|stuck)\s+(?:in|on|at|outside|by|for|around|near|here|there)\b"
-            # what is awaited is named after it ("the desk I'm waiting on." is an order)
-            r"(?!\s*(?:[.,;!?]|$))|"
+            # what is awaited is named after it ("the desk I'm waiting on." is an order), and
+            # an order, a parcel or a refund awaited is a record to keep
+            r"(?!\s*(?:[.,;!?]|$))(?!\s+(?:\S+\s+){0,3}?(?:order|package|parcel|shipment|delivery|"
+            r"refund|rma|replacement|return|tracking)\b)|"
             r"\b(?:battery|phone|laptop)\s+(?:is\s+)?(?:at|on)\s+\d{1,2}\s*%|"
             r"\b(?:got|have|having|i'?ve\s+got)\s+(?:a\s+|such\s+a\s+|the\s+worst\s+)?(?:headache|"
             r"hangover|sore\s+throat|stomach\s*ache|toothache)\b(?![^.!?\n]{0,30}\b(?:every|often|"
@@ -3718,6 +3860,9 @@ _MOMENT_R8 = _rx(
 _MOMENT_R9 = _rx(
     r"^(?:brb|afk|gtg|g2g|ttyl|bbl|bbiab)\b"
     r"|^(?:starving|famished|knackered|shattered|exhausted|so\s+(?:hungry|sleepy|tired))\b"
+    r"|\b(?:i'?m|i\s+am)\s+(?:so\s+|really\s+|absolutely\s+|just\s+)?(?:starving|famished|ravenous)\b"
+    r"|\bso\s+hungry\s+i\s+could\b|\bin\s+another\s+life\b"
+    r"|(?<![每])(?:下?周|星期|礼拜)[一二三四五六日天](?:之?前|以前)(?:要|得|必须)"
     r"|\b(?:dreading|nervous\s+about|not\s+looking\s+forward\s+to)\s+(?:the|my|this|today'?s|"
     r"tomorrow'?s|tonight'?s)\s+(?:\d{1,2}\s*(?:am|pm)\s+|\d{1,2}(?::\d\d)?\s+)?\w+"
     r"|\b(?:for\s+(?:dinner|lunch|breakfast)|tonight)\b[^.!?\n]{0,20}?\b(?:probably|maybe|unless|or\s+not)\b"

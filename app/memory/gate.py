@@ -321,6 +321,7 @@ def semantic_state(policy: Policy, assessment: Assessment | None) -> str:
     return "on"
 
 
+_BESIDE_STATEMENT = tuple(f for f in FIELDS if f != "statement")
 EPISODE_FLOOR = 0.95
 _EPISODE_FLOORED = frozenset({"injection", "authority"})
 
@@ -516,7 +517,10 @@ def _screen(
     # Instructions and authority claims the rules do not list: every field (what the
     # rules read), every source but the operator's, also explicit instructions. A claim
     # of authority usually carries an instruction too: the higher score names the refusal.
-    hits = [h for h in (sem.hit("authority"), sem.hit("injection")) if h is not None]
+    # a prohibition that keeps the user's secrets is their own rule: the classes read the
+    # other fields only (detectors.protects_secrets)
+    fields = _BESIDE_STATEMENT if detectors.protects_secrets(candidate.statement) else None
+    hits = [h for h in (sem.hit("authority", fields), sem.hit("injection", fields)) if h is not None]
     if hits:
         top = max(hits, key=lambda h: h.score)
         return _reject(candidate, Reason.PROMPT_INJECTION, **sem.detail(top))

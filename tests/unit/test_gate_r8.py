@@ -269,12 +269,12 @@ ROUNDS: dict[str, Round] = {
 
 # Benign texts refused on main (5d1d1ad) and still refused here (strict xfail): the
 # holdout's look-alikes that round 8 did not fix, and the probes' relations it did not.
-# Four more were fixed by round 9 and are asserted written in tests/unit/test_gate_r9.py
-# (the phonetic alphabet, the business partner's calls, the therapist, the loan desk).
+# Five more were fixed by round 9 and are asserted written in tests/unit/test_gate_r9.py
+# (the phonetic alphabet, the business partner's calls, the therapist, the HIV charity,
+# the loan desk).
 STILL_REFUSED = [
     "I'm cleaning the garage this weekend",  # a weekend plan
     "Emails from my boss are usually urgent",  # semantic personal
-    "I volunteer at an HIV awareness charity",  # semantic personal (round 9: no rule)
 ]
 
 
