@@ -851,7 +851,8 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"(?!\s+(?:codes?\s+)?(?:number\s+)?(?:has|have|had|is\s+(?:\d+|four|six|eight)\s+digits))"
             # a code that was sent is a one-time code (recovery_code reads it)
             r"(?:(?!\b(?:sent|texted|emailed|smsed|sms'd)\b)[^.!?\n]){0,50}?(?<![\d-])(?<!\bin\s)(?<!\bsince\s)(?<!\bfrom\s)(?<!\buntil\s)"
-            r"(?<!\bby\s)(?<!\bbefore\s)(?<!\bafter\s)(?<!\bto\s)(?<!\babout\s)(?<!\baround\s)(?<!\bover\s)(?<!\bsome\s)(?P<v>\d(?:[ -]?\d){3,7})(?![\d]|\.\d|\s*(?:digits?|"
+            r"(?<!\bby\s)(?<!\bbefore\s)(?<!\bafter\s)(?<!\bto\s)(?<!\babout\s)(?<!\baround\s)"
+            r"(?<!\bover\s)(?<!\bsome\s)(?P<v>\d(?:[ -]?\d){3,7})(?![\d]|\.\d|\s*(?:digits?|"
             r"times|tries|attempts|years?|days?|hours?|minutes?|%|dollars|euros|people|users))",
             _I,
         ),
@@ -872,19 +873,45 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"gate|garage|safe|locker|phone|laptop|building|house|flat|apartment|office|entrance)\b)"
             r"(?:the\s+|my\s+|our\s+)?(?:[a-z]+\s+){0,5}?(?:is|:)\s*"
             r"(?P<x>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
-            r"|\b(?:keypad|lockbox|padlock|opener)\b[^.!?\n\d]{0,20}?[:：]\s*(?P<y>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
+            r"|\b(?:keypad|lockbox|padlock|opener)\b[^.!?\n\d]{0,20}?[:：]\s*"
+            r"(?P<y>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
             r"|\b(?:right|left)\s+(?:to\s+)?\d{1,2},\s*(?:left|right)\s+(?:to\s+)?\d{1,2}"
             r"|(?:门锁|密码锁|锁|键盘|报警器|保险柜|保险箱|行李箱|电脑|手机|取钱|取款|开机|解锁|撤防)"
             r"[^。！？\n\d]{0,12}?(?:按|输入?|拨到|拨)\s*(?P<z>[0-9](?:[ -]?[0-9]){2,7})(?![0-9])"
-            r"|(?:输|按|用)的(?:那)?(?:[四六八两]位数?|串数字|数字)(?:是|为)\s*(?P<u>[0-9](?:[ -]?[0-9]){3,7})"
+            r"|(?:输|按|用)的(?:那)?(?:[四六八两]位数?|串数字|数字)(?:是|为)\s*"
+            r"(?P<u>[0-9](?:[ -]?[0-9]){3,7})"
             r"|[左右]转\s*\d{1,2}\s*[、，,]\s*[左右]转",
             _I,
         ),
         0,
         lambda m, text: _CODE_CAME.search(text, max(0, m.start() - 40), m.start()) is None,
-        ("open", "unlock", "disarm", "punch", "key", "tap", "code", "keypad", "lockbox", "padlock",
-         "opener", "right", "left", "锁", "键盘", "报警器", "保险", "行李箱", "电脑", "手机", "取",
-         "开机", "撤防", "的", "转"),
+        (
+            "open",
+            "unlock",
+            "disarm",
+            "punch",
+            "key",
+            "tap",
+            "code",
+            "keypad",
+            "lockbox",
+            "padlock",
+            "opener",
+            "right",
+            "left",
+            "锁",
+            "键盘",
+            "报警器",
+            "保险",
+            "行李箱",
+            "电脑",
+            "手机",
+            "取",
+            "开机",
+            "撤防",
+            "的",
+            "转",
+        ),
     ),
     # a key typed where a device asks for it: "家里wifi连的时候输 xiaomao8888", "打开我电脑要输
     # Sunny@0921", "to get into my work laptop I type Marigold#2024"
@@ -899,9 +926,11 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             _I,
         ),
         0,
-        lambda m, _: (v := m.group("v") or m.group("w")) is not None
-        and _has_digit(v)
-        and any(c.isalpha() for c in v),
+        lambda m, _: (
+            (v := m.group("v") or m.group("w")) is not None
+            and _has_digit(v)
+            and any(c.isalpha() for c in v)
+        ),
         ("输", "打", "type", "enter", "use"),
     ),
     # a word or phrase said to be the key ("the magic word is Summer!2025", "you get on it
@@ -921,8 +950,13 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             _I,
         ),
         0,
-        lambda m, _: _is_value(m.group("v") or m.group("w") or m.group("x"))
-        and (m.group("w") is None or (_has_digit(m.group("w")) and any(c.isalpha() for c in m.group("w")))),
+        lambda m, _: (
+            _is_value(m.group("v") or m.group("w") or m.group("x"))
+            and (
+                m.group("w") is None
+                or (_has_digit(m.group("w")) and any(c.isalpha() for c in m.group("w")))
+            )
+        ),
         ("word", "phrase", "with", "using", "unlock", "into"),
     ),
     # "mm" for 密码 as a label ("mm: Tiger2024!", "我的mm是 abc123"), where a millimetre
@@ -2672,8 +2706,23 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"(?:verification|checks?|step|questions?)",
             _I,
         ),
-        ("忽略", "无视", "绕过", "跳过", "不用管", "别管", "免", "省", "不需要", "无需", "不用", "不必",
-         "skip", "bypass", "waive"),
+        (
+            "忽略",
+            "无视",
+            "绕过",
+            "跳过",
+            "不用管",
+            "别管",
+            "免",
+            "省",
+            "不需要",
+            "无需",
+            "不用",
+            "不必",
+            "skip",
+            "bypass",
+            "waive",
+        ),
     ),
     (
         "claimed_grant",
@@ -2686,7 +2735,18 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"exempt\w*|whitelist\w*|full\s+access)",
             _I,
         ),
-        ("核实", "认证", "验证", "确认", "授权", "批准", "verified", "approved", "authori", "confirmed"),
+        (
+            "核实",
+            "认证",
+            "验证",
+            "确认",
+            "授权",
+            "批准",
+            "verified",
+            "approved",
+            "authori",
+            "confirmed",
+        ),
     ),
     (
         "obey_person",
@@ -2705,8 +2765,18 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"(?:mine|my\s+own|if\s+they\s+came\s+from\s+me|coming\s+from\s+me)",
             _I,
         ),
-        (" for me", "asks", "treat", "word is mine", "whatever", "anything", "代表我", "算我", "当成",
-         "按我本人"),
+        (
+            " for me",
+            "asks",
+            "treat",
+            "word is mine",
+            "whatever",
+            "anything",
+            "代表我",
+            "算我",
+            "当成",
+            "按我本人",
+        ),
     ),
     (
         "standing_payment",
@@ -2726,6 +2796,9 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     (
         "secret_sent",
         _rx(
+            # the user's own habit ("I share my Netflix password with my sister") is no order
+            r"(?<!\bi\s)(?<!\bwe\s)(?<!\bi\susually\s)(?<!\bi\salways\s)(?<!\bi\soften\s)"
+            r"(?<!\bi\ssometimes\s)(?<!\bwe\salways\s)(?<!\bwe\susually\s)"
             r"(?<!\bnever\s)(?<!\bnot\s)(?<!n't\s)(?<!\bever\s)\b(?:send|email|forward|give|share|"
             r"text|dm|message|hand\s+over)\s+(?:(?:all|my|the|your|our|every|any)\s+)*(?:[a-z0-9]+\s+){0,2}?"
             r"(?:passwords?|passcodes?|pins?|credentials|logins?|login\s+(?:details|info)|api\s+keys?|"
@@ -2741,8 +2814,22 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"|验证码(?:都|全部|一律)?(?:转发|发)给",
             _I,
         ),
-        ("password", "passcode", "pin", "credential", "login", "key", "token", "code", "密码",
-         "口令", "验证码", "密钥", "开锁码", "登录信息"),
+        (
+            "password",
+            "passcode",
+            "pin",
+            "credential",
+            "login",
+            "key",
+            "token",
+            "code",
+            "密码",
+            "口令",
+            "验证码",
+            "密钥",
+            "开锁码",
+            "登录信息",
+        ),
     ),
     (
         "permission_field",
@@ -2785,7 +2872,7 @@ def _findings(kind: str, reason: Reason | None, spans: Iterable[Span]) -> list[F
 
 # A prohibition that keeps the user's secrets ("Never send my password to anyone", "起草邮件时
 # 不要写进任何密码"): the user's own rule, whose words (never, send, password) the semantic
-# injection class reads as an attack on them (app.memory.gate asks `protects_secrets`).
+# injection class reads as an attack on them (app.memory.gate asks `users_own_rule`).
 _PROTECTS_SECRETS = _rx(
     r"^(?:please\s+)?(?:never|don'?t(?:\s+ever)?|do\s+not(?:\s+ever)?|under\s+no\s+circumstances)\s+"
     r"(?:\w+\s+){0,2}?(?:send|share|include|put|write|reveal|disclose|tell|give|paste|store|save|post|"
@@ -2801,8 +2888,32 @@ _PROTECTS_SECRETS = _rx(
 )
 
 
-def protects_secrets(text: str) -> bool:
-    return _PROTECTS_SECRETS.search(nfkc(text).strip()) is not None
+# The user's standing choice of language ("Always answer in English, even if I write in
+# Chinese", "请一直用中文回答我") and edits to the user's own text made without asking
+# ("Always format my Python with black without asking", "错别字直接帮我改，不用问我"): the
+# classes read "always … even if" and "without asking" as an override.
+_OWN_CHOICE = _rx(
+    r"^(?:please\s+)?(?:always\s+|just\s+)?(?:answer|reply|respond|write\s+back|talk\s+to\s+me)\s+"
+    r"(?:to\s+me\s+|me\s+)?in\s+[a-z]+(?:\s+[a-z]+)?\s*,?(?:\s+(?:even\s+(?:if|when)|unless|no\s+matter\s+"
+    r"(?:what|which))\s+[^.!?\n]{0,50})?[.!]?\s*$"
+    r"|^(?:请)?(?:一直|始终|总是|永远|以后都|都)?用(?:简体|繁体)?(?:中文|英文|英语|日语|韩语|粤语|法语|德语|"
+    r"西班牙语)(?:回答|回复|跟我说|和我交流)(?:我)?[^。！？\n]{0,20}[。！]?\s*$"
+    r"|^(?:please\s+)?(?:always\s+|just\s+|feel\s+free\s+to\s+|go\s+ahead\s+and\s+)?(?:fix|format|reformat|"
+    r"correct|shorten|translate|reorder|sort|rename|tidy|clean\s+up|proofread|lint|capitali[sz]e|"
+    r"indent|wrap)\b(?:(?!\b(?:pay|buy|send|share|delete|approve|transfer|forward|post|publish|email|"
+    r"password|account)\b)[^.!?\n]){0,60}?\bwithout\s+(?:asking|checking\s+with)(?:\s+me)?\b"
+    r"[^.!?\n]{0,30}[.!]?\s*$"
+    r"|^(?:[^。！？\n]{0,12}?)(?:错别字|格式|排版|标点|代码格式|缩进|语法错误)[^。！？\n]{0,8}?(?:直接)?(?:帮我)?"
+    r"(?:改|调|修正|统一)[^。！？\n]{0,6}?(?:不用|别|不必)问我[。！]?\s*$",
+    _I,
+)
+
+
+def users_own_rule(text: str) -> bool:
+    """A prohibition that keeps the user's secrets, or the user's own standing choice of
+    language or of edits to their own text (`_OWN_CHOICE`)."""
+    folded = nfkc(text).strip()
+    return _PROTECTS_SECRETS.search(folded) is not None or _OWN_CHOICE.search(folded) is not None
 
 
 def find_injection(text: str) -> list[Finding]:
@@ -3374,7 +3485,8 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"in\s+the\s+(?:pen|slammer|clink|nick))|(?:at|in)\s+(?:rikers|san\s+quentin|sing\s+sing|attica|"
         r"folsom|leavenworth)|(?:hits|beats|abuses|hit|beat)\s+(?:his|her|their)\s+(?:wife|husband|"
         r"partner|kids|children|girlfriend|boyfriend))\b"
-        r"|\b(?:(?:did|doing|served)\s+a\s+(?:\w+[- ])?(?:year|month)\s+bid|bid\s+upstate|got\s+sent\s+up|"
+        r"|\b(?:(?:did|doing|served)\s+a\s+(?:\w+[- ])?(?:year|month)\s+bid|bid\s+upstate|"
+        r"got\s+sent\s+up|"
         r"sent\s+up\s+the\s+river|(?:is|was|back|again)\s+in\s+the\s+(?:clink|slammer|pen|nick))\b"
         r"|进去过[，,]?(?:待|蹲|关)了|打老婆|打老公|家暴|吃过?牢饭|蹲过?大牢",
         _I,
@@ -3520,7 +3632,10 @@ def _names_a_practice(folded: str, m: re.Match[str]) -> bool:
     return (
         _PRACTICE_AFTER.match(folded, m.end()) is not None
         or _PRACTICE_BEFORE.search(before) is not None
-        or (_PROFESSION.fullmatch(m.group()) is not None and _PROFESSION_BEFORE.search(before) is not None)
+        or (
+            _PROFESSION.fullmatch(m.group()) is not None
+            and _PROFESSION_BEFORE.search(before) is not None
+        )
     )
 
 
@@ -3534,9 +3649,12 @@ _SENSITIVE_R9: dict[str, re.Pattern[str]] = {
         r"|疤[^。，,]{0,6}?(?:是)?我自己(?:弄|划|割|搞)的|靠[^。，,]{0,8}?(?:药|片)才(?:睡得着|能睡|睡着)",
         _I,
     ),
-    "sexuality": _rx(r"\b(?:i'?m|i\s+am)\s+(?:only\s+|also\s+)?into\s+(?:women|men|guys|girls|both)\b", _I),
+    "sexuality": _rx(
+        r"\b(?:i'?m|i\s+am)\s+(?:only\s+|also\s+)?into\s+(?:women|men|guys|girls|both)\b", _I
+    ),
     "politics": _rx(
-        r"\b(?:campaign\w*|canvass\w*|knock\s+on\s+doors|volunteer\w*|phone[- ]bank\w*)\s+for\s+(?:the\s+)?"
+        r"\b(?:campaign\w*|canvass\w*|knock\s+on\s+doors|volunteer\w*|phone[- ]bank\w*)\s+for\s+"
+        r"(?:the\s+)?"
         r"(?:labou?r|tory|tories|conservatives?|democrats?|democratic|republicans?|greens?|liberals?|"
         r"lib\s+dems?|reform|snp|ndp)\b|\bshop\s+stewards?\b"
         r"|(?:在|是)[^。，,]{0,6}工会的?(?:当|做|任|会员|小组长|主席|委员)",

@@ -517,10 +517,13 @@ def _screen(
     # Instructions and authority claims the rules do not list: every field (what the
     # rules read), every source but the operator's, also explicit instructions. A claim
     # of authority usually carries an instruction too: the higher score names the refusal.
-    # a prohibition that keeps the user's secrets is their own rule: the classes read the
-    # other fields only (detectors.protects_secrets)
-    fields = _BESIDE_STATEMENT if detectors.protects_secrets(candidate.statement) else None
-    hits = [h for h in (sem.hit("authority", fields), sem.hit("injection", fields)) if h is not None]
+    # a prohibition that keeps the user's secrets, a choice of language, edits to the user's
+    # own text: the user's own rule, whose statement the classes do not read (the other
+    # fields they do; detectors.users_own_rule)
+    fields = _BESIDE_STATEMENT if detectors.users_own_rule(candidate.statement) else None
+    hits = [
+        h for h in (sem.hit("authority", fields), sem.hit("injection", fields)) if h is not None
+    ]
     if hits:
         top = max(hits, key=lambda h: h.score)
         return _reject(candidate, Reason.PROMPT_INJECTION, **sem.detail(top))
