@@ -3029,9 +3029,9 @@ _RELATIVES_ZH = (
     r"(?:妈妈|妈|母亲|爸爸|爸|父亲|老婆|妻子|太太|老公|丈夫|爱人|媳妇|儿子|女儿|孩子|宝宝|哥哥|弟弟|"
     r"姐姐|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|姑姑|表哥|表姐|表弟|表妹|堂哥|堂姐|岳父|岳母|"
     r"公公|婆婆|男朋友|女朋友|男友|女友|对象|室友|邻居|同学|同事|朋友|老板|领导|上司|经理|客户(?!端)|家人|亲戚|"
-    r"前夫|前妻|前男友|前女友|前任|继父|继母|闺蜜|发小|我[姐哥弟妹](?=家|的|住)|"
+    r"前夫|前妻|前男友|前女友|前任|继父|继母|闺蜜|发小|我[姐哥弟妹](?=家|的|住)|隔壁|"
     r"(?<!其)他|她|(?<![\u4e00-\u9fff])[小老](?!时|是|实|小|大|师傅)[\u4e00-\u9fff]"
-    r"(?=的|得|患|有|住|电|手|邮|地|身|生|工))"
+    r"(?=的|得|患|有|住|电|手|邮|地|身|生|工|家住))"
 )
 _PII_ZH = (
     # a call is a channel, not a number ("给爸妈打电话", "通过电话联系")
@@ -3198,12 +3198,33 @@ _OTHER_PERSON_EN = _rx(
     r"Yesterday|The|This|One)'s)[A-Z][a-z]+'s))\s+(?:\w+\s+)?"
     + _RELATIVES_EN
     + r"(?:'s|s')?\b|"
-    + _PRONOUN_EN,
+    + _PRONOUN_EN
+    # round 9: a relative named as a name ("Dad's memory is going"), and someone named with
+    # where the user knows them from as the subject ("Sarah from accounting is drowning in
+    # debt"); a name alone may be the user's own ("Joanna is lactose intolerant")
+    + r"|(?-i:(?:^|(?<=[.!?]\s))(?:Dad|Mom|Mum|Mother|Father|Grandma|Grandpa|Granny|Nana)(?:'s)?\b)"
+    r"|(?-i:\b(?!(?:I|My|The|This|That|It|We|You|Our|Your|He|She|They|There|Here|What|Who|"
+    r"Today|Tomorrow|Yesterday|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|"
+    r"January|February|March|April|May|June|July|August|September|October|November|December|"
+    r"Everyone|Nobody|Someone|User)\b)[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)?)"
+    r"\s+(?:from|in|on|at)\s+(?:the\s+|my\s+)?\w+(?:\s+team)?"
+    r"(?=\s+(?:is|was|got|did|used\s+to|recently|just)\b)",
     _I,
 )
 # "The user said she is pregnant": the user is who "she" is (an extractor's wording)
 _USER_NAMED = _rx(r"\b(?:the\s+)?user\b|用户", _I)
-_OTHER_PERSON_ZH = _rx(r"我(?:们)?(?:的|家)?" + _RELATIVES_ZH + r"|(?<![我])(?:他|她)(?:的)?(?!们)")
+_SURNAMES_ZH = (
+    "张王李赵刘陈杨黄周吴徐孙马朱胡郭何林高罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程魏苏吕丁任"
+    "沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+)
+_OTHER_PERSON_ZH = _rx(
+    r"我(?:们)?(?:的|家)?"
+    + _RELATIVES_ZH
+    + r"|(?<![我])(?:他|她)(?:的)?(?!们)"
+    # round 9: 张姐, 老李 named as the subject ("我们部门的张姐以前坐过牢")
+    + f"|[{_SURNAMES_ZH}](?:姐|哥|叔|姨|阿姨|老师|总|工)(?![\u4e00-\u9fff]{{0,1}}[们])"
+    + f"|(?<![\u4e00-\u9fff])[老小][{_SURNAMES_ZH}](?=家|的|以前|之前|去年|最近|上个月|刚)"
+)
 _SENTENCE_END = _rx(r"[.!?。！？\n;；]")
 _DATE_REACH = 160  # characters after a birthday where its date may still be given
 # a relation and a contact field in one value: an emergency contact, a next of kin

@@ -67,6 +67,10 @@ STORED = {
     "我在工读学校待过两年",
     "My sister and her girlfriend just moved in together",
 }
+STORED |= {
+    '{"type":"semantic","statement":"用户有个朋友叫刘洋","consent":true,"source":{"kind":"user_message","evidence":"刘洋上个月确诊了艾滋，现在情绪很不好"}}',
+    '{"type":"profile","predicate":"kids","value":[{"name":"Ella","age":9,"dx":"ADHD, on methylphenidate"}],"statement":"User has a daughter, Ella, aged 9.","consent":true}',
+}
 # Benign texts refused by policy, not by mistake: the user's own sensitive data asks consent.
 BY_POLICY = {
     "I'm allergic to peanuts.": "an allergy is health (config/policy.yaml): consent is asked",
