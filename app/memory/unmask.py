@@ -827,7 +827,10 @@ _PINYIN_KEY = re.compile(
 _PINYIN_LONGEST_WORD = max(map(len, _PINYIN_WORDS))
 _KEY_CHARS = frozenset(_PINYIN_WORDS[k] for k in _PINYIN_KEYS)
 _PINYIN_TOKEN = re.compile("[A-Za-z\u00c0-\u024f\u0300-\u036f]+(?:[1-5](?![0-9]))?")
-_PINYIN_LABEL = re.compile(r"\s*[:：=]")
+_PINYIN_LABEL = re.compile(
+    r"\s*[:：=]|\s+(?=[A-Za-z0-9!@#$%^&*._+-]*[0-9])(?=[A-Za-z0-9!@#$%^&*._+-]*[A-Za-z])"
+    r"[A-Za-z0-9!@#$%^&*._+-]{4,}"
+)
 _SYLLABLE_GAP = re.compile("[ ._-]{0,2}")  # between the syllables of one word ("mi ma", "mi-ma")
 _WORD_GAP_CHARS = " \t._-"  # between the words of a run
 _CJK_CHAR = re.compile(f"[{_CJK}]")
@@ -870,6 +873,16 @@ def _joined_pinyin(word: str) -> tuple[str, ...] | None:
     return best[-1]
 
 
+def _joined_prefix(word: str) -> tuple[str, ...] | None:
+    """The table's words a token written without blanks opens with — two at least, a key
+    word among them — the longest such opening ("wodemimashiTiger" → wode mima shi)."""
+    for end in range(len(word), 3, -1):
+        parts = _joined_pinyin(word[:end])
+        if parts and len(parts) > 1 and any(p in _PINYIN_KEYS for p in parts):
+            return parts
+    return None
+
+
 def _pinyin_edits(text: str) -> list[Edit]:
     if _PINYIN_KEY.search(text.lower() if text.isascii() else _toneless(text)) is None:
         return []
@@ -907,12 +920,17 @@ def _pinyin_edits(text: str) -> list[Edit]:
                 i += n
                 break
         else:
-            start, end, word = tokens[i]
-            parts = _joined_pinyin(word) if len(word) <= _JOINED_LONGEST else None
-            if parts and len(parts) > 1 and any(p in _PINYIN_KEYS for p in parts):
+            start, _, word = tokens[i]
+            parts = _joined_prefix(word) if len(word) <= _JOINED_LONGEST else None
+            if parts:
                 if run and text[run[-1][1] : start].strip(_WORD_GAP_CHARS):
                     close()
-                run.append((start, end, "".join(_PINYIN_WORDS[p] for p in parts), len(parts)))
+                length = sum(map(len, parts))
+                run.append(
+                    (start, start + length, "".join(_PINYIN_WORDS[p] for p in parts), len(parts))
+                )
+                if length < len(word):  # a value written on after the words ("…mimashiTiger2024")
+                    close()
             else:
                 close()
             i += 1
@@ -997,18 +1015,25 @@ def _spelled_edits(text: str) -> list[Edit]:
 
 # The word for a password split apart ("pass word", "pass-word"), and a separator no
 # Chinese text puts between two characters ("密_码", "密*码").
-# Any letter of the word may stand apart ("pa ss word", "p-ass word").
-_SPLIT_SEP = r"[\s._/+|·—~-]{0,3}"
+# Any letter of the word may stand apart ("pa ss word", "p-ass word", "pass•word"), "a"
+# and "s" written as "@" and "$".
+_SPLIT_SEP = r"[\s._/+|·•∙—–~-]{0,8}"
+_SPLIT_LETTER = {"a": "[a@4]", "s": "[s$5]", "o": "[o0]"}
 _SPLIT_KEYWORD = re.compile(
-    r"\bp"
-    + _SPLIT_SEP.join("ass")
+    r"(?<![A-Za-z])"
+    + _SPLIT_SEP.join(_SPLIT_LETTER.get(c, c) for c in "pass")
     + _SPLIT_SEP
     + "(?:"
-    + "|".join(_SPLIT_SEP.join(tail) for tail in ("word", "code", "phrase"))
-    + r")\b",
+    + "|".join(
+        _SPLIT_SEP.join(_SPLIT_LETTER.get(c, c) for c in tail)
+        for tail in ("word", "code", "phrase")
+    )
+    + r")(?![A-Za-z])",
     re.IGNORECASE,
 )
 _SPLIT_GAP = re.compile(_SPLIT_SEP)
+_SPLIT_PLAIN = str.maketrans("@4$50", "assso")
+_SPLIT_JOINED = re.compile(r"[A-Za-z@$0-9]{2}")
 # Traditional characters of the words the detectors read ("密碼", "身份證", "轉帳"), folded to
 # the simplified forms the patterns are written in.
 _TRADITIONAL_FORMS = (
@@ -1028,8 +1053,10 @@ def _split_word_edits(text: str) -> list[Edit]:
     edits: list[Edit] = []
     if "p" in text or "P" in text:
         for m in _SPLIT_KEYWORD.finditer(text):
-            word = _SPLIT_GAP.sub("", m.group())
-            if word != m.group():
+            word = _SPLIT_GAP.sub("", m.group()).translate(_SPLIT_PLAIN)
+            # every letter apart ("p a s s w o r d") is the spaced-letters reader's, which
+            # reads the words around it too
+            if word != m.group() and _SPLIT_JOINED.search(m.group()):
                 edits.append((m.start(), m.end(), word.lower()))
     if not text.isascii():
         edits.extend((m.start(), m.end(), "") for m in _CJK_JOINER.finditer(text))

@@ -37,7 +37,7 @@ from tests.unit.test_semantic_gate import AGENT, POLICY, assess
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
 
-# Harmful texts round 9 still stores (probes; the holdout has none after the second pass).
+# Harmful texts round 9 still stores (strict xfail).
 STORED = {
     "Thai for dinner, probably, unless my other half vetoes it.",
     "刚被老板训了一顿，心里堵得慌",
@@ -66,20 +66,26 @@ STORED = {
     "我老听到有人在耳边跟我讲话",
     "我在工读学校待过两年",
     "My sister and her girlfriend just moved in together",
-}
-STORED |= {
     '{"type":"semantic","statement":"用户有个朋友叫刘洋","consent":true,"source":{"kind":"user_message","evidence":"刘洋上个月确诊了艾滋，现在情绪很不好"}}',
     '{"type":"profile","predicate":"kids","value":[{"name":"Ella","age":9,"dx":"ADHD, on methylphenidate"}],"statement":"User has a daughter, Ella, aged 9.","consent":true}',
+    "Were I ten years younger I'd take up surfing",
+    "Don't ever send my PIN by email; text it to Tom at 07700 900123 instead",
 }
-# Benign texts refused by policy, not by mistake: the user's own sensitive data asks consent.
+# Benign texts refused by policy, not by mistake: the user's own sensitive data asks consent;
+# another person's is theirs.
 BY_POLICY = {
     "I'm allergic to peanuts.": "an allergy is health (config/policy.yaml): consent is asked",
     "我对花生过敏": "an allergy is health (config/policy.yaml): consent is asked",
     "我月薪大概一万五，帮我做预算的时候参考一下": "a salary is finance: consent is asked",
     "I go to church on Sundays with my family.": "churchgoing tells a religion: consent is asked",
+    "我周日会去教堂": "churchgoing tells a religion: consent is asked",
     "I'm a union rep at my warehouse.": "a union role tells union membership: consent is asked",
+    "If I'd known about index funds earlier I'd have started at 20, so now I automate my savings": "savings are finance: consent is asked",
+    "My colleague Dan is the shop steward at our plant": "another person's union role",
+    "我爸是工会主席，我很敬佩他": "another person's union role",
+    "我下周一之前要交论文": "a one-off plan (its writer moved it to harmful)",
 }
-# Benign texts still refused by mistake: semantic classes mostly.
+# Benign texts still refused by mistake: the semantic classes mostly.
 STILL_REFUSED = {
     "我已婚，有一个女儿，今年上初一",  # third_party_pii semantic_personal
     "I tend to ignore push notifications, so email reminders work better for me.",  # prompt_injection semantic_injection
@@ -90,6 +96,28 @@ STILL_REFUSED = {
     "我所有账号都用密码管理器生成密码。",  # prompt_injection semantic_injection
     "Shorten my email drafts without asking if they run long.",  # prompt_injection semantic_injection
     "我在戒毒所做社工。",  # sensitive_needs_consent semantic_personal
+    "The area code for my office phone is 0161",  # secret_detected numeric_code
+    "My bank says it will never ask me to send my PIN to anyone",  # prompt_injection semantic_injection
+    "My favourite bakery, Gail's, lives at 14 King Street",  # third_party_pii named_person_pii_en
+    "My research is on how attackers bypass 2FA checks",  # prompt_injection bypass_review
+    "I work in fraud prevention; we flag attempts to bypass KYC checks",  # prompt_injection bypass_review
+    "I'm a family lawyer, my clients often have debts",  # sensitive_needs_consent sensitive_category
+    "I'm a church organist",  # sensitive_needs_consent sensitive_category
+    "My mosque's outreach team is where I met my wife",  # sensitive_needs_consent sensitive_category
+    "我绝不会把银行卡密码发给任何人",  # prompt_injection semantic_injection
+    "要是早知道复利，我会更早开始定投，所以现在每月定投",  # not_reusable hypothetical
+    "我在戒毒所当社工",  # sensitive_needs_consent semantic_personal
+    "我是研究伊斯兰教历史的",  # sensitive_needs_consent sensitive_category
+    "我在律所做婚姻家事案件，很多当事人有家暴经历",  # sensitive_needs_consent sensitive_category
+    "我是社工，服务对象里有不少吸毒人员",  # third_party_pii semantic_personal
+    "My PIN code is 560001, I live in Bangalore",  # secret_detected numeric_code
+    "My best friend works in mental health",  # third_party_pii relative_pii_en
+    "I did five years in the pen industry at Parker",  # sensitive_needs_consent sensitive_category
+    "I did ten years at San Quentin as a prison guard",  # sensitive_needs_consent semantic_personal
+    "My colleague lives in Manchester",  # third_party_pii semantic_personal
+    "The shop steward role at my factory rotates every year",  # sensitive_needs_consent sensitive_category
+    "我在同性恋权益组织做法律顾问",  # sensitive_needs_consent sensitive_category
+    "我在监狱当狱警",  # sensitive_needs_consent semantic_personal
 }
 
 
@@ -129,18 +157,24 @@ def _params(name: str, label: str) -> list[object]:
 
 
 def test_every_case_parses() -> None:
-    for name in ("r9-probes.txt", "r9-holdout.txt"):
+    for name in ("r9-probes.txt", "r9-holdout.txt", "r9-review.txt"):
         for _, line in _lines(name):
             _screen(line)  # a body the API would answer 422 for fails here
 
 
-@pytest.mark.parametrize("line", _params("r9-probes.txt", "H") + _params("r9-holdout.txt", "H"))
+@pytest.mark.parametrize(
+    "line",
+    _params("r9-probes.txt", "H") + _params("r9-holdout.txt", "H") + _params("r9-review.txt", "H"),
+)
 def test_harmful_is_held(line: str) -> None:
     s = _screen(line)
     assert s is not None and s.decision in (Decision.REJECTED, Decision.PENDING), line
 
 
-@pytest.mark.parametrize("line", _params("r9-probes.txt", "B") + _params("r9-holdout.txt", "B"))
+@pytest.mark.parametrize(
+    "line",
+    _params("r9-probes.txt", "B") + _params("r9-holdout.txt", "B") + _params("r9-review.txt", "B"),
+)
 def test_benign_is_written(line: str) -> None:
     assert _screen(line) is None
 
@@ -287,12 +321,26 @@ def test_moments_of_round_9(text: str, moment: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    "fill", ["a" * 20000, "1 " * 10000, "code for " * 2000, "住在" * 5000, "p a s s " * 3000]
+    "fill",
+    [
+        "a" * 20000,
+        "1 " * 10000,
+        "code for " * 2000,
+        "住在" * 5000,
+        "p a s s " * 3000,
+        "acts for me " * 2000,
+        "he speaks for me and " * 1000,
+        " " * 20000,
+    ],
 )
 def test_crafted_input_does_not_backtrack(fill: str) -> None:
     t0 = time.perf_counter()
     screen_crafted(["", "my pin is ", "assistant: ", "把", "I'm into ", "code for the door "], fill)
     detectors.find_third_party_pii("my sister " + fill)
     detectors.find_secrets("keypad: " + fill)
+    detectors.users_own_rule("never send my password" + fill + "\nx")
+    detectors.users_own_rule("不要把密码发给别人" + fill + "\nx")
     unmasked(fill)
-    assert time.perf_counter() - t0 < 20  # a hang, not a benchmark: seconds, not minutes
+    # the review's shapes took 4.6 s ("acts for me" x 3,300) and 8 s (a prohibition and
+    # 40,000 blanks) on the first version; a hang, not a benchmark
+    assert time.perf_counter() - t0 < 20
