@@ -3340,7 +3340,9 @@ _OTHER_PERSON_ZH = _rx(
     + r"|(?<![我])(?:他|她)(?:的)?(?!们)"
     # round 9: 张姐, 老李 named as the subject ("我们部门的张姐以前坐过牢")
     + f"|[{_SURNAMES_ZH}](?:姐|哥|叔|姨|阿姨|老师|总|工)(?![\u4e00-\u9fff]{{0,1}}[们])"
-    + f"|(?<![\u4e00-\u9fff])[老小][{_SURNAMES_ZH}](?=家|的|以前|之前|去年|最近|上个月|刚)"
+    + f"|(?<![\u4e00-\u9fff])[老小][{_SURNAMES_ZH}]"
+    + "(?=家|的|以前|之前|去年|最近|上个月|刚|欠|得了|被|有)"
+    + f"|隔壁(?:的)?(?:[老小][{_SURNAMES_ZH}]|[{_SURNAMES_ZH}](?:姐|哥|叔|姨|阿姨|大爷|奶奶))"
 )
 _SENTENCE_END = _rx(r"[.!?。！？\n;；]")
 _DATE_REACH = 160  # characters after a birthday where its date may still be given

@@ -671,6 +671,14 @@ _NOT_THE_USERS = (
     r"(?:his|her|hers|their|its|your|[a-z]+'s|mom|mum|dad|mother|father|wife|husband|"
     r"partner|sister|brother|son|daughter|friend|boss|colleague|client|parents?)"
 )
+# Any of the user's things with a measure or a make: "My apartment is about 65 square
+# meters", "My camera is a Fujifilm X-T4", "My daily calorie target is 2,100" (a number or a
+# name in capitals says it is a record, not a mood: "my day is long" stays out)
+_MEASURED_EN = re.compile(
+    r"^(?i:my)\s+(?P<k>(?!(?i:" + _NOT_THE_USERS + r")\b)(?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)\s+"
+    r"(?i:is|are|'s)\s+(?P<v>(?:(?i:about|around|roughly|approximately|a|an|the)\s+)?"
+    r"(?:[$€£¥]?\d[\d,.:x×/]*\s*[a-zA-Z%²³]*(?:\s+[a-z]+){0,2}|[A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*){0,3}))$"
+)
 # Capitalised things the user has that are not possessions: "I have a Doctor Appointment".
 _NOT_A_THING = (
     r"(?:appointment|meeting|call|test|exam|interview|class|lesson|deadline|presentation|"
@@ -857,6 +865,9 @@ def _free_en(s: str) -> list[Pref]:
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
     m = _CALLED_EN.match(s)
     if m and not _CREDENTIAL.search(s) and not _ADDRESSES_YOU_EN.search(s):
+        return [_free(s, _pref_statement_en(s), CONF_FREE)]
+    m = _MEASURED_EN.match(s)
+    if m and not _CREDENTIAL.search(s) and _about_user(m.group("v"), zh=False):
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
     return []
 

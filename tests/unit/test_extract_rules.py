@@ -887,3 +887,38 @@ def test_adversarial_input_does_not_backtrack(unit: str) -> None:
 def test_remembered_claims_keep_the_users_words(text: str, kept: str) -> None:
     out = RuleExtractor().extract_sync([Turn("user", text, "t")], user_id="u1")
     assert [c.statement for c in out] == [kept]
+
+
+# issue 22, round 9: a fact said for the assistant to know ("FYI", "跟你说一下"), or with an
+# instruction drawn from it ("…, so keep the meal plans low in sugar", "…，推荐饮食的时候注意一
+# 下"), is learned — the fact, not the tail; the user's things with a measure or a make
+@pytest.mark.parametrize(
+    "sentence,statement",
+    [
+        (
+            "I have type 2 diabetes, so keep that in mind for recipes.",
+            "The user has type 2 diabetes",
+        ),
+        ("I am allergic to peanuts, keep that in mind.", "The user is allergic to peanuts"),
+        ("I have asthma, so no intense cardio please.", "The user has asthma"),
+        ("我有高血压，推荐饮食的时候注意一下。", "用户有高血压"),
+        ("我糖尿病，饮食方面注意点。", "用户糖尿病"),
+        ("My camera is a Fujifilm X-T4.", "The user's camera is a Fujifilm X-T4"),
+        (
+            "My apartment is about 65 square meters.",
+            "The user's apartment is about 65 square meters",
+        ),
+    ],
+)
+def test_a_fact_said_for_the_assistant_is_learned(sentence: str, statement: str) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert [h.statement for h in hits][:1] == [statement], hits
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["My day is long.", "My mom is 65", "My password is Hunter2", "我开车的时候注意一下安全"],
+)
+def test_measures_of_someone_else_or_of_a_day_are_not_learned(sentence: str) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert not hits, (sentence, hits)
