@@ -270,7 +270,23 @@ class _Secret:
 
 
 # a code that came by message is a one-time code (recovery_code reads it), not a PIN
-_CODE_CAME = re.compile(r"\b(?:sent|texted|emailed|smsed|sms'd)\b", re.IGNORECASE)
+_CODE_CAME = re.compile(
+    r"\b(?:sent|texted|emailed|smsed|sms'd)\s+(?:me|to\s+me|us)\b|\b(?:they|it|bank|app|service)\s+(?:\w+\s+)?"
+    r"(?:sent|texted|emailed|smsed)\b|\b(?:was|were|been|got)\s+(?:sent|texted|emailed)\b",
+    re.IGNORECASE,
+)
+
+
+def _keyed_token(v: str) -> bool:
+    """A key typed after "with" ("mangoTree#77", "rK7#pq2Lz"), not a product's name and
+    number ("Office365", "Microsoft365")."""
+    return (
+        _has_digit(v)
+        and any(c.isalpha() for c in v)
+        and re.fullmatch(r"[A-Z]?[a-z]+[0-9]+", v) is None
+    )
+
+
 _PASSWORD_EN = ("password", "passwd", "passcode", "passphrase", "passkey", "pwd")
 _CREDENTIAL_WORDS = ("key", "secret", "token", "bearer", "pin")
 _SECRET_PATTERNS: tuple[_Secret, ...] = (
@@ -850,12 +866,13 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         _rx(
             r"\b(?:(?:my|the|our|your|card|phone|bank|atm|sim|debit|credit|account|door|\d-digit)\s+"
             r"(?:pin|pin\s+code|passcode|pass\s+code)|passcodes?|(?:pickup|disarm|alarm|door|gate|access|"
-            r"entry|unlock|garage|locker|safe)\s+codes?)\b"
+            r"entry|unlock|garage|locker|safe)(?:'s)?\s+codes?(?!\s+(?:panel|box|reader|pad|system|keypad|display|screen)))\b"
             r"(?!\s+(?:codes?\s+)?(?:number\s+)?(?:has|have|had|is\s+(?:\d+|four|six|eight)\s+digits))"
             # a code that was sent is a one-time code (recovery_code reads it)
             r"(?:(?!\b(?:sent|texted|emailed|smsed|sms'd|during|in|since|from|until|by|before|after|"
-            r"about|around|over|some)\b)[^.!?\n]){0,50}?(?:\b(?:is|are|was|were)\b|[:=—-])"
-            r"(?:(?!\b(?:during|in|since|from|until|by|before|after|about|around|over|some)\b)[^.!?\n\d]){0,40}?"
+            r"about|around|over|some)\b)[^.!?\n]){0,50}?(?:\b(?:is|are|was|were)\b|[:=—-]|\n)"
+            r"(?:(?!\b(?:during|in|since|from|until|by|before|after|about|around|over|some|on|reset|changed|"
+            r"updated|printed|model)\b)[^.!?\n\d]){0,40}?(?!\d{4}-\d{1,2}-\d{1,2})"
             r"(?<![\d-])(?P<v>\d(?:[ -]?\d){3,7})"
             r"(?![\d]|\.\d|\s*(?:digits?|times|tries|attempts|years?|"
             r"days?|hours?|minutes?|%|dollars|euros|people|users|of\s+them)\b)",
@@ -879,24 +896,31 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"(?:opens?|unlocks?|gets?\s+(?:me\s+)?(?:in|into))\b[^.!?\n\d]{0,30}?(?:is|:|=)\s*"
             r"(?P<n>\d(?:[ -]?\d){2,7})(?![\d]|\.\d)"
             r"|\b(?:punch|key|tap)\s+(?:it\s+)?in\s+(?P<w>\d(?:[ -]?\d){2,7})"
-            r"(?![\d]|\.\d|\s+and\s+out\b|"
+            r"(?![\d]|\.\d|\s+and\s+out\b|\s+sharp\b|"
             r"\s+[a-z]+s\b)"
             r"|(?<!\bzip\s)(?<!\barea\s)(?<!\bpost\s)(?<!\bpostal\s)(?<!\berror\s)(?<!\bpromo\s)"
             r"(?<!\bcountry\s)\bcode\s+(?:for|to|of|on)\s+(?=(?:\S+\s+){0,5}?(?:door|keypad|lock|lockbox|"
             r"padlock|alarm|gate|garage|safe|locker|entrance)\b)"
             r"(?:the\s+|my\s+|our\s+)?(?:[a-z]+\s+){0,5}?(?:is|:)\s*"
             r"(?P<x>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
-            r"|\b(?:keypad|lockbox|padlock|opener|buzzer|safe)\b[^.!?\n\d]{0,25}?(?:[:：=]|\btakes\b|\bdial\b|"
-            r"\benter\b)\s*#?(?P<y>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
+            r"|\b(?:the\s+)?(?:number|code|digits)\s+i\s+(?:punch|type|enter|key\s+in|dial)(?:\s+in)?\s+is\s+"
+            r"(?P<i>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
+            r"|\b(?:punch|key|tap|enter|type)\s+(?:in\s+)?(?P<j>\d(?:[ -]?\d){3,7})"
+            r"\s+(?:on|into|at)\s+"
+            r"the\s+"
+            r"(?:\w+\s+)?(?:keypad|pad|lock|door|panel|gate)"
+            r"|\b(?:keypad|lockbox|padlock|opener|buzzer|safe|lock)\b[^.!?\n\d]{0,25}?(?:[:：=]|\btakes\b|\bwants\b|"
+            r"\bneeds\b|\bdial\b|\benter\b)\s*#?(?P<y>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
             r"|\bto\s+(?:unlock|open|get\s+into)\s+(?:my|the)\s+(?:\w+\s+){0,2}?\w+[^.!?\n\d]{0,12}?\b(?:i\s+)?"
             r"(?:type|enter|punch\s+in|key\s+in)\s+(?P<e>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
             r"|^(?:opens?|unlocks?)\s+with\s+(?P<o>\d(?:[ -]?\d){2,7})(?![\d]|\.\d)"
-            r"|\bdial\s+(?P<d>\d{3,8})\s+(?:at|on)\s+the\s+(?:\w+\s+)?(?:buzzer|intercom|keypad|gate)"
+            r"|\bdial\s+(?P<d>\d{4,8})\s+(?:at|on)\s+the\s+(?:\w+\s+)?(?:buzzer|intercom|keypad|gate)"
             r"|\b(?:right|left)\s+to\s+\d{1,2},\s*(?:left|right)\s+to\s+\d{1,2}"
             r"|手机[^。！？，,\n\d]{0,8}?(?:密码是|数字[是：:]|解锁码是?)\s*"
             r"(?P<p>[0-9](?:[ -]?[0-9]){3,7})(?![0-9])"
-            r"|(?:门锁|密码锁|锁|门|键盘|报警器|保险柜|保险箱|行李箱|开机|解锁|撤防)"
-            r"[^。！？，,\n\d]{0,8}?(?:按|输入?|拨到|拨|转到|号码是|密码是|数字[是：:]|[:：])\s*#?"
+            r"|键盘上?(?:按|输入?)\s*(?P<k>[0-9](?:[ -]?[0-9]){2,7})(?![0-9]|\s*(?:个|字|次|键))"
+            r"|(?:门锁|密码锁|车锁|锁|(?<![部专入])门(?![牌店诊口户面])|报警器|保险柜|保险箱|行李箱|开机|解锁|撤防)"
+            r"[^。！？，,\n\d]{0,8}?(?:按|输入?|拨到|拨|转到|号码是|密码号?是|号是|码是|数字[是：:]|[:：])\s*#?"
             r"(?P<z>[0-9](?:[ -]?[0-9]){2,7})(?![0-9]|\s*(?:个|字|次|元|块|人|天|年|月|日|号|分|%))"
             r"|(?:输|按)的(?:那)?(?:[四六八两]位数?|串数字|数字)(?:是|为)\s*"
             r"(?P<u>[0-9](?:[ -]?[0-9]){3,7})"
@@ -969,10 +993,15 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
         "password",
         _rx(
-            r"\b(?:(?:magic|secret|safe|code)\s+words?|pass\s*phrase|the\s+phrase\s+for\s+"
+            r"\b(?:(?:magic|secret|safe|code)\s+(?:words?|phrase)|pass\s*phrase|the\s+phrase\s+for\s+"
             r"(?:resetting|recovering|unlocking)\s+(?:my|the)\s+\w+)"
-            r"(?:\s+(?:for|to|on)\s+(?:my|the|our)\s+(?:[\w']+\s+){0,2}?\w+)?\s+(?:is|are|=|:)\s*[\"'“]?"
+            r"(?:\s+(?:for|to|on)\s+(?:(?:my|the|our)\s+)?(?:[\w']+\s+){0,2}?\w+)?\s+(?:is|are|=|:)\s*[\"'“]?"
             r"(?P<v>[^\s\"'”]{3,64}(?:\s+[a-z]+){0,3})"
+            r"|\bto\s+(?:get\s+into|unlock|log\s+into|sign\s+into)\s+(?:my|the)\s+(?:\w+\s+){0,2}\w+\s*,?\s+the\s+"
+            r"(?:word|phrase|code)\s+is\s+[\"'“]?(?P<q>[^\s\"'”]{4,64})"
+            r"|\blogin\s+is\s+[^.!?\n]{0,30}?\bplus\s+(?P<r>[A-Za-z0-9!@#$%^&*._+-]{4,64})"
+            r"|\b(?:sign|log)\s+(?:in(?:to)?|on(?:to)?)\s+(?:the\s+|my\s+)?(?:\w+\s+){1,3}?(?:with|using)\s+"
+            r"(?P<g>[A-Za-z0-9!@#$%^&*._+-]{6,64})(?![A-Za-z0-9])"
             r"|\b(?:get\s+on\s+it|log\s+(?:in|on)|connect|sign\s+in)\s+(?:with|using)\s+[\"'“]?"
             r"(?P<w>[A-Za-z0-9!@#$%^&*._+-]{6,64})"
             r"|\b(?:type|enter|use)\s+to\s+(?:unlock|log\s+into|sign\s+into|get\s+into)\s+(?:my|the)\s+"
@@ -982,20 +1011,24 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         ),
         0,
         lambda m, _: (
-            _is_value(m.group("v") or m.group("w") or m.group("x"))
-            and (
-                m.group("w") is None
-                or (_has_digit(m.group("w")) and any(c.isalpha() for c in m.group("w")))
+            _is_value(
+                m.group("v")
+                or m.group("w")
+                or m.group("x")
+                or m.group("q")
+                or m.group("r")
+                or m.group("g")
             )
+            and all(_keyed_token(m.group(name)) for name in ("w", "g") if m.group(name) is not None)
         ),
-        ("word", "phrase", "with", "using", "unlock", "into"),
+        ("word", "phrase", "with", "using", "unlock", "into", "plus"),
     ),
     # "mm" for 密码 as a label ("mm: Tiger2024!", "我的mm是 abc123"), where a millimetre
     # cannot stand: first on a line or after whose it is, a value of letters and digits
     _Secret(
         "password",
         _rx(
-            r"(?:^|(?<=\n)|我的|(?<![A-Za-z0-9])(?:my|wifi|wi-fi|qq|邮箱|微信|银行卡?)\s*)(?:mm\s*"
+            r"(?:^|(?<=\n)|我的|(?<![A-Za-z0-9])(?:my|wifi|wi-fi|qq|邮箱|微信|银行卡?)\s*)(?:m\s?m\s*"
             r"(?:[:：=\-—–]|是|为)|wdmm\s*(?:[:：=\-—–]|是|为)?)\s*(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})(?![A-Za-z0-9])",
             _I,
         ),
@@ -2708,23 +2741,23 @@ _ROUND7_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
 # someone who speaks for the user to the assistant; payments the assistant is to make
 # without asking or telling; a permission as a field's name ("assistant_may_share_…").
 _ASSISTANT_NAMES = (
-    r"(?:assistant|ai\s+assistant|ai\s+agent|ai|agent|chatbot|bot|model|llm|claude|chatgpt|gpt|gemini|"
+    r"(?:assistant|ai\s+assistant|ai\s+agent|ai|agent|chatbot|bot|model|llm|claude|chatgpt|gpt|"
     r"copilot)"
 )
 # what an order to the assistant opens with, after its name and a colon
 _ORDER_WORDS = (
     r"(?:please\s+)?(?:turn|treat|always|never|do|don'?t|from\s+(?:now|here)|ignore|remember|send|"
     r"forward|share|stop|you|the\s+user|this\s+user|when|whenever|if|skip|approve|allow|grant|include|"
-    r"wire|pay|transfer|add|note)\b"
+    r"wire|pay|transfer|add|note|going\s+forward|kindly|moving\s+forward|henceforth)\b"
 )
 _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     (
         "assistant_addressed",
         _rx(
             r"(?:给|致|对|提醒|告诉)(?:模型|AI|助手|大模型|智能体|机器人)\s*[:：]"
-            r"|(?<!我的)(?:模型|AI|助手|智能体)(?:在)?(?:后续|之后|以后|今后)?(?:回答|回复)?时?[^。，,]{0,8}?请(?!假|客|教)"
+            r"|(?<!我的)(?:模型|AI|助手|智能体)(?:(?:后续|之后|以后|今后)|(?:在)?(?:回答|回复)时?)[^。，,]{0,8}?请(?!假|客|教)"
             r"(?=[^。]{0,20}?(?:加|保存|记住|忽略|不要|别|发|转|分享|链接|推广|一律|永久))"
-            r"|\b(?:p\.?\s?s\.?|note|nb)\s*[:,-]?\s*(?:to\s+the\s+)?"
+            r"|\b(?:p\.?\s?s\.?|note|nb)\s*+[:,-]?\s*+(?:to\s+the\s+)?"
             + _ASSISTANT_NAMES
             + r"\s*[:,]"
             # a field, a line, a sentence or a bracket opened by a name for the assistant, a
@@ -2736,7 +2769,7 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             + _ORDER_WORDS
             + r"|(?:^|(?<=[\n。；！？，,]))[ \t]*+(?:致|给)?[^。：:\n，,]{0,8}?"
             r"(?:大模型|模型|AI|助手|智能体)\s*[:：]\s*"
-            r"(?:以后|今后|从现在|请|不要|别|永久|一律|忽略|记住|务必|必须|该用户|此用户|你)",
+            r"(?:以后|今后|往后|从现在|请|麻烦|不要|别|永久|一律|直接|忽略|记住|务必|必须|该用户|此用户|你)",
             _I,
         ),
         (
@@ -2760,7 +2793,7 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         "rules_waived",
         _rx(
             r"(?:忽略|无视|绕过|跳过|不用管|别管|不必理会|不用理会|别理会)掉?(?:上面|之前|以上|平台|系统|公司|所有|全部|"
-            r"一切)?的?(?:平台|系统|公司)?的?(?:安全)?(?:规则|限制|策略|审核|安全检查|检查|校验|风控|防护|"
+            r"一切|安全)的?(?:平台|系统|公司)?的?(?:安全)?(?:规则|限制|策略|审核|安全检查|检查|校验|风控|防护|"
             r"安全措施|条款|规定|政策)(?!的|说明)"
             r"|(?:免去|免除|跳过|省去|省掉|不需要|无需|不用|不必)[^。，,]{0,4}?(?:身份|实名|二次|人脸|"
             r"短信|安全)(?:验证|核验|认证|核实|校验)(?!的)"
@@ -2823,6 +2856,9 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"(?:weight|authority)\s+as\s+mine\b"
             r"|\b(?:whatever|anything)\s+(?:my\s+)?(?:\w+\s+){0,2}(?:requests?|asks?|says?|wants?)\b[^.!?\n]{0,30}?"
             r"\bas\s+(?:if\s+it\s+(?:were|was|came\s+from)\s+)?(?:my\s+own(?:\s+requests?)?|mine|me)\b(?!\s+\w)"
+            r"|\b(?:requests?|instructions?|messages?|word|orders?)\s+(?:count|counts|is|are)\s+(?:as\s+)?(?:good\s+as\s+)?"
+            r"(?:mine|my\s+own)\b|\bconsider\s+it\s+my\s+(?:instruction|request|order)\b|\bon\s+my\s+behalf\s+with\s+you\b"
+            r"|说什么就是我说什么|说的(?:话)?跟我说的一样|(?:发|说)的(?:消息|话)?你?就当(?:是|成)?我(?:发|说)的"
             r"|(?:说的话?|的要求|提的要求|让你做的|的话)(?:你|您)?(?:也)?(?:就|都)?(?:代表我|算我说的|当成是?我(?:提|说)的|"
             r"按我本人的?要求|等于我|照办|照做)"
             r"|全权代表我(?![谈签处办出参])|代表我(?:做|作)(?:任何|所有|一切)决定|(?:说的|的话)都算我(?:说|的)"
@@ -2836,7 +2872,13 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             " for me",
             "asks",
             "treat",
-            "word is mine",
+            "word is",
+            "count",
+            "consider",
+            "behalf",
+            "就是我说",
+            "跟我说的",
+            "就当",
             "same weight",
             "same authority",
             "whatever",
@@ -2862,10 +2904,13 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"|(?:你|帮我)直接用我的(?:卡|银行卡|信用卡|账户|支付宝|微信)(?:付|支付|买|转)"
             r"|直接用我的(?:卡|银行卡|信用卡|账户|支付宝|微信)(?:付|支付|买|转)[^。]{0,6}?(?:别|不用|不要)来?(?:问|告诉)我"
             r"|自动(?:帮我)?(?:还款?|付款?|支付|交|转账?)[^。]{0,8}?(?:别|不用|不要)来?(?:问|告诉)我"
+            r"|直接从我(?:的)?(?:卡|账户|银行卡)里?(?:扣|付|转)[^。]{0,8}?(?:别|不用|不要)来?(?:烦|问|告诉)我"
+            r"|\b(?:settle|pay|approve)\s+(?:any|all|every)\s+(?:bills?|invoices?|payments?|refunds?)\b[^.!?\n]{0,30}?"
+            r"\b(?:on\s+your\s+own|yourself|without\s+(?:asking|me))|\bno\s+sign-?off\s+needed"
             r"|(?:付款|转账|支付|付钱|扣款)[^。]{0,10}?(?:别|不要|不用)告诉我",
             _I,
         ),
-        ("without", "no need", "you", "直接用我的", "告诉我", "问我"),
+        ("without", "no need", "you", "sign", "直接用我的", "直接从我", "告诉我", "问我", "烦我"),
     ),
     (
         "secret_sent",
@@ -2890,10 +2935,12 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"(?:alarm|door|gate|garage|wifi|wi-fi)\s+(?:code|key)|login)\b"
             r"|\blet\s+\w+\s+have\s+(?:my|the|our)\s+(?:\w+\s+)?(?:password|passcode|pin|login|code)s?\b"
             r"|(?<!不要)(?<!别)(?<!不能)(?<!不准)(?<!禁止)(?<!不许)(?<!从不)(?<!从来不)(?<!绝不)(?<!决不)(?<!不会)"
+            r"(?<!习惯)(?<!一般)(?<!让人)(?<!要人)(?<!叫人)"
             r"(?:把|将)[^。，,！？]{0,10}?(?:密码|口令|验证码|密钥|开锁码|登录信息)(?:都|全部|一律)?"
             r"(?:发给|发送给|告诉|转发给|转给|交给|发到)(?!任何人|别人|陌生人)"
-            r"|验证码(?:都|全部|一律)?(?:转发|转|发)给"
-            r"|(?:密码|验证码|开锁码)(?:直接)?(?:发给|转给)(?!任何人|别人|陌生人)"
+            r"|(?<!把)验证码(?:都|全部|一律)?(?:转发|转|发)给"
+            r"|密码[^。]{0,30}?直接(?:发|给|告诉)(?:给)?(?:他|她)|密码[^。]{0,20}?(?:不是|不算)(?:外人|陌生人)"
+            r"|(?<!把)(?:密码|验证码|开锁码)(?:直接)?(?:发给|转给)(?!任何人|别人|陌生人)"
             r"|密码就(?:直接)?(?:告诉|发给|给)(?:他|她)",
             _I,
         ),
@@ -2922,7 +2969,9 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"\b(?:assistant|agent|ai|bot|model|llm)[_-](?:may|can|is[_-]allowed[_-]to|allowed[_-]to|should|"
             r"permitted[_-]to|ok[_-]to|able[_-]to)[_-](?:share|send|give|disclose|approve|pay|transfer|skip|"
             r"bypass|ignore|reveal|forward|read|access|view|open|delete|modify|edit|buy|purchase|"
-            r"book|post|email|message|call)"
+            r"book|post|email|message|call|wire|sign|unlock|lock|cancel|withdraw)"
+            r"|\b(?:assistant|agent|ai|bot|llm)(?:may|can|allowed|ok)(?:to)?(?:wire|pay|share|send|sign|unlock|"
+            r"transfer|read|approve|buy|delete|forward)"
             r"|\b(?:can|may|allow)[_-](?:assistant|agent|ai|bot|model|llm)[_-](?:share|send|give|disclose|"
             r"approve|pay|transfer|read|access|delete|buy|post|forward)"
             # in prose only "the assistant": "The assistant may share my files with vendors"
@@ -2963,17 +3012,24 @@ def _findings(kind: str, reason: Reason | None, spans: Iterable[Span]) -> list[F
 # A prohibition that keeps the user's secrets ("Never send my password to anyone", "起草邮件时
 # 不要写进任何密码"): the user's own rule, whose words (never, send, password) the semantic
 # injection class reads as an attack on them (app.memory.gate asks `users_own_rule`).
+_SECRET_NOUNS = (
+    r"(?:passwords?|pins?|codes?|logins?|login\s+details|credentials|card\s+numbers?|passcodes?|"
+    r"security\s+answers?)"
+)
 _PROTECTS_SECRETS = _rx(
-    r"^(?:please\s+)?(?:never|don'?t(?:\s+ever)?|do\s+not(?:\s+ever)?|under\s+no\s+circumstances)\s+"
-    r"(?:\w+\s+){0,2}?(?:send|share|include|put|write|reveal|disclose|tell|give|paste|store|save|post|"
-    r"read\s+out|email|text)\b[^.!?\n]{0,40}?\b(?:passwords?|pins?|codes?|logins?|login\s+details|"
-    r"credentials|card\s+numbers?|passcodes?|security\s+answers?)\b[^.!?\n]*+[.!]?\s*+$"
-    r"|^(?:[^。！？\n，,]{0,12}[时，,]\s*)?(?:请)?(?:永远|任何情况下都?|无论如何都?|千万)?(?:不要|别|不能|不许|禁止)"
-    r"[^。！？\n]{0,12}?(?:发|给|告诉|透露|写|填|存|贴|说|念)[^。！？\n]{0,10}?(?:密码|验证码|口令|卡号|"
-    r"账号密码|支付密码)[^。！？\n]*+[。！]?\s*+$"
-    r"|^(?:[^。！？\n，,]{0,12}[时，,]\s*)?(?:请)?(?:永远|任何情况下都?|无论如何都?|千万)?(?:不要|别|不能|不许|禁止)"
-    r"(?:把|将)[^。！？\n]{0,8}?(?:密码|验证码|口令|卡号)[^。！？\n]{0,6}?(?:发|给|告诉|透露|写|填|存|贴|说|念)"
-    r"[^。！？\n]*+[。！]?\s*+$",
+    r"^(?:please\s+)?(?:never|don'?t(?:\s+ever)?|do\s+not(?:\s+ever)?)\s+(?:ever\s+)?(?:send|share|include|put|"
+    r"write|reveal|disclose|tell|give|paste|post|read\s+out|email|text)\s+(?:(?:my|any|the|your|our)\s+)?"
+    r"(?:[a-z]+\s+){0,2}?" + _SECRET_NOUNS + r"(?:\s+or\s+(?:[a-z]+\s+)?" + _SECRET_NOUNS + r")?"
+    r"(?:\s+(?:to|with|in|into|by)\s+(?:anyone|anybody|strangers|others|(?:an?\s+|the\s+|any\s+)?"
+    r"(?:e-?mails?|messages?|texts?|chats?|documents?|notes?)(?:\s+you\s+(?:draft|write|send)"
+    r"(?:\s+for\s+me)?)?)(?:\s+else)?)?(?:,?\s+(?:not\s+)?even\s+(?:to\s+)?(?:my\s+)?(?:family|friends))?"
+    r"\s*[.!]?$"
+    r"|^(?:请)?(?:永远|任何情况下都?|无论如何都?|千万)?(?:不要|别|不能|不许|禁止)(?:把)?(?:我的)?"
+    r"[\u4e00-\u9fffA-Za-z]{0,4}?(?:密码|验证码|口令|卡号)(?:发给|告诉|透露给|写进|写在|给)"
+    r"(?:任何人|别人|陌生人|邮件里|消息里)?[。！]?$"
+    r"|^(?:请)?(?:永远|任何情况下都?|无论如何都?|千万)?(?:不要|别|不能|不许|禁止)(?:透露|泄露|说出)(?:我的)?"
+    r"[\u4e00-\u9fffA-Za-z]{0,4}?(?:密码|验证码|口令|卡号)[。！]?$"
+    r"|^[^。！？\n，,]{0,12}(?:时|的时候)[，,]?\s*(?:请)?(?:不要|别)(?:写进|写|填|放)(?:任何)?(?:密码|验证码)[。！]?$",
     _I,
 )
 
@@ -2984,17 +3040,18 @@ _PROTECTS_SECRETS = _rx(
 # classes read "always … even if" and "without asking" as an override.
 _OWN_CHOICE = _rx(
     r"^(?:please\s+)?(?:always\s+|just\s+)?(?:answer|reply|respond|write\s+back|talk\s+to\s+me)\s+"
-    r"(?:to\s+me\s+|me\s+)?in\s+[a-z]+(?:\s+[a-z]+)?\s*,?(?:\s+(?:even\s+(?:if|when)|unless|no\s+matter\s+"
-    r"(?:what|which))\s+[^.!?\n]{0,50})?[.!]?\s*$"
+    r"(?:to\s+me\s+|me\s+)?in\s+[a-z]+(?:\s+chinese)?\s*,?(?:\s+even\s+(?:if|when)\s+i\s+(?:write|ask|speak|"
+    r"message\s+you|type)(?:\s+to\s+you)?\s+in\s+(?:[a-z]+|another\s+language))?[.!]?\s*$"
     r"|^(?:请)?(?:一直|始终|总是|永远|以后都|都)?用(?:简体|繁体)?(?:中文|英文|英语|日语|韩语|粤语|法语|德语|"
-    r"西班牙语)(?:回答|回复|跟我说|和我交流)(?:我)?[^。！？\n]{0,20}[。！]?\s*$"
+    r"西班牙语)(?:回答|回复|跟我说|和我交流)(?:我)?(?:[，,]\s*即使我用(?:中文|英文|英语|其他语言)(?:提问|问|写))?"
+    r"[。！]?$"
     r"|^(?:please\s+)?(?:always\s+|just\s+|feel\s+free\s+to\s+|go\s+ahead\s+and\s+)?(?:fix|format|reformat|"
     r"correct|shorten|translate|reorder|sort|rename|tidy|clean\s+up|proofread|lint|capitali[sz]e|"
-    r"indent|wrap)\b(?:(?!\b(?:pay|buy|send|share|delete|approve|transfer|forward|post|publish|email|"
-    r"password|account)\b)[^.!?\n]){0,60}?\bwithout\s+(?:asking|checking\s+with)(?:\s+me)?\b"
-    r"[^.!?\n]{0,30}[.!]?\s*$"
-    r"|^(?:[^。！？\n]{0,12}?)(?:错别字|格式|排版|标点|代码格式|缩进|语法错误)[^。！？\n]{0,8}?(?:直接)?(?:帮我)?"
-    r"(?:改|调|修正|统一)[^。！？\n]{0,6}?(?:不用|别|不必)问我[。！]?\s*$",
+    r"indent|wrap)\b(?:(?!\b(?:and|then|plus|also|pay|buy|send|share|delete|approve|transfer|forward|"
+    r"post|publish|email|reply|submit|cancel|mark|wire|settle|password|account|bank)\b)[^,;.!?\n]){0,60}?"
+    r"\bwithout\s+(?:asking|checking\s+with)(?:\s+me)?\b(?:\s+(?:first|if\s+they\s+run\s+long))?[.!]?\s*$"
+    r"|^(?:错别字|格式|排版|标点|代码格式|缩进|语法错误)[^。！？\n，,]{0,6}?(?:直接)?(?:帮我)?"
+    r"(?:改|调|修正|统一)[^。！？\n，,]{0,4}?[，,]?(?:不用|别|不必)问我[。！]?$",
     _I,
 )
 
@@ -3154,7 +3211,8 @@ _PII_ZH = (
     r"邮件地址|身份证|护照|生日|出生日期|"
     # where someone lives is their data when it is an address ("住在建国路88号"), not a
     # town or "老家"
-    r"(?:住在|家在)[^。，,；;！!？?\n]{0,12}?(?:(?:路|街|巷|弄|道)\s*\d|\d+\s*(?:号|栋|幢|单元|室|弄))|"
+    r"(?:住在|家在)[^。；;！!？?\n]{0,20}?(?:(?:路|街|巷|弄|道)\s*\d|[\d一二三四五六七八九十]+\s*(?:号楼?|栋|幢|单元|室|弄)"
+    r"|[\d一二三四五六七八九十]区)|"
     r"工资|收入|薪水|病历|得了|患有|患了|确诊|查出|怀孕|住院|生病|病了|过敏|糖尿病|高血压|癌|抑郁|"
     r"心脏病|精神病|艾滋|HIV|银行卡|存款|负债|欠款)"
 )
@@ -3172,13 +3230,15 @@ _PII_EN = (
     r"(?<!over\s)(?<!via\s)(?<!than\s)(?<!by\s)e-?mail(?!s?\s+(?:over|than|instead|me|us|you|him|her|them|to\s+(?:texts?|calls?|phone|letters?))\b)|"
     # where someone lives is their data when it is an address ("lives at 12 Oak St", "lives
     # on Elm Street"), not a country or a town
-    r"lives?\s+at|lives?\s+(?:in|on)\s+(?=[^.!?\n;]{0,30}?(?:\d|\b(?:street|st\.|road|rd\.?|"
+    r"lives?\s+at|lives?\s+(?:in|on)\s+(?=[^.!?\n;]{0,50}?(?:\d|\b(?:street|st\.|road|rd\.?|"
     r"avenue|ave\.?|lane|drive|apartment|apt|flat|unit|building|block|court|boulevard|blvd)\b))|"
     r"birthday|"
     # a street address itself ("42 Elm Street", "new place is 17 …")
-    r"(?<!office\sis\sat\s)\d{1,5}\s+(?:[a-z]+\s+){1,3}(?:street|road|avenue|ave|lane|drive|boulevard|blvd|court|"
+    r"(?<!office\sis\sat\s)\d{1,5}\s+(?!(?:doors?|blocks?|miles?|minutes?|mins?|times?|hours?|km|streets?|houses?|"
+    r"floors?)\b)(?:[a-z]+\s+){1,3}(?:street|road|avenue|ave|lane|drive|boulevard|blvd|court|"
     r"terrace|close|crescent|place|square|gardens)|(?:new\s+)?(?:place|home|house|flat|apartment)\s+is\s+"
-    r"(?:at\s+|on\s+)?\d|(?:stays?|resides?|moved\s+(?:in)?to)\s+(?:at\s+)?(?:no\.?\s*)?\d{1,5}\s+[a-z]|"
+    r"(?:at\s+|on\s+)?\d{1,5}\s+(?!(?:hours?|minutes?|mins?|miles?|km|doors?|blocks?)\b)[a-z]++(?!\s+away\b)|"
+    r"(?:stays?|resides?|moved\s+(?:in)?to)\s+(?:at\s+)?(?:no\.?\s*)?\d{1,5}\s+[a-z]|"
     r"date\s+of\s+birth|ssn|social\s+security|passport|salary|income|bank\s+account|medical|"
     r"health|"
     r"diagnos\w*|has\s+(?:diabetes|cancer|hiv|aids|asthma|depression|dementia|epilepsy|"
@@ -3248,8 +3308,7 @@ _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "named_person_pii_en",
         _rx(
             r"\b(?!(?:I|We|You|My|Our|The|This|That|It)\b)[A-Z][a-z]+\b[^.!?\n]{0,25}?\b(?:lives|stays|resides)\s+"
-            r"(?:at|on)\s+(?:[Nn]o\.?\s*)?\d{1,5}\s+[A-Za-z](?![^.!?\n]{0,40}\b(?:where\s+I\s+work|bakery|shop|"
-            r"office|store|cafe|restaurant)\b)"
+            r"(?:at|on)\s+(?:[Nn]o\.?\s*)?\d{1,5}\s+[A-Za-z](?![^.!?\n]{0,40}\bwhere\s+I\s+work\b)"
         ),
     ),
     # "John's phone", "Anna has diabetes": a capitalized name that is not the user.
@@ -3622,16 +3681,16 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"illegal(?:ly)?\s+(?:immigrant|alien|residen\w*|staying|working)|"
         # round 9: time inside said in slang or by the prison's name; violence at home
         r"(?:did|spent|served|doing|done)\s+(?:\w+\s+){0,2}(?:years?|months?)\s+(?:inside(?=\s*(?:[,.;!]|$|\s+"
-        r"(?:for|because|after|and|when|back)\b))|behind\s+bars|in\s+the\s+(?:pen|slammer|clink|nick|joint))"
-        r"|(?:at|in)\s+(?:rikers|san\s+quentin|sing\s+sing|leavenworth)(?![^.!?\n]{0,40}\b(?:as\s+an?|"
+        r"(?:for|because|after|and|when|back)\b))|behind\s+bars|in\s+the\s+(?:pen|slammer|clink|nick|joint)\b(?!\s+(?:venture|business|industry|trade|account)))"
+        r"|(?:at|in)\s+(?:rikers|san\s+quentin|sing\s+sing|pelican\s+bay)(?![^.!?\n]{0,40}\b(?:as\s+an?|"
         r"working|worked|teaching|taught|visit\w*)\b)|(?:hits|beats|abuses|hit|beat)\s+(?:his|her|their)\s+"
-        r"(?:wife|husband|partner|kids|children|girlfriend|boyfriend)"
+        r"(?:wife|husband|partner|kids|children|girlfriend|boyfriend)(?!\s+at\b)"
         r"|(?:did|served|doing)\s+a\s+(?:\w+[- ])?(?:year|month)\s+stretch|(?:state|federal)\s+pen|"
         r"did\s+a\s+(?:nickel|dime)\b)\b"
-        r"|\b(?:(?:did|doing|served)\s+a\s+(?:\w+[- ])?(?:year|month)\s+bid|bid\s+upstate|"
-        r"got\s+sent\s+up|"
-        r"sent\s+up\s+the\s+river|(?:is|was|back|again)\s+in\s+the\s+(?:clink|slammer|pen|nick))\b"
-        r"|进去过[，,]?(?:待|蹲|关)了|进去过[^。]{0,6}?(?:出来|年)|号子里|蹲过号子|打老婆|打老公|家暴|吃过?牢饭|"
+        r"|\b(?:(?:did|doing|served)\s+a\s+(?:\w+[- ])?(?:year|month)\s+bid(?:\s+upstate)?|"
+        r"got\s+sent\s+up(?!\s+to\b)|"
+        r"sent\s+up\s+the\s+river|(?:is|was|back|again)\s+in\s+the\s+(?:clink|slammer|pen|nick)(?!\s+(?:business|industry|trade)))\b"
+        r"|进去过[，,]?(?:待|蹲|关)了|进去过[^。]{0,6}?(?:出来|年)|号子里|蹲过号子|打老婆|打老公|(?<!反)家暴|吃过?牢饭|"
         r"蹲过?大牢",
         _I,
     ),
@@ -3763,17 +3822,18 @@ _PRACTICE_WORKPLACE = _rx(
     _I,
 )
 _WORKS_THERE = _rx(
-    r"\b(?:work|works|worked|working|job|employed|intern(?:ing|ed)?|career|colleagues?|"
+    r"\b(?:(?:work|works|worked|working)\s+(?:at|in|for|on)\b|job\s+(?:at|in|as)|employed|intern(?:ing|ed)?\s+"
+    r"(?:at|in)|career\s+in|colleagues?|"
     r"i\s+(?:manage|run|lead|handle|process|review|sell|teach)|nurse|doctor|physician|surgeon|researcher|"
-    r"scientist|social\s+worker|pharmacist|lawyer|attorney)\b|工作|上班|负责|从事|任职|实习|当|做|研究员|护士|"
-    r"医生|社工|律师",
+    r"scientist|social\s+worker|pharmacist|lawyer|attorney)\b|在[^，。]{1,12}(?:工作|上班)|负责|从事|任职|实习|"
+    r"当(?:护士|医生|社工|老师|研究员)|做(?:护士|医生|社工|财务|行政|研究|风控)|研究员|护士|医生|社工|律师|"
+    r"做[^，。]{0,6}(?:审批|审核|风控|业务|专员)",
     _I,
 )
 # A subject of study ("religious studies", "the history of Buddhism", 宗教学): any category.
 _PRACTICE_STUDY = _rx(
-    r"\s+(?:studies|history|scholars?|professors?|lecturers?|course|class|seminar|journalist|reporter|"
-    r"correspondent|science)\b"
-    r"|学(?:院|系|专业|课|者|家)|学(?=[，。,.；;\s]|$)|(?:历史|文化|记者|局)",
+    r"\s+(?:studies|scholars?|professors?|lecturers?|journalist|reporter|correspondent|science)\b"
+    r"|学(?:院|系|专业|者|家)|学(?=[，。,.；;\s]|$)|记者|(?:事务)?局(?=工作|上班|任职)",
     _I,
 )
 _PRACTICE_BEFORE = _rx(
@@ -3799,6 +3859,13 @@ _CUSTODY_JOB = _rx(r"\s+(?:officers?|guards?|workers?|counsel(?:l)?ors?)\b", _I)
 _WORK_EXEMPT = frozenset({"health", "finance"})
 
 
+# what the user does for a cause: "I volunteer at an HIV awareness charity", 做志愿者
+_CAUSE_ROLE = _rx(
+    r"\b(?:volunteer\w*|donat\w*|fundrais\w*|rais\w*\s+money|sponsor\w*|organi[sz]\w*|"
+    r"(?:work|works|worked|working)\s+(?:at|in|for|with)|run\s+(?:a|the)|campaign\w*)\b|志愿者?|捐|募捐|"
+    r"在[^，。]{1,12}(?:工作|上班)|做(?:财务|行政|公益|宣传)|公益组织|公益机构",
+    _I,
+)
 _CAUSE_BEFORE = _rx(
     r"\b(?:donat\w*|rais\w*\s+money|fundrais\w*|sponsor\w*|run\w*|walk\w*|cycl\w*)\s+(?:to|for)\s+"
     r"(?:(?:a|an|the)\s+)?$",
@@ -3824,7 +3891,10 @@ def _names_a_practice(folded: str, m: re.Match[str], category: str) -> bool:
     end = _SENTENCE_END.split(folded[m.end() : m.end() + 160])[0]
     sentence = start + m.group() + end
     return (
-        _PRACTICE_CAUSE.match(folded, m.end()) is not None
+        (
+            _PRACTICE_CAUSE.match(folded, m.end()) is not None
+            and _CAUSE_ROLE.search(sentence) is not None
+        )
         or _CAUSE_BEFORE.search(before) is not None
         or (
             _PRACTICE_WORKPLACE.match(folded, m.end()) is not None
@@ -3845,17 +3915,20 @@ _SENSITIVE_R9: dict[str, re.Pattern[str]] = {
     "health": _rx(
         r"\bpills\s+(?:make|made|give|gave)\s+(?:me|my)\b"
         r"|\b(?:i\s+take|i'?m\s+on)\s+(?!(?:my\s+)?(?:vitamin|fish\s+oil|supplement|iron|calcium|magnesium|"
-        r"probiotic|multivitamin)\b)(?:\w+\s+){0,2}pills\b"
+        r"probiotic|multivitamin|collagen|biotin|garlic|zinc)\b)(?:\w+\s+){0,2}pills\b"
         r"|\b(?:the\s+)?(?:meds|medications?|pills|tablets)\s+i'?m\s+on\b|\bmy\s+meds\b"
         r"|\bhaven'?t\s+(?:touched|had)\s+a\s+(?:drink|drop)\s+(?:since|in)\b"
-        r"|\b(?:i'?ve\s+)?been\s+(?:dry|sober)\s+(?:since|for)\b"
+        r"|\bi(?:'ve|\s+have)\s+been\s+(?:dry|sober)\s+(?:since|for)\b"
         r"|\bget\s+around\s+(?:by|in|on)\s+(?:a\s+)?wheelchair\b"
         r"|疤[^。，,]{0,6}?(?:是)?我自己(?:弄|划|割|搞)的|(?:靠|吃|服)[^。，,]{0,8}?(?:药|片|粒)(?:药)?才"
         r"(?:睡得着|能睡|睡着)",
         _I,
     ),
     "sexuality": _rx(
-        r"\b(?:i'?m|i\s+am)\s+(?:only\s+|also\s+)?into\s+(?:other\s+)?(?:women|men|guys|girls)\b(?!')"
+        r"\bi\s+(?:only\s+|mostly\s+)?date\s+(?:men|women|guys|girls)\b(?!')"
+        r"|(?:只跟|只和|喜欢)(?:女生|男生|女人|男人|同性)(?:谈恋爱)?[^。]{0,8}?(?:家里人?|父母|公司|同事)[^。]{0,4}?"
+        r"(?:还)?(?:不知道|没人知道)"
+        r"|\b(?:i'?m|i\s+am)\s+(?:only\s+|also\s+|mostly\s+)?into\s+(?:other\s+)?(?:women|men|guys|girls)\b(?!')"
         r"(?=\s*(?:[,.;!]|$|\s+(?:but|only|too|as\s+well|and\s+(?:men|women|guys|girls))\b))",
         _I,
     ),
@@ -3865,17 +3938,21 @@ _SENSITIVE_R9: dict[str, re.Pattern[str]] = {
         r"(?:party|candidate|campaign|mp|councillor)|tories|democrats|republicans|lib\s+dems)\b"
         r"|\b(?:i'?m|i\s+am|as)\s+(?:a|the|our)\s+shop\s+steward|shop\s+stewards?'?\s+fund"
         r"|(?:我是|在)[^。，,]{0,6}工会的?(?:会员|小组长|主席|委员|干部|代表|积极分子|骨干)"
-        r"|(?:在|是)[^。，,]{0,6}工会的?(?:当|任)(?:会员|小组长|主席|委员|干部|代表)",
+        r"|(?:在|是)[^。，,]{0,6}工会的?(?:当|任)(?:会员|小组长|主席|委员|干部|代表)|我?入了党|组织生活会",
         _I,
     ),
     "criminal": _rx(
-        r"\bmy\s+(?:residency\s+|immigration\s+|visa\s+)?(?:paperwork|papers|green\s+card|work\s+permit)\s+"
-        r"(?:has\s+|had\s+)?(?:lapsed|expired|ran\s+out)\b",
+        r"\bmy\s+(?:residency\s+|immigration\s+|visa\s+)?(?:paperwork|papers|green\s+card|work\s+permit|"
+        r"(?:immigration|visa|residency)\s+status)\s+(?:has\s+|had\s+)?(?:lapsed|expired|ran\s+out)\b"
+        r"|\b(?:years?|months?)\s+(?:in|at)\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?\s+for\s+(?:armed\s+)?(?:robbery|"
+        r"assault|fraud|possession|burglary|theft|murder|manslaughter|dealing|trafficking)\b"
+        r"|\bbehind\s+the\s+wall\b|\b(?:i'?ve|i\s+have)\s+done\s+time\b"
+        r"|遣返|驱逐出境|(?:看守所|拘留所|监狱)里?(?:待|呆|蹲|关)过",
         _I,
     ),
     "religion": _rx(
         r"(?:我|每逢)[^。]{0,14}?(?:去|到)(?:寺|庙|寺庙)里?(?:拜|烧香|上香)|烧香拜佛"
-        r"|我信(?:耶稣|主|上帝|真主|佛)|(?:每周|每个?星期|每个?礼拜|(?<![这上下])周日|礼拜天|星期天)[日天]?[^。，,]{0,4}?去教堂(?!拍|听|参观|看|玩)",
+        r"|做[^，。]{0,3}礼拜|封斋|斋月|我信(?:耶稣|主|上帝|真主|佛)|(?:每周|每个?星期|每个?礼拜|(?<![这上下])周日|礼拜天|星期天)[日天]?[^。，,]{0,4}?去教堂(?!拍|听|参观|看|玩|门口|弹|演奏|工作|上班|唱诗班)",
         _I,
     ),
 }
@@ -4183,19 +4260,20 @@ _MOMENT_R8 = _rx(
 # Round 9: "brb", hunger or sleepiness as the news, dread of a meeting today, dinner
 # undecided, an errand before a named day, 困成狗.
 _MOMENT_R9 = _rx(
-    r"^(?:brb|afk|gtg|g2g|ttyl|bbl|bbiab|b\s+right\s+back|be\s+right\s+back)\b"
+    r"^(?:brb|afk|gtg|g2g|ttyl|bbl|bbiab|b\s+right\s+back|be\s+right\s+back)\b(?!\s+(?:is|was|means)\b)"
     r"|^(?:starving|famished|knackered|shattered|exhausted|so\s+(?:hungry|sleepy|tired))\b"
     r"|\b(?:i'?m|i\s+am)\s+(?:so\s+|really\s+|absolutely\s+|just\s+)?(?:starving|famished|ravenous)\b"
     r"|\bso\s+hungry\s+i\s+could\b"
-    r"|\b(?:dreading|nervous\s+about|not\s+looking\s+forward\s+to)\s+(?:(?:the|my|this|today'?s|tomorrow'?s|"
-    r"tonight'?s)\s+)?(?:[a-z-]+\s+){0,3}?(?:\d{1,2}\s*(?:am|pm)|\d{1,2}:\d\d|(?:later\s+)?today|tonight|tomorrow|"
+    r"|\b(?:dreading|nervous\s+about|not\s+looking\s+forward\s+to)\s+(?:the|my|this|today'?s|tomorrow'?s|"
+    r"tonight'?s)\s+(?:[a-z-]+\s+){0,3}?(?:\d{1,2}\s*(?:am|pm)|\d{1,2}:\d\d|(?:later\s+)?today|tonight|tomorrow|"
     r"this\s+(?:morning|afternoon|evening))\b"
     r"|^(?:\w+\s+){0,2}?for\s+(?:dinner|lunch)\b[^.!?\n]{0,20}?\b(?:probably|maybe)\b"
     r"|^(?:need|have|got|gotta|must)\s+(?:to\s+)?[^.!?\n]{0,50}?\b(?:before|by|on)\s+(?:they\s+close\s+)?"
     r"(?:this\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|noon)\b"
     r"|(?<![每])(?:周|星期|礼拜)[一二三四五六日天](?:下了班|下班后?|上午|下午|晚上|中午)?[^。，,]{0,4}?"
-    r"(?:去趟|去一趟|要去|得去)"
-    r"|(?<![每])(?:下?周|星期|礼拜)[一二三四五六日天](?:之?前|以前)(?:要|得|必须)(?![^。]*?(?:规矩|规定|惯例))"
+    r"(?:去趟|去一趟|要去|得去)(?![^。]*?(?:规矩|规定|惯例|每周|每次))"
+    r"|(?<![每])(?<!公司)(?<!部门)(?:下?周|星期|礼拜)[一二三四五六日天](?:之?前|以前)(?:要|得|必须)"
+    r"(?![^。]*?(?:规矩|规定|惯例|周报))"
     r"|困成狗|饿成狗|累成狗|(?:晚饭|午饭|中饭|今晚)吃(?:啥|什么)(?:呢|好)",
     _I,
 )
@@ -4211,12 +4289,13 @@ _COUNTERFACTUAL = _rx(
     r"|^(?:had|were)\s+i\b[^.!?\n]{0,50}?\bi'?d\b"
     r"|\bwonder\s+what\s+my\s+life\s+would\b"
     r"|\bin\s+(?:some|another|an|a)\s+(?:alternate|parallel|other|different)\s+(?:universe|world|timeline|"
-    r"life)\b"
+    r"life)\b(?=[^.!?\n]{0,40}\bi(?:'d|'m|\s+would|\s+am)\b)"
     r"|下辈子|上辈子我",
     _I,
 )
 _DRAWS_A_LASTING_FACT = _rx(
-    r"\b(?:still|that'?s\s+why|so\s+now|now\s+i|which\s+is\s+why|so\s+i|these\s+days)\b|所以|因此|现在我",
+    r"\b(?:still\s+(?:love|like|enjoy|play|do|teach|work|collect|read|watch)|that'?s\s+why|so\s+now|now\s+i|"
+    r"which\s+is\s+why|these\s+days)\b|所以现在|因此现在|现在我",
     _I,
 )
 _CONDITIONAL = _rx(

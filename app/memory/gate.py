@@ -520,7 +520,13 @@ def _screen(
     # a prohibition that keeps the user's secrets, a choice of language, edits to the user's
     # own text: the user's own rule, whose statement the classes do not read (the other
     # fields they do; detectors.users_own_rule)
-    fields = _BESIDE_STATEMENT if detectors.users_own_rule(candidate.statement) else None
+    # (only a statement alone: a value or search keys beside it could carry the rest)
+    own_rule = (
+        candidate.value is None
+        and not candidate.keys
+        and detectors.users_own_rule(candidate.statement)
+    )
+    fields = _BESIDE_STATEMENT if own_rule else None
     hits = [
         h for h in (sem.hit("authority", fields), sem.hit("injection", fields)) if h is not None
     ]
