@@ -277,14 +277,16 @@ _CODE_CAME = re.compile(
 )
 
 
+# a product's name and version: Office365, HDMI2.1, GlobalProtect6.1, Wi-Fi6E
+_PRODUCT_NAME = re.compile(
+    r"[A-Z][a-z]+[0-9]+|[A-Z]+[0-9]+(?:\.[0-9]+)*|[A-Z][A-Za-z]*[0-9]+\.[0-9]+|[A-Za-z]+-[A-Za-z]+[0-9]+[A-Za-z]?"
+)
+
+
 def _keyed_token(v: str) -> bool:
     """A key typed after "with" ("mangoTree#77", "rK7#pq2Lz"), not a product's name and
     number ("Office365", "Microsoft365")."""
-    return (
-        _has_digit(v)
-        and any(c.isalpha() for c in v)
-        and re.fullmatch(r"[A-Z]?[a-z]+[0-9]+", v) is None
-    )
+    return _has_digit(v) and any(c.isalpha() for c in v) and re.fullmatch(_PRODUCT_NAME, v) is None
 
 
 _PASSWORD_EN = ("password", "passwd", "passcode", "passphrase", "passkey", "pwd")
@@ -870,8 +872,8 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"(?!\s+(?:codes?\s+)?(?:number\s+)?(?:has|have|had|is\s+(?:\d+|four|six|eight)\s+digits))"
             # a code that was sent is a one-time code (recovery_code reads it)
             r"(?:(?!\b(?:sent|texted|emailed|smsed|sms'd|during|in|since|from|until|by|before|after|"
-            r"about|around|over|some)\b)[^.!?\n]){0,50}?(?:\b(?:is|are|was|were)\b|[:=—-]|\n)"
-            r"(?:(?!\b(?:during|in|since|from|until|by|before|after|about|around|over|some|on|reset|changed|"
+            r"about|around|over|some)\b)[^.!?\n]){0,50}?(?:\b(?:is|are|was|were)\b|'s\b|[:=—-]|\n)"
+            r"(?:(?!\b(?:during|in|since|from|until|by|before|after|about|around|over|some|on|at|reset|changed|"
             r"updated|printed|model)\b)[^.!?\n\d]){0,40}?(?!\d{4}-\d{1,2}-\d{1,2})"
             r"(?<![\d-])(?P<v>\d(?:[ -]?\d){3,7})"
             r"(?![\d]|\.\d|\s*(?:digits?|times|tries|attempts|years?|"
@@ -893,9 +895,10 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"(?:opens?|unlocks?|disarms?)\s+(?:(?:with|to)\s+(?:the\s+)?(?:code\s+)?|when\s+i\s+"
             r"(?:enter|type|key\s+in|punch\s+in)\s+)(?P<v>\d(?:[ -]?\d){2,7})(?![\d]|\.\d)"
             r"|\b(?:number|code|combination|combo|digits|sequence)\s+(?:that\s+|which\s+|to\s+)?"
-            r"(?:opens?|unlocks?|gets?\s+(?:me\s+)?(?:in|into))\b[^.!?\n\d]{0,30}?(?:is|:|=)\s*"
+            r"(?:opens?|unlocks?|(?<=to\s)get\s+(?:in|into))\b[^.!?\n\d]{0,30}?(?:is|:|=)\s*"
             r"(?P<n>\d(?:[ -]?\d){2,7})(?![\d]|\.\d)"
-            r"|\b(?:punch|key|tap)\s+(?:it\s+)?in\s+(?P<w>\d(?:[ -]?\d){2,7})"
+            r"|\b(?:punch|key|tap)\s+(?:it\s+)?in\s+(?!(?:[01]\d|2[0-3])[0-5]\d\b)"
+            r"(?P<w>\d(?:[ -]?\d){2,7})"
             r"(?![\d]|\.\d|\s+and\s+out\b|\s+sharp\b|"
             r"\s+[a-z]+s\b)"
             r"|(?<!\bzip\s)(?<!\barea\s)(?<!\bpost\s)(?<!\bpostal\s)(?<!\berror\s)(?<!\bpromo\s)"
@@ -909,7 +912,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"\s+(?:on|into|at)\s+"
             r"the\s+"
             r"(?:\w+\s+)?(?:keypad|pad|lock|door|panel|gate)"
-            r"|\b(?:keypad|lockbox|padlock|opener|buzzer|safe|lock)\b[^.!?\n\d]{0,25}?(?:[:：=]|\btakes\b|\bwants\b|"
+            r"|\b(?:keypad|lockbox|padlock|opener|buzzer|safe(?!\s+to\b)|lock)\b[^.!?\n\d]{0,25}?(?:[:：=]|\btakes\b|\bwants\b|"
             r"\bneeds\b|\bdial\b|\benter\b)\s*#?(?P<y>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
             r"|\bto\s+(?:unlock|open|get\s+into)\s+(?:my|the)\s+(?:\w+\s+){0,2}?\w+[^.!?\n\d]{0,12}?\b(?:i\s+)?"
             r"(?:type|enter|punch\s+in|key\s+in)\s+(?P<e>\d(?:[ -]?\d){3,7})(?![\d]|\.\d)"
@@ -919,7 +922,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"|手机[^。！？，,\n\d]{0,8}?(?:密码是|数字[是：:]|解锁码是?)\s*"
             r"(?P<p>[0-9](?:[ -]?[0-9]){3,7})(?![0-9])"
             r"|键盘上?(?:按|输入?)\s*(?P<k>[0-9](?:[ -]?[0-9]){2,7})(?![0-9]|\s*(?:个|字|次|键))"
-            r"|(?:门锁|密码锁|车锁|锁|(?<![部专入])门(?![牌店诊口户面])|报警器|保险柜|保险箱|行李箱|开机|解锁|撤防)"
+            r"|(?:门锁|密码锁|车锁|锁|(?:大|房|家|单元|防盗|铁|后|前|侧|院)门|门禁(?!卡号)|报警器|保险柜|保险箱|行李箱|开机|撤防)"
             r"[^。！？，,\n\d]{0,8}?(?:按|输入?|拨到|拨|转到|号码是|密码号?是|号是|码是|数字[是：:]|[:：])\s*#?"
             r"(?P<z>[0-9](?:[ -]?[0-9]){2,7})(?![0-9]|\s*(?:个|字|次|元|块|人|天|年|月|日|号|分|%))"
             r"|(?:输|按)的(?:那)?(?:[四六八两]位数?|串数字|数字)(?:是|为)\s*"
@@ -945,6 +948,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             "keypad",
             "lockbox",
             "padlock",
+            "lock",
             "opener",
             "buzzer",
             "safe",
@@ -975,7 +979,8 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"|\bto\s+(?:get\s+into|unlock|log\s+into|sign\s+into)\s+(?:my|the)\s+(?:\w+\s+){0,2}"
             r"(?:laptop|phone|computer|pc|mac|account|tablet)[^.!?\n]{0,12}?\b(?:i\s+)?(?:type|enter|use)\s+"
             r"(?P<w>[A-Za-z0-9!@#$%^&*._+-]{6,64})(?![A-Za-z0-9])"
-            r"|\b(?:type|enter)\s+(?P<t>[A-Za-z0-9!@#$%^&*._+-]{6,64})\s+to\s+(?:unlock|log\s+into|get\s+into)\b"
+            r"|\b(?:type|enter)\s+(?P<t>[A-Za-z0-9!@#$%^&*._+-]{6,64})\s+to\s+(?:unlock|log\s+into|get\s+into)\s+"
+            r"(?:my|the)\s+(?:\w+\s+)?(?:laptop|phone|computer|pc|mac|account|tablet|vault)\b"
             r"|\bwhat\s+i\s+(?:type|enter)\s+(?:at|on|into)\s+(?:my|the)\s+(?:\w+\s+){0,2}(?:login|lock|sign-in|"
             r"password)\s+(?:screen|prompt|page)\s+is\s+(?P<s>[A-Za-z0-9!@#$%^&*._+-]{6,64})(?![A-Za-z0-9])",
             _I,
@@ -1028,8 +1033,8 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
     _Secret(
         "password",
         _rx(
-            r"(?:^|(?<=\n)|我的|(?<![A-Za-z0-9])(?:my|wifi|wi-fi|qq|邮箱|微信|银行卡?)\s*)(?:m\s?m\s*"
-            r"(?:[:：=\-—–]|是|为)|wdmm\s*(?:[:：=\-—–]|是|为)?)\s*(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})(?![A-Za-z0-9])",
+            r"(?:^|(?<=\n)|我的\s*|(?<![A-Za-z0-9])(?:my|wifi|wi-fi|qq|邮箱|微信|银行卡?)\s*)(?:m\s?m\s*"
+            r"(?:[:：=]|是|为|\s[\-—–]\s)|wdmm\s*(?:[:：=]|是|为|\s[\-—–]\s)?)\s*(?P<v>[A-Za-z0-9!@#$%^&*._+-]{4,})(?![A-Za-z0-9])",
             _I,
         ),
         1,
@@ -2755,7 +2760,7 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         "assistant_addressed",
         _rx(
             r"(?:给|致|对|提醒|告诉)(?:模型|AI|助手|大模型|智能体|机器人)\s*[:：]"
-            r"|(?<!我的)(?:模型|AI|助手|智能体)(?:(?:后续|之后|以后|今后)|(?:在)?(?:回答|回复)时?)[^。，,]{0,8}?请(?!假|客|教)"
+            r"|(?<!我的)(?:模型|AI|助手|智能体)(?:(?:后续|之后|以后|今后)|(?:在)?(?:回答|回复)时?)[^。，,]{0,8}?请(?!假|客|教|产假|病假|年假|婚假)"
             r"(?=[^。]{0,20}?(?:加|保存|记住|忽略|不要|别|发|转|分享|链接|推广|一律|永久))"
             r"|\b(?:p\.?\s?s\.?|note|nb)\s*+[:,-]?\s*+(?:to\s+the\s+)?"
             + _ASSISTANT_NAMES
@@ -2765,9 +2770,11 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             # "AI agent, note: wire …", "Assistant - always approve …"); not "(model: Model 3)"
             r"|(?:^|(?<=[\n.;!?(\[:]))[ \t]*+(?://+|#+|>+|-+|\*+)?[ \t]*+(?:dear\s+)?"
             + _ASSISTANT_NAMES
-            + r"\s*(?:[:,\-–—]|,\s*note\s*:)\s*"
+            + r"\s*(?:[:\-–—]|,\s*note\s*:|(?<=dear\sassistant),|(?<=dear\sai),|"
+            r",(?=\s*(?:kindly|please|from\s+(?:now|here)\s+on|"
+            r"going\s+forward|henceforth)))\s*"
             + _ORDER_WORDS
-            + r"|(?:^|(?<=[\n。；！？，,]))[ \t]*+(?:致|给)?[^。：:\n，,]{0,8}?"
+            + r"|(?:^|(?<=[\n。；！？，,]))[ \t]*+(?:致|给)?(?:[^。：:\n，,]{0,8}?的)?小?"
             r"(?:大模型|模型|AI|助手|智能体)\s*[:：]\s*"
             r"(?:以后|今后|往后|从现在|请|麻烦|不要|别|永久|一律|直接|忽略|记住|务必|必须|该用户|此用户|你)",
             _I,
@@ -2848,9 +2855,10 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     (
         "obey_person",
         _rx(
-            r"\b(?:speaks?|acts?|talks?)\s+for\s+me\b(?=[^\n]{0,80}?\byou\b|\s+(?:in|on)\s+"
+            r"\b(?:speaks?|acts?|talks?)\s+for\s+me\b(?=[^\n]{0,80}?\b(?:you\s+(?:can|may|should|must)\s+"
+            r"(?:do|act|take|follow|obey)|obey|follow\s+(?:him|her|them))\b|\s+(?:in|on)\s+"
             r"(?:anything|everything|all\s+matters)|[^\n]{0,40}?\b(?:do\s+what\s+(?:he|she|they)\s+says|"
-            r"obey|follow\s+(?:his|her|their)))"
+            r"obey|follow\s+(?:his|her|their)|do\s+what\s+(?:he|she|they)\s+(?:asks?|wants?|tells?)))"
             r"|\b(?:his|her|their)\s+word\s+is\s+mine\b"
             r"|\b(?:instructions?|requests?|word|orders?)\s+(?:carry|carries|have|has)\s+the\s+same\s+"
             r"(?:weight|authority)\s+as\s+mine\b"
@@ -2861,7 +2869,7 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"|说什么就是我说什么|说的(?:话)?跟我说的一样|(?:发|说)的(?:消息|话)?你?就当(?:是|成)?我(?:发|说)的"
             r"|(?:说的话?|的要求|提的要求|让你做的|的话)(?:你|您)?(?:也)?(?:就|都)?(?:代表我|算我说的|当成是?我(?:提|说)的|"
             r"按我本人的?要求|等于我|照办|照做)"
-            r"|全权代表我(?![谈签处办出参])|代表我(?:做|作)(?:任何|所有|一切)决定|(?:说的|的话)都算我(?:说|的)"
+            r"|全权代表我(?![谈签处办出参了])|代表我(?:做|作)(?:任何|所有|一切)决定|(?:说的|的话)都算我(?:说|的)"
             r"|(?<!\bi\s)\b(?:anything|whatever)\s+(?:she|he|they)\s+asks?\s+(?:you\s+)?(?:for|to\s+do)\b"
             r"[^.!?\n]{0,30}?\b(?:give|do|send|grant|hand)\b(?!\s+in\b)(?<!\bi\sgive)"
             r"|\btreat\s+(?:her|his|their)\s+(?:requests?|messages?|instructions?)\s+as\s+"
@@ -2939,7 +2947,7 @@ _ROUND9_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"(?:把|将)[^。，,！？]{0,10}?(?:密码|口令|验证码|密钥|开锁码|登录信息)(?:都|全部|一律)?"
             r"(?:发给|发送给|告诉|转发给|转给|交给|发到)(?!任何人|别人|陌生人)"
             r"|(?<!把)验证码(?:都|全部|一律)?(?:转发|转|发)给"
-            r"|密码[^。]{0,30}?直接(?:发|给|告诉)(?:给)?(?:他|她)|密码[^。]{0,20}?(?:不是|不算)(?:外人|陌生人)"
+            r"|密码[^。]{0,30}?直接(?:发|给|告诉)(?:给)?(?:他|她)|(?:密码|验证码)[^。]{0,20}?(?:不是|不算)(?:外人|陌生人)"
             r"|(?<!把)(?:密码|验证码|开锁码)(?:直接)?(?:发给|转给)(?!任何人|别人|陌生人)"
             r"|密码就(?:直接)?(?:告诉|发给|给)(?:他|她)",
             _I,
@@ -3028,30 +3036,22 @@ _PROTECTS_SECRETS = _rx(
     r"[\u4e00-\u9fffA-Za-z]{0,4}?(?:密码|验证码|口令|卡号)(?:发给|告诉|透露给|写进|写在|给)"
     r"(?:任何人|别人|陌生人|邮件里|消息里)?[。！]?$"
     r"|^(?:请)?(?:永远|任何情况下都?|无论如何都?|千万)?(?:不要|别|不能|不许|禁止)(?:透露|泄露|说出)(?:我的)?"
-    r"[\u4e00-\u9fffA-Za-z]{0,4}?(?:密码|验证码|口令|卡号)[。！]?$"
-    r"|^[^。！？\n，,]{0,12}(?:时|的时候)[，,]?\s*(?:请)?(?:不要|别)(?:写进|写|填|放)(?:任何)?(?:密码|验证码)[。！]?$",
+    r"[\u4e00-\u9fffA-Za-z]{0,4}?(?:密码|验证码|口令|卡号)[。！]?$",
     _I,
 )
 
 
 # The user's standing choice of language ("Always answer in English, even if I write in
-# Chinese", "请一直用中文回答我") and edits to the user's own text made without asking
-# ("Always format my Python with black without asking", "错别字直接帮我改，不用问我"): the
-# classes read "always … even if" and "without asking" as an override.
+# Chinese", "请一直用中文回答我"): the classes read "always … even if" as an override. (Edits
+# to the user's own text "without asking" were here too; a review ordered payments and
+# deletions through that shape, and it was withdrawn.)
 _OWN_CHOICE = _rx(
     r"^(?:please\s+)?(?:always\s+|just\s+)?(?:answer|reply|respond|write\s+back|talk\s+to\s+me)\s+"
     r"(?:to\s+me\s+|me\s+)?in\s+[a-z]+(?:\s+chinese)?\s*,?(?:\s+even\s+(?:if|when)\s+i\s+(?:write|ask|speak|"
     r"message\s+you|type)(?:\s+to\s+you)?\s+in\s+(?:[a-z]+|another\s+language))?[.!]?\s*$"
     r"|^(?:请)?(?:一直|始终|总是|永远|以后都|都)?用(?:简体|繁体)?(?:中文|英文|英语|日语|韩语|粤语|法语|德语|"
     r"西班牙语)(?:回答|回复|跟我说|和我交流)(?:我)?(?:[，,]\s*即使我用(?:中文|英文|英语|其他语言)(?:提问|问|写))?"
-    r"[。！]?$"
-    r"|^(?:please\s+)?(?:always\s+|just\s+|feel\s+free\s+to\s+|go\s+ahead\s+and\s+)?(?:fix|format|reformat|"
-    r"correct|shorten|translate|reorder|sort|rename|tidy|clean\s+up|proofread|lint|capitali[sz]e|"
-    r"indent|wrap)\b(?:(?!\b(?:and|then|plus|also|pay|buy|send|share|delete|approve|transfer|forward|"
-    r"post|publish|email|reply|submit|cancel|mark|wire|settle|password|account|bank)\b)[^,;.!?\n]){0,60}?"
-    r"\bwithout\s+(?:asking|checking\s+with)(?:\s+me)?\b(?:\s+(?:first|if\s+they\s+run\s+long))?[.!]?\s*$"
-    r"|^(?:错别字|格式|排版|标点|代码格式|缩进|语法错误)[^。！？\n，,]{0,6}?(?:直接)?(?:帮我)?"
-    r"(?:改|调|修正|统一)[^。！？\n，,]{0,4}?[，,]?(?:不用|别|不必)问我[。！]?$",
+    r"[。！]?$",
     _I,
 )
 
@@ -3235,9 +3235,11 @@ _PII_EN = (
     r"birthday|"
     # a street address itself ("42 Elm Street", "new place is 17 …")
     r"(?<!office\sis\sat\s)\d{1,5}\s+(?!(?:doors?|blocks?|miles?|minutes?|mins?|times?|hours?|km|streets?|houses?|"
-    r"floors?)\b)(?:[a-z]+\s+){1,3}(?:street|road|avenue|ave|lane|drive|boulevard|blvd|court|"
+    r"floors?|episodes?|tickets?|stops?|seconds?|pages?|chapters?|games?|matches|goals?|points?|people|"
+    r"friends|kids|laps?)\b)(?:[a-z]+\s+){1,3}(?:street|road|avenue|ave|lane|drive|boulevard|blvd|court|"
     r"terrace|close|crescent|place|square|gardens)|(?:new\s+)?(?:place|home|house|flat|apartment)\s+is\s+"
-    r"(?:at\s+|on\s+)?\d{1,5}\s+(?!(?:hours?|minutes?|mins?|miles?|km|doors?|blocks?)\b)[a-z]++(?!\s+away\b)|"
+    r"(?:at\s+|on\s+)?\d{1,5}\s+(?!(?:hours?|minutes?|mins?|miles?|km|doors?|blocks?|seconds?|stops?|streets?)\b)"
+    r"[a-z]++(?!\s+(?:away|over)\b)|"
     r"(?:stays?|resides?|moved\s+(?:in)?to)\s+(?:at\s+)?(?:no\.?\s*)?\d{1,5}\s+[a-z]|"
     r"date\s+of\s+birth|ssn|social\s+security|passport|salary|income|bank\s+account|medical|"
     r"health|"
@@ -3832,8 +3834,7 @@ _WORKS_THERE = _rx(
 )
 # A subject of study ("religious studies", "the history of Buddhism", 宗教学): any category.
 _PRACTICE_STUDY = _rx(
-    r"\s+(?:studies|scholars?|professors?|lecturers?|journalist|reporter|correspondent|science)\b"
-    r"|学(?:院|系|专业|者|家)|学(?=[，。,.；;\s]|$)|记者|(?:事务)?局(?=工作|上班|任职)",
+    r"\s+studies\b|学(?:院|系|专业)|学(?=[，。,.；;\s]|$)|(?:事务)?局(?=工作|上班|任职)",
     _I,
 )
 _PRACTICE_BEFORE = _rx(
@@ -3841,6 +3842,15 @@ _PRACTICE_BEFORE = _rx(
     r"speciali[sz](?:e|es|ed|ing))\s+(?:at|in|for)\s+(?:(?:a|an|the)\s+)?(?:(?!my\b|our\b)[a-z-]+\s+){0,2}$"
     r"|\bteach(?:es|ing)?\s+(?:a\s+|an\s+)?$"
     r"|(?:负责|从事|专做|主做)[^，。,.；;]{0,4}$",
+    _I,
+)
+# Anything of the user's own beside the practice: "myself", "my own", "I have", "I'm
+# still", a first-person verb of treatment, money or record, 自己也, 我有
+_DISCLOSES = _rx(
+    r"\b(?:myself|my\s+own|i\s+(?:have|had|'ve|got|was|still|also|take|owe|filed|see|go|get|call|"
+    r"need|can'?t|am\s+(?:also|still|in|on|a\s+(?:patient|survivor))|'m\s+(?:also|still|in|on|a\s+"
+    r"(?:patient|survivor)))|me|my\s+(?!(?:job|work|clients?|patients?|colleagues?|team|company|"
+    r"employer|office|shift|students?|class)\b)\w+)\b|自己也|我自己|我有|我的|我也|感染者",
     _I,
 )
 _PRACTICE_MINE = _rx(r"\b(?:my|our)\s+(?:\w+\s+)?$|我的$", _I)
@@ -3874,37 +3884,27 @@ _CAUSE_BEFORE = _rx(
 
 
 def _names_a_practice(folded: str, m: re.Match[str], category: str) -> bool:
+    """The catalogue word names the user's profession ("I'm a therapist", "我是心理医生", "I
+    work as a parole officer") or a subject of study ("religious studies", 宗教学), in a
+    sentence that says nothing of the user's own ("… and I'm type 1 myself" is health).
+    Workplaces and causes were exempt for a while: three reviews carried disclosures
+    through them ("I'm a nurse at the diabetes clinic and I'm type 1 myself"), so a job in
+    the field is refused with the rest (the consent question)."""
     before = folded[max(0, m.start() - _PRACTICE_REACH) : m.start()]
     if _PRACTICE_MINE.search(before) is not None:
         return False
-    if _PRACTICE_STUDY.match(folded, m.end()) is not None:
-        return True
-    if (
-        category == "criminal"
-        and _CUSTODY_JOB.match(folded, m.end()) is not None
-        and _AS_A.search(before) is not None
-    ):
-        return True  # "I work as a parole officer"
-    if category not in _WORK_EXEMPT:
-        return False
     start = _SENTENCE_END.split(folded[max(0, m.start() - 160) : m.start()])[-1]
     end = _SENTENCE_END.split(folded[m.end() : m.end() + 160])[0]
-    sentence = start + m.group() + end
+    if _DISCLOSES.search(start + " " + end) is not None:
+        return False
+    if _PRACTICE_STUDY.match(folded, m.end()) is not None:
+        return True
+    if category == "criminal":
+        return _CUSTODY_JOB.match(folded, m.end()) is not None and _AS_A.search(before) is not None
     return (
-        (
-            _PRACTICE_CAUSE.match(folded, m.end()) is not None
-            and _CAUSE_ROLE.search(sentence) is not None
-        )
-        or _CAUSE_BEFORE.search(before) is not None
-        or (
-            _PRACTICE_WORKPLACE.match(folded, m.end()) is not None
-            and _WORKS_THERE.search(sentence) is not None
-        )
-        or _PRACTICE_BEFORE.search(before) is not None
-        or (
-            _PROFESSION.fullmatch(m.group()) is not None
-            and _PROFESSION_BEFORE.search(before) is not None
-        )
+        category == "health"
+        and _PROFESSION.fullmatch(m.group()) is not None
+        and _PROFESSION_BEFORE.search(before) is not None
     )
 
 
@@ -3913,7 +3913,8 @@ def _names_a_practice(folded: str, m: re.Match[str], category: str) -> bool:
 # that lapsed, scars the user made, pills to sleep, praying at a temple, 工会当小组长.
 _SENSITIVE_R9: dict[str, re.Pattern[str]] = {
     "health": _rx(
-        r"\bpills\s+(?:make|made|give|gave)\s+(?:me|my)\b"
+        r"(?<!vitamin\s)(?<!oil\s)(?<!supplement\s)(?<!collagen\s)(?<!iron\s)\bpills\s+(?:make|made|give|gave)\s+"
+        r"(?:me|my)\b"
         r"|\b(?:i\s+take|i'?m\s+on)\s+(?!(?:my\s+)?(?:vitamin|fish\s+oil|supplement|iron|calcium|magnesium|"
         r"probiotic|multivitamin|collagen|biotin|garlic|zinc)\b)(?:\w+\s+){0,2}pills\b"
         r"|\b(?:the\s+)?(?:meds|medications?|pills|tablets)\s+i'?m\s+on\b|\bmy\s+meds\b"
@@ -3946,13 +3947,15 @@ _SENSITIVE_R9: dict[str, re.Pattern[str]] = {
         r"(?:immigration|visa|residency)\s+status)\s+(?:has\s+|had\s+)?(?:lapsed|expired|ran\s+out)\b"
         r"|\b(?:years?|months?)\s+(?:in|at)\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?\s+for\s+(?:armed\s+)?(?:robbery|"
         r"assault|fraud|possession|burglary|theft|murder|manslaughter|dealing|trafficking)\b"
-        r"|\bbehind\s+the\s+wall\b|\b(?:i'?ve|i\s+have)\s+done\s+time\b"
-        r"|遣返|驱逐出境|(?:看守所|拘留所|监狱)里?(?:待|呆|蹲|关)过",
+        r"(?!\s+(?:prevention|detection|analysis|analytics|team|department|investigations?))"
+        r"|\bbehind\s+the\s+wall\s+(?:at|in)\s+[A-Z]|\b(?:i'?ve|i\s+have)\s+done\s+time\b(?!\s+trials?)"
+        r"|被(?:强制)?遣返|遣返过|被驱逐出境|(?:看守所|拘留所|监狱)里?(?:待|呆|蹲|关)过"
+        r"(?![^。]{0,8}(?:做|当)(?:狱医|狱警|医生|律师|社工))",
         _I,
     ),
     "religion": _rx(
         r"(?:我|每逢)[^。]{0,14}?(?:去|到)(?:寺|庙|寺庙)里?(?:拜|烧香|上香)|烧香拜佛"
-        r"|做[^，。]{0,3}礼拜|封斋|斋月|我信(?:耶稣|主|上帝|真主|佛)|(?:每周|每个?星期|每个?礼拜|(?<![这上下])周日|礼拜天|星期天)[日天]?[^。，,]{0,4}?去教堂(?!拍|听|参观|看|玩|门口|弹|演奏|工作|上班|唱诗班)",
+        r"|做(?:[一二三四五两\d]次)?礼拜(?!的)|封斋|斋月|我信(?:耶稣|主(?!流)|上帝|真主|佛(?!系))|(?:每周|每个?星期|每个?礼拜|(?<![这上下])周日|礼拜天|星期天)[日天]?[^。，,]{0,4}?去教堂(?!拍|听|参观|看|玩|门口|弹|演奏|工作|上班|唱诗班|对面|旁边|附近)",
         _I,
     ),
 }

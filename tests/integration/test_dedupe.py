@@ -12,7 +12,8 @@ import pytest
 from tests.conftest import Tenant
 
 DISTINCT_PAIRS = [
-    ("my locker code word is amber", "my locker code word is cobalt"),
+    # (a locker's code word is a secret since gate round 9: "the code word is …")
+    ("my favourite paint colour is amber", "my favourite paint colour is cobalt"),
     ("我的储物柜密码词是琥珀", "我的储物柜密码词是钴蓝"),
     ("my flight is LH 452", "my flight is LH 457"),
     ("my dentist is Dr. Alvarez", "my dentist is Dr. Romero"),
