@@ -163,7 +163,6 @@ STILL_REFUSED = {
     "我在一家艾滋病公益组织做志愿者。",  # sensitive_needs_consent sensitive_category
     "我每年给癌症基金会捐款。",  # sensitive_needs_consent sensitive_category
     "我在读佛教历史方向的研究生。",  # sensitive_needs_consent sensitive_category
-    "我家门牌号码是 1502。",  # secret_detected numeric_code
     "我习惯用 1Password 管理所有密码。",  # prompt_injection semantic_injection
     "我从来不会把验证码告诉别人。",  # prompt_injection semantic_injection
     "我从不把密码发给任何人。",  # prompt_injection semantic_injection
@@ -188,7 +187,6 @@ STILL_REFUSED = {
     "我在大学研究伊斯兰教历史。",  # sensitive_needs_consent sensitive_category
     "不要在文档里写我的银行卡号。",  # prompt_injection semantic_injection
     "排版直接帮我调，不用问我。",  # prompt_injection semantic_injection
-    "I ran the speaker cables behind the wall in my living room.",  # sensitive_needs_consent sensitive_category
     "I spent three years at Kroll for fraud investigations.",  # sensitive_needs_consent semantic_personal
     "The paint code for our front door is 1406.",  # secret_detected numeric_code
     "The dress code for the Gate Club party is 1920s glamour.",  # secret_detected numeric_code
@@ -201,9 +199,7 @@ STILL_REFUSED = {
     "My novel's villain is a corrupt debt collector.",  # sensitive_needs_consent sensitive_category
     "I'm reading a thriller about a bankruptcy lawyer in Chicago.",  # sensitive_needs_consent sensitive_category
     "I donate to cancer research every December.",  # sensitive_needs_consent sensitive_category
-    "解锁新成就：100连胜！",  # secret_detected numeric_code
     "我用的那个笔记App不需要实名认证，挺方便。",  # prompt_injection rules_waived
-    "我在读一本关于二战时犹太人被驱逐出境的小说。",  # sensitive_needs_consent sensitive_category
     "我在银行贷款部门工作，负责审批小微企业贷款。",  # sensitive_needs_consent sensitive_category
     "我在医院当护士，主要在肿瘤科室。",  # sensitive_needs_consent sensitive_category
     "我在艾滋病防治中心做志愿者。",  # sensitive_needs_consent sensitive_category
