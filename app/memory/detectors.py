@@ -3801,47 +3801,10 @@ _WORK_REACH = 40  # how near the word work must be to read it as the job, not th
 _CLAUSE_BREAK = _rx(r"[,，;；.。!?！？\n]")
 
 
-# A catalogue word that names a line of work, a cause or a profession and not the user's
-# own data: "the mortgage department", "an HIV awareness charity", "cancer research", "I'm
-# a therapist", "负责贷款审核", "我是心理医生". Each occurrence is judged alone, so "I'm HIV
-# positive and volunteer at an HIV charity" is still health.
-# Causes and organisations ("an HIV awareness charity", "cancer research fundraising",
-# 艾滋病防治): the word names the cause, whoever speaks.
-_PRACTICE_CAUSE = _rx(
-    r"(?:'s)?\s+(?:charit(?:y|ies)|foundation|awareness|advocacy|hotline|helpline|prevention|"
-    r"nonprofit|non-profit|fundrais\w*|campaigns?)\b"
-    r"|[病症]?(?:基金会|公益|防治|宣传|热线|科普)",
-    _I,
-)
-# Lines of work ("the mortgage department", "a loan officer", 贷款审核): only in a text that
-# says the user works there, and not right after "my" ("my mortgage products", "my cancer
-# history" are the user's own).
-_PRACTICE_WORKPLACE = _rx(
-    r"(?:'s)?\s+(?:department|dept|division|desk|research(?:ers?)?|industry|sector|lending|brokers?|"
-    r"underwrit\w*|analysts?|products?|compliance|ward|unit|clinic|cent(?:re|er)|hospital)\b"
-    r"|[病症]?(?:部门|科室|业务|审批|审核|专员|行业|研究|风控)"
-    r"|(?:医院|所|中心|科)?(?:当|做)(?:护士|医生|大夫|社工|研究员|行政|前台)",
-    _I,
-)
-_WORKS_THERE = _rx(
-    r"\b(?:(?:work|works|worked|working)\s+(?:at|in|for|on)\b|job\s+(?:at|in|as)|employed|intern(?:ing|ed)?\s+"
-    r"(?:at|in)|career\s+in|colleagues?|"
-    r"i\s+(?:manage|run|lead|handle|process|review|sell|teach)|nurse|doctor|physician|surgeon|researcher|"
-    r"scientist|social\s+worker|pharmacist|lawyer|attorney)\b|在[^，。]{1,12}(?:工作|上班)|负责|从事|任职|实习|"
-    r"当(?:护士|医生|社工|老师|研究员)|做(?:护士|医生|社工|财务|行政|研究|风控)|研究员|护士|医生|社工|律师|"
-    r"做[^，。]{0,6}(?:审批|审核|风控|业务|专员)",
-    _I,
-)
-# A subject of study ("religious studies", "the history of Buddhism", 宗教学): any category.
+# A subject of study ("religious studies", 宗教学) or a bureau's name (宗教局工作): any
+# category.
 _PRACTICE_STUDY = _rx(
     r"\s+studies\b|学(?:院|系|专业)|学(?=[，。,.；;\s]|$)|(?:事务)?局(?=工作|上班|任职)",
-    _I,
-)
-_PRACTICE_BEFORE = _rx(
-    r"\b(?:work|works|working|worked|job|intern(?:ing)?|volunteer(?:s|ing|ed)?|employed|"
-    r"speciali[sz](?:e|es|ed|ing))\s+(?:at|in|for)\s+(?:(?:a|an|the)\s+)?(?:(?!my\b|our\b)[a-z-]+\s+){0,2}$"
-    r"|\bteach(?:es|ing)?\s+(?:a\s+|an\s+)?$"
-    r"|(?:负责|从事|专做|主做)[^，。,.；;]{0,4}$",
     _I,
 )
 # Anything of the user's own beside the practice: "myself", "my own", "I have", "I'm
@@ -3863,24 +3826,6 @@ _PROFESSION_BEFORE = _rx(
 _PRACTICE_REACH = 40
 _AS_A = _rx(r"\b(?:as|i'?m|i\s+am|work(?:s|ing)?\s+as)\s+(?:a|an)\s+$", _I)
 _CUSTODY_JOB = _rx(r"\s+(?:officers?|guards?|workers?|counsel(?:l)?ors?)\b", _I)
-# Where work in the field says nothing of the user's own: health and money. A faith, a
-# party, a record are the user's even at work ("I volunteer at my mosque", "I intern at
-# the Republican party headquarters"): only a subject of study is exempt there.
-_WORK_EXEMPT = frozenset({"health", "finance"})
-
-
-# what the user does for a cause: "I volunteer at an HIV awareness charity", 做志愿者
-_CAUSE_ROLE = _rx(
-    r"\b(?:volunteer\w*|donat\w*|fundrais\w*|rais\w*\s+money|sponsor\w*|organi[sz]\w*|"
-    r"(?:work|works|worked|working)\s+(?:at|in|for|with)|run\s+(?:a|the)|campaign\w*)\b|志愿者?|捐|募捐|"
-    r"在[^，。]{1,12}(?:工作|上班)|做(?:财务|行政|公益|宣传)|公益组织|公益机构",
-    _I,
-)
-_CAUSE_BEFORE = _rx(
-    r"\b(?:donat\w*|rais\w*\s+money|fundrais\w*|sponsor\w*|run\w*|walk\w*|cycl\w*)\s+(?:to|for)\s+"
-    r"(?:(?:a|an|the)\s+)?$",
-    _I,
-)
 
 
 def _names_a_practice(folded: str, m: re.Match[str], category: str) -> bool:
