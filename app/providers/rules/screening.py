@@ -78,7 +78,7 @@ _THIRD_PARTY_EN = re.compile(
     r"sisters?|sons?|daughters?|kids?|child|children|girlfriend|boyfriend|roommates?|"
     r"neighbou?rs?|clients?|customers?|family|grandma|grandpa|grandmother|grandfather|"
     r"uncle|aunt|cousins?|doctor|teacher|spouse|fianc[eé]e?|baby)\b|"
-    r"\b(?:he|she|they|him|her|them|his|hers|their|theirs)\b|"
+    r"\b(?:he|she|him|her|his|hers|their|theirs)\b|"
     r"\b(?:said|says|told me|tells me|told us|according to|heard that|apparently|claims?)\b"
 )
 
@@ -130,6 +130,9 @@ def is_sarcastic(text: str) -> bool:
 # "When I say 'the usual' I mean…", "When I travel, I always…": the user's own condition
 # and main clause, a statement (a question would end with "?").
 _WHEN_STATEMENT_EN = re.compile(r"(?i)^when(?:ever)?\s+i\s+.+?(?:,\s*|\s)i\s+\w+")
+# "When you write SQL, use uppercase keywords": a condition on the assistant's work with an
+# order after it, not a question ("When you write SQL?" is one)
+_WHEN_REQUEST_EN = re.compile(r"(?i)^when(?:ever)?\s+(?:you|i)\s+[^,?]{2,60},\s*\S")
 
 
 def _is_question(s: str, tokens: Sequence[str]) -> bool:
@@ -137,7 +140,9 @@ def _is_question(s: str, tokens: Sequence[str]) -> bool:
         return True
     if _QUESTION_END_ZH.search(s) or _QUESTION_ZH.intersection(tokens):
         return True
-    return bool(_QUESTION_EN.search(s)) and not _WHEN_STATEMENT_EN.match(s)
+    return bool(_QUESTION_EN.search(s)) and not (
+        _WHEN_STATEMENT_EN.match(s) or _WHEN_REQUEST_EN.match(s)
+    )
 
 
 def _unwrap_polite(s: str) -> str | None:
@@ -161,6 +166,9 @@ def _unwrap_polite(s: str) -> str | None:
 _HOUSEHOLD_EN = re.compile(
     r"(?i)^my\s+(?:wife|husband|partner|family|girlfriend|boyfriend|fianc[eé]e?|kids|children)"
     r"\s+and\s+i\s+(?:live|are\s+based|moved|have\s+moved|just\s+moved)\s+(?:in|to)\s+[^,]{2,40}$"
+    r"|^my\s+(?:wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?)\s+and\s+i\s+"
+    r"(?:(?:just|recently|finally|also)\s+)?(?:bought|adopted|got\s+married|got\s+engaged|"
+    r"married|rent|own|have\s+been\s+married|run|opened|started|renovated)\b[^,]{2,50}$"
     r"|^my\s+(?:kids|children|sons|daughters|twins|son|daughter)\s+(?:is|are)\s+"
     r"(?:\d{1,2}|[a-z]+teen)(?:\s+(?:and|&)\s+\d{1,2})?(?:\s+years?\s+old)?$"
 )
@@ -169,6 +177,19 @@ _HOUSEHOLD_ZH = re.compile(
     r"(?:住在|住|生活在|定居在|定居|搬到了?)[\u4e00-\u9fffA-Za-z ]{2,12}$"
     r"|^我(?:家)?(?:的)?(?:孩子|儿子|女儿|小孩|闺女|宝宝)(?:们)?(?:今年)?"
     r"(?:(?:一个|老大|老二)?[\d一二三四五六七八九十两]{1,2}岁了?){1,3}$"
+)
+
+
+# "they"/"them" of things ("don't use so many bullet points, I find them hard to read",
+# "when I ask for recipes, keep them vegetarian"), unless someone they could be is named
+# (the person words above; a capitalised name inside the sentence)
+_GROUP_PRONOUN_EN = re.compile(r"(?i)\b(?:they|them|they're|they've|themselves)\b")
+_NAME_INSIDE_EN = re.compile(r"(?<=[a-z,;]\s)[A-Z][a-z]{2,}\b")
+# "if" that sets no condition on the fact: "…, if that matters", "even if we're chatting
+# in Chinese", "if possible"
+_NOT_HYPOTHETICAL_EN = re.compile(
+    r"(?i)\beven\s+if\b|[,\s]+if\s+(?:that|it|this)\s+(?:matters|helps|is\s+relevant|makes\s+sense)"
+    r"|[,\s]+if\s+(?:relevant|needed|possible|necessary|applicable|useful)\b"
 )
 
 
@@ -184,12 +205,16 @@ def screen(s: str) -> str | None:
         if _is_question(s, tokens):
             return None
     s = TRAILING_PUNCT.sub("", s)
-    if _HYPOTHETICAL_ZH.intersection(tokens) or _HYPOTHETICAL_EN.search(s):
+    if _HYPOTHETICAL_ZH.intersection(tokens) or _HYPOTHETICAL_EN.search(
+        _NOT_HYPOTHETICAL_EN.sub(" ", s)
+    ):
         return None
     household = bool(_HOUSEHOLD_EN.match(s) or _HOUSEHOLD_ZH.match(s))
     if not household and (_THIRD_PARTY_ZH.search(s) or _THIRD_PERSON_ZH.intersection(tokens)):
         return None
     if not household and _THIRD_PARTY_EN.search(s):
+        return None
+    if _GROUP_PRONOUN_EN.search(s) and _NAME_INSIDE_EN.search(s):
         return None
     if _PAST_ZH.search(s) or _PAST_EN.search(s):
         return None
