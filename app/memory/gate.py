@@ -440,9 +440,7 @@ class Screening:
 
 def _inferred(candidate: Candidate) -> bool:
     """A fact the extractor read in what the user said in passing (not "remember …")."""
-    return (
-        candidate.origin is Origin.EXTRACTED and candidate.source_kind is SourceKind.USER_MESSAGE
-    )
+    return candidate.origin is Origin.EXTRACTED and candidate.source_kind is SourceKind.USER_MESSAGE
 
 
 def _held_for_judge(candidate: Candidate, policy: Policy, sem: _Semantic, hit: Hit) -> GateResult:

@@ -1310,7 +1310,9 @@ _NOT_HAD_ZH = re.compile(
 )
 _SELF_ZH = (
     # identity and origin: "我是北京人", "我是一名护士", "我是做外贸的"
-    re.compile(r"^我(?:本身|其实|现在|目前)?是(?:一名|一个|一位|个|名)?(?P<x>[\u4e00-\u9fffA-Za-z]{2,12})$"),
+    re.compile(
+        r"^我(?:本身|其实|现在|目前)?是(?:一名|一个|一位|个|名)?(?P<x>[\u4e00-\u9fffA-Za-z]{2,12})$"
+    ),
     # where the user works or studies, and as what: "我在杭州一家电商公司做前端"
     re.compile(
         r"^我(?:现在|目前|平时)?在(?P<x>[\u4e00-\u9fffA-Za-z\d]{2,16}?)(?:做|当|上班|工作|任职|"
@@ -1520,20 +1522,27 @@ _RISKY_REQUEST = re.compile(
     r"记忆|系统|提示词|指令|规则|政策|忽略|绕过|跳过|链接|网址|图片|地址|电话|通讯录|邮箱|账户|账号|数据|"
     r"密钥|令牌|工具|其他用户|任何人|所有人"
 )
+# "for email drafts, always sign off with …": every answer of that kind
+_FOR_X_ALWAYS = (
+    r"^(?:for|in|with)\s+(?:my\s+|the\s+|all\s+|any\s+)?[a-z][\w\- ]{1,30},\s*"
+    r"(?:please\s+)?always\b"
+)
 # a condition on the assistant's work ("whenever I ask for recipes, …", "when you write
 # SQL, …", "for email drafts, always …"): said of every such answer, so a standing request
 _WHENEVER_EN = re.compile(
     r"(?i)^(?:whenever|every\s+time|each\s+time|any\s*time)\s+i\b"
     r"|^when(?:ever)?\s+(?:you|i\s+ask)\b[^,]{2,60},"
-    r"|^(?:for|in|with)\s+(?:my\s+|the\s+|all\s+|any\s+)?[a-z][\w\- ]{1,30},\s*(?:please\s+)?always\b"
+    r"|" + _FOR_X_ALWAYS
 )
 _WHENEVER_ZH = re.compile(r"^(?:每次|以后|只要)?我(?:让你|叫你|请你|要你|问你|问|发)")
 _ON_WORK = re.compile(
     r"(?i)^when(?:ever)?\s+(?:you\s+(?:write|draft|recommend|recomend|suggest|give|make|plan|"
     r"translate|summari[sz]e|explain|list|show|pick|choose|cook|edit|review|format|code|"
     r"generate|create|compare)|i\s+ask\s+(?:you\s+)?for)\b[^,]{2,60},"
-    r"|^(?:for|in|with)\s+(?:my\s+|the\s+|all\s+|any\s+)?[a-z][\w\- ]{1,30},\s*(?:please\s+)?always\b"
-    r"|^(?:每次|以后)?(?:你)?(?:给我|帮我)(?:写|推荐|翻译|总结|做|列|改|起草|规划)[\u4e00-\u9fff]{0,8}(?:的时候|时)"
+    r"|"
+    + _FOR_X_ALWAYS
+    + r"|^(?:每次|以后)?(?:你)?(?:给我|帮我)(?:写|推荐|翻译|总结|做|列|改|起草|规划)"
+    r"[\u4e00-\u9fff]{0,8}(?:的时候|时)"
 )
 _TAIL_STANDING_EN = re.compile(
     r"(?i)(?<![,\s])[,\s]+(?:from now on|going forward|in future|from here on)\s*$"
