@@ -874,7 +874,15 @@ def _free_en(s: str) -> list[Pref]:
     m = _MEASURED_EN.match(s)
     if m and not _CREDENTIAL.search(s) and _about_user(m.group("v"), zh=False):
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
-    return _self_en(s)
+    hits = _self_en(s)
+    if hits:
+        return hits
+    # "I'm left-handed, which is why I asked", "My rent is 1,450 a month and I'd like …":
+    # the first clause alone, when the rest is a reason or a wish the patterns do not read
+    first = _SELF_CLAUSES_EN.split(s, maxsplit=1)[0]
+    if first != s and len(first) >= 8 and not _PLAN_EN.search(s):
+        return _free_en(first)
+    return []
 
 
 _PREF_ADV_ZH = (
@@ -882,7 +890,8 @@ _PREF_ADV_ZH = (
     r"蛮|相当|其实|本来就)*"
 )
 _PREF_VERBS_ZH = (
-    r"更喜欢|更爱|更偏好|最喜欢|最爱|喜欢|喜爱|热爱|钟爱|偏爱|偏好|习惯于?|倾向于?|讨厌|不喜欢|不爱|"
+    r"更喜欢|更爱|更偏好|最喜欢|最爱|喜欢|喜爱|热爱|钟爱|偏爱|偏好|习惯于?|倾向于?|讨厌|"
+    r"不(?:太|怎么|大)?喜欢|不爱|"
     r"受不了|离不开|爱"
 )
 _PREF_ZH = re.compile(
@@ -1260,7 +1269,9 @@ _PASSING_VALUE_EN = re.compile(
 # a sentence with a second clause about the user: each side is read ("My rent is 1,450 a
 # month and I'd like to keep housing under 35%"; the first side is kept when the second
 # is not itself a statement about the user)
-_SELF_CLAUSES_EN = re.compile(r"(?i)\s*,\s*(?:and\s+|so\s+|but\s+|which\s+)?|\s+(?:and|so|but)\s+")
+_SELF_CLAUSES_EN = re.compile(
+    r"(?i)(?<!\s)(?:\s*,\s*(?:and\s+|so\s+|but\s+|which\s+)?|\s+(?:and|so|but)\s+)"
+)
 
 
 def _self_en_one(s: str) -> bool:

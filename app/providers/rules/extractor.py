@@ -45,6 +45,11 @@ _APPROXIMATE = re.compile(
     r"(?:大概|大约|差不多|估计)(?=[\d零一二三四五六七八九十两百千万])|(?i:\b(?:probably|maybe)\s+(?=\d))"
 )
 MIN_CONFIDENCE = 0.5
+# emoji and emoticons closing a sentence ("We have a golden retriever named Biscuit 🐶")
+_EMOJI_TAIL = re.compile(
+    r"(?<!\s)(?:\s*(?:[\U0001F300-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|[:;]-?[)(DP]|\^_\^))+"
+    r"\s*$"
+)
 
 # Predicates that hold many values (config/policy.yaml); the others keep one per turn.
 _MANY = frozenset(
@@ -118,7 +123,7 @@ def _prefs(
 
 def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[list[Hit], bool]:
     """Hits in one sentence, and whether it was an explicit instruction (docs/extraction.md)."""
-    s = nfkc(sentence).strip()
+    s = _EMOJI_TAIL.sub("", nfkc(sentence).strip())
     s = FILLER.sub("", s)
     if not TRAILING_PUNCT.sub("", s):
         return [], False

@@ -109,11 +109,14 @@ _DOUBT = re.compile(
 # without the greeting. Each needs its punctuation, so "好吃" or "Hiking" are left alone.
 FILLER = re.compile(
     r"(?i)^(?:(?:你好|您好|嗨|哈喽|哈啰|嘿|喂|谢谢你?|多谢|感谢|好的|好吧|好嘞|好|嗯嗯|嗯|哦|噢|"
+    r"顺便说一下|顺便说下|顺便提一下|顺便|"
     r"行|可以|对了|对的|对对|对|是的|没错|另外|还有|那么|那|"
     r"(?:hi|hello|hey|hiya|yo|howdy)(?:\s+there)?|good (?:morning|afternoon|evening)|"
     r"thanks(?: a lot)?|thank you|thx|ok(?:ay)?|alright|all right|sure|cool|great|got it|"
     r"btw|by the way|also|and|so|oh|well|yes|yeah|yep|right|exactly|correct|indeed)"
-    r"(?:呀|啊|啦|哈|呢|~)*\s*[,，、!！.。~～:：;；—\-]+\s*)+"
+    r"(?:呀|啊|啦|哈|呢|~)*\s*[,，、!！.。~～:：;；—\-]+\s*"
+    # "btw 我在杭州…": a Latin filler before Chinese needs no punctuation
+    r"|(?:btw|by the way|ok|okay|hi|hey)\s+(?=[\u4e00-\u9fff]))+"
 )
 
 
@@ -188,8 +191,12 @@ _NAME_INSIDE_EN = re.compile(r"(?<=[a-z,;]\s)[A-Z][a-z]{2,}\b")
 # "if" that sets no condition on the fact: "…, if that matters", "even if we're chatting
 # in Chinese", "if possible"
 _NOT_HYPOTHETICAL_EN = re.compile(
-    r"(?i)\beven\s+if\b|[,\s]+if\s+(?:that|it|this)\s+(?:matters|helps|is\s+relevant|makes\s+sense)"
-    r"|[,\s]+if\s+(?:relevant|needed|possible|necessary|applicable|useful)\b"
+    # one start per run of separators (a search from every blank of a long run is quadratic)
+    r"(?i)\beven\s+if\b|(?<![,\s])[,\s]+(?:if\s+(?:that|it|this)\s+(?:matters|helps|"
+    r"is\s+relevant|makes\s+sense)|if\s+(?:relevant|needed|possible|necessary|applicable|"
+    r"useful)\b"
+    # a purpose, not a condition on the fact: "…, in case I need to follow up later"
+    r"|(?:just\s+)?in\s+case\s+i\s+(?:need|want|have)\b)"
 )
 
 
