@@ -588,6 +588,7 @@ _HABIT_EN = re.compile(
 _PRESENT_VERBS_EN = (
     r"use|drink|wear|read|watch|listen to|play|drive|ride|commute|cycle|bike|run|swim|"
     r"hike|work|study|practice|practise|collect|follow|cook|bake|take|fly|sleep|wake up|"
+    r"shoot|edit|host|track|budget|design|develop|teach|coach|brew|grow|speak|"
     r"go to bed|go to|shop at|order|book|stay at|travel|volunteer|meditate|journal|"
     r"work out|train|code|write|draw|paint|sing|knit|garden|climb|surf|ski|own|rent|keep"
 )
@@ -880,7 +881,7 @@ def _free_en(s: str) -> list[Pref]:
     # "I'm left-handed, which is why I asked", "My rent is 1,450 a month and I'd like …":
     # the first clause alone, when the rest is a reason or a wish the patterns do not read
     first = _SELF_CLAUSES_EN.split(s, maxsplit=1)[0]
-    if first != s and len(first) >= 8 and not _PLAN_EN.search(s):
+    if first != s and len(first) >= 5 and not _PLAN_EN.search(s):
         return _free_en(first)
     return []
 
@@ -1093,8 +1094,9 @@ _WHEN_GIVING_ZH = re.compile(
 )
 # "我在家说粤语", "我平时讲普通话"
 _SPEAKS_ZH = re.compile(
-    r"^我(?:在家|在家里|平时|一般|和家人|跟家人|和父母|跟父母)(?:都|一般|主要)?(?:说|讲)(?P<l>粤语|普通话|中文|汉语|英语|英文|日语|韩语|法语|德语|西班牙语|上海话|四川话|"
-    r"闽南语|客家话|东北话|天津话|潮汕话|温州话)$"
+    r"^我(?:在家|在家里|平时|一般|和家人|跟家人|和父母|跟父母)(?:都|一般|主要)?(?:说|讲)"
+    r"(?P<l>(?:粤语|普通话|中文|汉语|英语|英文|日语|韩语|法语|德语|西班牙语|上海话|四川话|"
+    r"闽南语|客家话|东北话|天津话|潮汕话|温州话)(?:(?:和|、|跟)[\u4e00-\u9fff]{2,3}(?:语|话|文)){0,2})$"
 )
 
 
@@ -1199,7 +1201,7 @@ _SELF_EN = (
     # identity: "I'm a freelance graphic designer", "I'm an only child"
     re.compile(
         r"(?i)^i(?:'m|\s+am)\s+(?:(?:also|actually|basically|originally|currently|now|"
-        r"still)\s+)?(?:a|an)\s+(?P<x>[a-z][a-z\-']*(?:\s+[a-z][a-z\-']*){0,4})"
+        r"still)\s+)?(?:a|an)\s+(?P<id>[a-z][a-z\-']*(?:\s+[a-z][a-z\-']*){0,4})"
         r"(?:\s*,\s*[a-z][^,]{2,60})?$"
     ),
     # where from: "I'm from Porto", "I grew up in Leeds", "I was born in 1990 in Osaka"
@@ -1212,7 +1214,7 @@ _SELF_EN = (
     # 6 and 9", "I've got an old Volvo"
     re.compile(
         r"(?i)^(?:i|we)\s+(?:have|'ve\s+got|have\s+got|own)\s+" + _COUNT_EN + r"\s+"
-        r"(?P<x>[a-z][\w\-']*(?:\s+[\w\-']+){0,5})(?:\s*,\s*[\w ,\-&']{2,40})?$"
+        r"(?P<had>[a-z][\w\-']*(?:\s+[\w\-']+){0,5})(?:\s*,\s*[\w ,\-&']{2,40})?$"
     ),
     # measures: "I'm 182 cm and about 80 kg", "I wear a size 10 shoe", "I'm 5'10"
     re.compile(
@@ -1277,14 +1279,15 @@ _SELF_CLAUSES_EN = re.compile(
 def _self_en_one(s: str) -> bool:
     if len(s) > 160 or _ADDRESSES_YOU_EN.search(s) or _PLAN_EN.search(s):
         return False
-    for i, pattern in enumerate(_SELF_EN):
+    for pattern in _SELF_EN:
         m = pattern.match(s)
         if not m:
             continue
-        x = (m.groupdict().get("x") or "").strip()
-        if i == 0 and (_NOT_IDENTITY_EN.match(x) or re.search(r"(?i)ing$", x.split()[0])):
+        said = m.groupdict()
+        who = (said.get("id") or "").strip()
+        if who and (_NOT_IDENTITY_EN.match(who) or re.search(r"(?i)ing$", who.split()[0])):
             return False  # "I'm a bit tired"; "I'm a trying person" reads as a doing
-        if i == 2 and _NOT_HAD_EN.search(x):
+        if said.get("had") and _NOT_HAD_EN.search(said["had"]):
             return False
         return True
     m = _MY_THING_EN.match(s)
@@ -1322,7 +1325,11 @@ _NOT_HAD_ZH = re.compile(
 _SELF_ZH = (
     # identity and origin: "我是北京人", "我是一名护士", "我是做外贸的"
     re.compile(
-        r"^我(?:本身|其实|现在|目前)?是(?:一名|一个|一位|个|名)?(?P<x>[\u4e00-\u9fffA-Za-z]{2,12})$"
+        r"^我(?:本身|其实|现在|目前)?是(?:一名|一个|一位|个|名)?(?P<id>[\u4e00-\u9fffA-Za-z]{2,12})$"
+    ),
+    # "我做外贸的", "我是搞设计的", "我今年28"
+    re.compile(
+        r"^我(?:是)?(?:做|搞|干|学)[\u4e00-\u9fffA-Za-z]{1,8}的$|^我今年[\d两一二三四五六七八九十]{1,3}岁?$"
     ),
     # where the user works or studies, and as what: "我在杭州一家电商公司做前端"
     re.compile(
@@ -1342,7 +1349,7 @@ _SELF_ZH = (
     ),
     # household and things: "我家有两只猫", "我有一个弟弟和一个妹妹", "我有辆电动车"
     re.compile(
-        r"^我(?:们)?(?:家)?(?:有|养了?)(?P<x>(?:一|两|三|四|五|几|\d+)?(?:个|只|条|辆|台|套|位|部|匹)"
+        r"^我(?:们)?(?:家)?(?:有|养了?)(?P<had>(?:一|两|三|四|五|几|\d+)?(?:个|只|条|辆|台|套|位|部|匹)"
         r"[\u4e00-\u9fffA-Za-z\d ]{1,16})$"
     ),
     # the user's thing and what it is: "我手机是华为 Mate 60", "我家房子是89平的两室一厅",
@@ -1373,16 +1380,16 @@ _SELF_CLAUSES_ZH = re.compile(r"[,，;；]")
 def _self_zh_one(s: str) -> bool:
     if len(s) > 60 or _ADDRESSES_YOU_ZH.search(s) or _PLAN_ZH.search(s) or _PASSING_ZH.search(s):
         return False
-    for i, pattern in enumerate(_SELF_ZH):
+    for pattern in _SELF_ZH:
         m = pattern.match(s)
         if not m:
             continue
-        x = m.groupdict().get("x") or ""
-        if i == 0 and _NOT_IDENTITY_ZH.match(x):
+        said = m.groupdict()
+        if said.get("id") and _NOT_IDENTITY_ZH.match(said["id"]):
             return False
-        if i == 4 and _NOT_HAD_ZH.match(x):
+        if said.get("had") and _NOT_HAD_ZH.match(said["had"]):
             return False
-        if i in (5, 7) and re.match(r"^(?:说|想|觉得|问|不|没|要|在|刚)", m.group("k")):
+        if said.get("k") and re.match(r"^(?:说|想|觉得|问|不|没|要|在|刚)", said["k"]):
             return False
         return True
     return False
@@ -1533,6 +1540,12 @@ _RISKY_REQUEST = re.compile(
     r"记忆|系统|提示词|指令|规则|政策|忽略|绕过|跳过|链接|网址|图片|地址|电话|通讯录|邮箱|账户|账号|数据|"
     r"密钥|令牌|工具|其他用户|任何人|所有人"
 )
+# "推荐餐厅的时候…", "帮我做旅游攻略的时候…", "列清单的时候…": a condition on the assistant's
+# work, said of every such answer
+_ON_WORK_ZH = (
+    r"^(?:每次|以后)?(?:你)?(?:给我|帮我|跟我)?(?:写|推荐|翻译|总结|做|列|改|起草|规划|安排|订|解释|"
+    r"聊|讲|挑|选|算|记)[\u4e00-\u9fffA-Za-z]{0,8}(?:的时候|时)"
+)
 # "for email drafts, always sign off with …": every answer of that kind
 _FOR_X_ALWAYS = (
     r"^(?:for|in|with)\s+(?:my\s+|the\s+|all\s+|any\s+)?[a-z][\w\- ]{1,30},\s*"
@@ -1545,15 +1558,14 @@ _WHENEVER_EN = re.compile(
     r"|^when(?:ever)?\s+(?:you|i\s+ask)\b[^,]{2,60},"
     r"|" + _FOR_X_ALWAYS
 )
-_WHENEVER_ZH = re.compile(r"^(?:每次|以后|只要)?我(?:让你|叫你|请你|要你|问你|问|发)")
+_WHENEVER_ZH = re.compile(
+    r"^(?:每次|以后|只要)?我(?:让你|叫你|请你|要你|问你|问|发)|" + _ON_WORK_ZH
+)
 _ON_WORK = re.compile(
     r"(?i)^when(?:ever)?\s+(?:you\s+(?:write|draft|recommend|recomend|suggest|give|make|plan|"
     r"translate|summari[sz]e|explain|list|show|pick|choose|cook|edit|review|format|code|"
     r"generate|create|compare)|i\s+ask\s+(?:you\s+)?for)\b[^,]{2,60},"
-    r"|"
-    + _FOR_X_ALWAYS
-    + r"|^(?:每次|以后)?(?:你)?(?:给我|帮我)(?:写|推荐|翻译|总结|做|列|改|起草|规划)"
-    r"[\u4e00-\u9fff]{0,8}(?:的时候|时)"
+    r"|" + _FOR_X_ALWAYS + r"|" + _ON_WORK_ZH
 )
 _TAIL_STANDING_EN = re.compile(
     r"(?i)(?<![,\s])[,\s]+(?:from now on|going forward|in future|from here on)\s*$"

@@ -133,6 +133,8 @@ def is_sarcastic(text: str) -> bool:
 # "When I say 'the usual' I mean…", "When I travel, I always…": the user's own condition
 # and main clause, a statement (a question would end with "?").
 _WHEN_STATEMENT_EN = re.compile(r"(?i)^when(?:ever)?\s+i\s+.+?(?:,\s*|\s)i\s+\w+")
+# "没怎么上过路", "不怎么看": degree words, not a question
+_NOT_ASKED_ZH = re.compile(r"[没不](?:怎么|咋)")
 # "When you write SQL, use uppercase keywords": a condition on the assistant's work with an
 # order after it, not a question ("When you write SQL?" is one)
 _WHEN_REQUEST_EN = re.compile(r"(?i)^when(?:ever)?\s+(?:you|i)\s+[^,?]{2,60},\s*\S")
@@ -141,7 +143,11 @@ _WHEN_REQUEST_EN = re.compile(r"(?i)^when(?:ever)?\s+(?:you|i)\s+[^,?]{2,60},\s*
 def _is_question(s: str, tokens: Sequence[str]) -> bool:
     if s.rstrip().endswith("?"):
         return True
-    if _QUESTION_END_ZH.search(s) or _QUESTION_ZH.intersection(tokens):
+    if _QUESTION_END_ZH.search(s):
+        return True
+    if _QUESTION_ZH.intersection(tokens) and _QUESTION_ZH.intersection(
+        segment(_NOT_ASKED_ZH.sub("", s))
+    ):
         return True
     return bool(_QUESTION_EN.search(s)) and not (
         _WHEN_STATEMENT_EN.match(s) or _WHEN_REQUEST_EN.match(s)
