@@ -1234,7 +1234,8 @@ _SELF_EN = (
     # how long: "I've been running for about 5 years", "I've been vegetarian since 2019"
     re.compile(
         r"(?i)^(?:i|we)(?:'ve|\s+have)\s+been\s+[a-z].{1,50}?\s+(?:for\s+(?:about\s+|over\s+|"
-        r"almost\s+|nearly\s+|around\s+)?(?:\d+|a|an|two|three|four|five|six|ten|many|several)"
+        r"almost\s+|nearly\s+|around\s+)?(?:\d+|a|an|two|three|four|five|six|seven|eight|nine|ten|"
+        r"eleven|twelve|fifteen|twenty|thirty|many|several|a\s+few|a\s+couple\s+of)"
         r"\s+(?:years?|months?|decades?)|since\s+(?:\d{4}|college|school|university|"
         r"high\s+school|childhood|i\s+was\s+\w+))$"
     ),
@@ -1356,7 +1357,7 @@ _SELF_ZH = (
     # "我的车是一辆白色的 Model 3"
     re.compile(
         r"^我(?:的|家的?|们家的?)?(?P<k>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:用的)?(?:是|用的是)"
-        r"(?P<v>[\u4e00-\u9fffA-Za-z\d][\u4e00-\u9fffA-Za-z\d .\-·]{1,24})$"
+        r"\s?(?P<v>[\u4e00-\u9fffA-Za-z\d][\u4e00-\u9fffA-Za-z\d .\-·]{1,24})$"
     ),
     # a monthly or yearly amount: "我每个月房贷8200", "我每月通勤费三百左右"
     re.compile(
@@ -1378,7 +1379,8 @@ _SELF_CLAUSES_ZH = re.compile(r"[,，;；]")
 
 
 def _self_zh_one(s: str) -> bool:
-    if len(s) > 60 or _ADDRESSES_YOU_ZH.search(s) or _PLAN_ZH.search(s) or _PASSING_ZH.search(s):
+    told = re.sub(r"^我今年(?=[\d两一二三四五六七八九十]{1,3}岁?$)", "我", s)  # an age: "我今年31"
+    if len(s) > 60 or _ADDRESSES_YOU_ZH.search(s) or _PLAN_ZH.search(told) or _PASSING_ZH.search(s):
         return False
     for pattern in _SELF_ZH:
         m = pattern.match(s)
