@@ -45,15 +45,6 @@ _APPROXIMATE = re.compile(
     r"(?:大概|大约|差不多|估计)(?=[\d零一二三四五六七八九十两百千万])|(?i:\b(?:probably|maybe)\s+(?=\d))"
 )
 MIN_CONFIDENCE = 0.5
-# chat words closing a sentence ("…, not an iPhone btw", "im left-handed lol")
-_CHAT_TAIL = re.compile(r"(?i)(?<=\S)[,\s]+(?:lol|lmao|haha+|hehe|btw|tbh|哈哈+|嘿嘿)[.!\s]*$")
-# "im", "ive", "id" typed without the apostrophe, opening a sentence
-_SPOKEN_I = re.compile(r"(?i)^(im|ive)\b(?=\s+[a-z0-9])")
-# emoji and emoticons closing a sentence ("We have a golden retriever named Biscuit 🐶")
-_EMOJI_TAIL = re.compile(
-    r"(?<!\s)(?:\s*(?:[\U0001F300-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|[:;]-?[)(DP]|\^_\^))+"
-    r"\s*$"
-)
 
 # Predicates that hold many values (config/policy.yaml); the others keep one per turn.
 _MANY = frozenset(
@@ -127,10 +118,8 @@ def _prefs(
 
 def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[list[Hit], bool]:
     """Hits in one sentence, and whether it was an explicit instruction (docs/extraction.md)."""
-    s = _EMOJI_TAIL.sub("", nfkc(sentence).strip())
-    s = _EMOJI_TAIL.sub("", _CHAT_TAIL.sub("", s))
+    s = nfkc(sentence).strip()
     s = FILLER.sub("", s)
-    s = _SPOKEN_I.sub(lambda m: "I'm" if m.group(1).lower() == "im" else "I've", s)
     if not TRAILING_PUNCT.sub("", s):
         return [], False
     screened = screen(s)
