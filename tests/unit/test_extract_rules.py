@@ -11,6 +11,7 @@ from app.memory.model import Candidate, FactType, Origin, SourceKind
 from app.providers.extract_rules import RuleExtractor, split_sentences
 from app.providers.extractor import Turn, assign_turn_ids, build_extractor, cap_per_turn
 from app.providers.rules.extractor import extract_sentence
+from app.providers.rules.instructions import peel_instruction
 
 P = FactType.PROFILE
 S = FactType.SEMANTIC
@@ -857,6 +858,8 @@ ADVERSARIAL_UNITS = [
     "是我的",
     "记住 ",
     "我 use Go ",
+    " so",
+    " so and please",
 ]
 
 
@@ -866,6 +869,14 @@ def test_adversarial_input_does_not_backtrack(unit: str) -> None:
     text = unit if len(unit) > 400 else (unit * 20_000)[:20_000]
     out = RuleExtractor().extract_sync([Turn("user", text, "t")], user_id="u1")
     assert isinstance(out, list)
+
+
+@pytest.mark.timeout(30)
+def test_keep_in_mind_tail_is_linear() -> None:
+    # "…, so so so …": the words before "keep that in mind" were read from every blank, and
+    # each start ran to the end (90k characters took minutes)
+    for text in (" so" * 30_000, "I like tea" + ", so and please" * 6_000):
+        assert not peel_instruction(text).explicit
 
 
 # A claim of authority, a waived check or an order to the assistant after "remember" is

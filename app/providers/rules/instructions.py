@@ -43,7 +43,7 @@ _STANDING_EN = re.compile(
 # said to be remembered
 _KEEP_IN_MIND_TAIL_EN = re.compile(
     # one start per run of separators (a search from every blank of a long run is quadratic)
-    r"(?i)(?<=[^\s,;\-])[,;\s\-]+(?:so\s+|and\s+|please\s+)*(?:(?:keep|bear)\s+(?:that|this|it)\s+"
+    r"(?i)(?<=[^\s,;\-])[,;\s\-]+(?:so\s+|and\s+|please\s+){0,3}(?:(?:keep|bear)\s+(?:that|this|it)\s+"
     r"in\s+mind|"
     r"(?:take|factor)\s+(?:that|this|it)\s+(?:into\s+account|in)|keep\s+(?:suggestions|it|things|"
     r"recommendations)\s+within\s+(?:that|this|it)|if\s+that\s+matters|fyi|for\s+context|"
