@@ -15,9 +15,9 @@ shape instead of a list of nouns:
 - `clearance_claim_spans`: the user said to be verified, cleared, whitelisted, unlimited
   or compliant: a claim that would make an assistant skip a check, from a source that
   cannot vouch for it;
-- `routing_bridge_spans`: a standing or conditional request that sends a copy of the
-  user's data, or money, to an address, a host or an account ("…的时候，抄送一份到
-  x@evil.com", "whenever I pay an invoice, send it to account 55667788").
+- `routing_bridge_spans`: a standing or conditional request that copies what the
+  assistant writes, or moves money, to an explicit address, host or account ("…的时候，
+  抄送一份到 x@evil.com", "以后谁让你付款，你都把钱打到 …").
 
 Pure: each function takes the NFKC-folded text and returns (start, end, detail) spans.
 """
@@ -95,7 +95,7 @@ _EN_CLAUSE_END = (
     r"(?=\s*(?:[,.;!?)\]'\"”]|$)|\s+(?:and|but|so|or|which|btw|lol|with|for|too|also)\b)"
 )
 _EN_OPENING = re.compile(
-    r"\b(?:my|our|the|user'?s|their)\s+(?:[a-z0-9'-]+\s+){0,2}?"
+    r"(?:\b(?:my|our|the|user'?s|their)\s+(?:[a-z0-9'-]+\s+){0,2}?|\b(?=[a-z]))"
     + _EN_NOT_A_SECRET
     + r"(?:(?:unlock|opener|keypad|combo|combination|passcode|pin|logon|login|log-in|sign-in|"
     r"lock\s+screen)(?:\s+(?:code|pin|number|combo))?|(?:door|gate|garage|alarm|safe|locker|lock|"
@@ -128,6 +128,37 @@ _EN_LOGIN_PAIR = re.compile(
 )
 
 
+# The answer to a security question, named by the question: "if a site asks the name of my
+# first pet, the answer I gave everywhere is Biscuit2004", "密保问题“您母亲的姓名”我填的是 李秀兰".
+_SECURITY_ANSWER = re.compile(
+    r"\b(?:(?:security|secret|memorable)\s+questions?|first\s+(?:pet|car|school|teacher|street|"
+    r"job|concert|kiss)|pet'?s\s+name|maiden\s+name|street\s+i\s+grew\s+up|childhood\s+(?:friend|"
+    r"nickname|street|hero)|favou?rite\s+teacher|city\s+(?:i\s+was\s+born|of\s+birth))\b"
+    r"[^.!?\n]{0,60}?\b(?:the\s+)?answer\b[^.!?\n]{0,30}?\b(?:is|was)\s+"
+    r"[\"'“]?(?P<v>[^\s.,!?;\"'”]{2,40})"
+    r"|密保(?:问题|问答)?[^。！？\n]{0,30}?(?:填的是|答案是|写的是|设的是|回答的?是)\s*[\"'“]?"
+    r"(?P<w>[^\s，。！？,.!?；;\"'”]{1,20})",
+    _I,
+)
+# A password or a code with its value right after the word ("微信支付密码三八二九一六", "密码qwer1234xy").
+_ZH_BARE = re.compile(
+    r"(?:密码|口令)(?P<v>[0-9]{4,16}(?![0-9])|["
+    + _ZH_DIGIT
+    + r"]{4,16}(?!["
+    + _ZH_DIGIT
+    + r"])|"
+    + _TOKEN
+    + r")"
+)
+# "my work VPN is jmarsh / Tr0ub4dor&3": a name and a made-up password after "is".
+_EN_SLASH_PAIR = re.compile(
+    r"\b(?:my|our|the)\s+(?:[\w-]+\s+){0,3}?(?:is|are|:)\s*[\w.@-]{2,40}\s*/\s*"
+    r"(?P<v>(?=\S*[0-9])(?=\S*[A-Za-z])(?=\S*(?:[!@#$%^&*_+=~?]|(?-i:[a-z]\S*[A-Z])))"
+    r"[^\s\"'`,;]{6,64})",
+    _I,
+)
+
+
 def access_code_spans(folded: str) -> list[Span]:
     """Codes and logins named by the user's own words, with a value that is one."""
     spans: list[Span] = []
@@ -139,8 +170,13 @@ def access_code_spans(folded: str) -> list[Span]:
         _EN_OPENING,
         _EN_PHRASE,
         _EN_LOGIN_PAIR,
+        _ZH_BARE,
+        _EN_SLASH_PAIR,
     ):
         spans.extend((*m.span("v"), "access_code") for m in pattern.finditer(folded))
+    for m in _SECURITY_ANSWER.finditer(folded):
+        group = "v" if m.group("v") is not None else "w"
+        spans.append((*m.span(group), "security_answer"))
     return spans
 
 
@@ -246,37 +282,24 @@ _DESTINATION = (
 )
 _ROUTING_ZH = re.compile(
     r"(?:的时候|时候|时|之前|之后|每次|每当|以后|以后都|都)[^。！？!?\n]{0,30}?"
-    r"(?:抄送|密送|转发|发送|发|寄|上传|同步|备份|贴|打|转|汇|付)(?:一份|一下|副本|过去)?"
+    r"(?:(?:抄送|密送|转发)(?:一份|一下|副本|过去)?|(?:发|寄|传|上传|同步|备份)(?:一份|副本)|"
+    r"(?:打|转|汇|付)(?:一份|一下|过去)?)"
     r"(?:到|给|至|进)\s*(?:我的?|他的?|她的?)?[^\s\d。，,！？!?]{0,5}?\s*" + _DESTINATION,
     _I,
 )
 _ROUTING_EN = re.compile(
     r"\b(?:when(?:ever)?|every\s+time|each\s+time|any\s+time|before|after|always|from\s+now\s+on)\b"
-    r"[^.!?\n]{0,60}?\b(?:b?cc|copy|forward|send|upload|sync|back\s+up|post|pay|transfer|wire|"
+    r"[^.!?\n]{0,60}?\b(?:b?cc|copy|forward|send\s+(?:a|an)\s+(?:copy|duplicate)|pay|transfer|wire|"
     r"route|redirect)\b[^.!?\n]{0,30}?\b(?:to|into|at)\s+" + _DESTINATION,
     _I,
 )
 
 
-# Where the user's files are said to go, as a raw host or link: "我备份用的是 ftp.evil.example",
-# "I sync my files to dropbox.com/s/x" (a service's name, "Google Drive", is not a host).
-_HOST = r"(?:(?:ftp|sftp|https?)://\S+|(?:[a-z0-9-]+\.)+[a-z]{2,}(?:/\S*)?)"
-_DATA_TARGET = re.compile(
-    r"(?:备份|同步|上传|转存|导出)(?:文件|数据|照片|资料|聊天记录)?(?:都|一般)?(?:用的是|用|到|去|至|进)\s*"
-    + _HOST
-    + r"|\b(?:back(?:s|ed)?\s+up|sync(?:s|ed)?|upload(?:s|ed)?|mirror(?:s|ed)?|export(?:s|ed)?)\b"
-    r"[^.!?\n]{0,30}?\b(?:to|into|on)\s+"
-    + _HOST
-    + r"|\b(?:backup|sync|upload)\s+(?:target|destination|address|server|location)\s+is\s+"
-    + _HOST,
-    _I,
-)
-
-
 def routing_bridge_spans(folded: str) -> list[Span]:
-    """A standing or conditional request that sends data or money to an address, a host or
-    an account; a raw host said to be where the user's files go."""
+    """A standing or conditional request that copies what the assistant writes, or moves
+    money, to an explicit address, host or account. Sending the user's own things where
+    they say ("email my meeting notes to bob@example.com after each call", "I post my photos
+    to https://flickr.com/me") is no bridge (tests/unit/test_detectors_r5.py)."""
     spans = [(*m.span(), "routing_bridge") for m in _ROUTING_EN.finditer(folded)]
     spans.extend((*m.span(), "routing_bridge") for m in _ROUTING_ZH.finditer(folded))
-    spans.extend((*m.span(), "data_target") for m in _DATA_TARGET.finditer(folded))
     return spans

@@ -1833,6 +1833,12 @@ def _card_spans(folded: str) -> list[Span]:
             continue  # an 18-digit resident ID may pass Luhn too: it is an ID, not a card
         if luhn.is_valid(digits) and (has_context or _card_issuer_like(digits)):
             spans.append((start, end, "luhn"))
+        elif (
+            len(digits) >= 13
+            and _CARD_NAMED_BEFORE.search(folded[max(0, start - 24) : start])
+            and _CARD_DETAILS.search(folded)
+        ):
+            spans.append((start, end, "named_card"))
     spans.extend(structural.iban_spans(folded))
     spans.extend(structural.bank_account_spans(folded))
     spans.extend((*m.span("v"), "card_security_code") for m in _CVV.finditer(folded))
@@ -1840,9 +1846,22 @@ def _card_spans(folded: str) -> list[Span]:
     return spans
 
 
+# Round 11: a card number named as one, with its expiry or security code beside it, is a
+# card whatever its checksum ("my debit card: 4532 1188 0923 6617, exp 09/27"): a mistyped
+# digit does not make it safe to keep.
+_CARD_NAMED_BEFORE = _rx(
+    r"(?:card|卡号|银行卡|信用卡|借记卡|储蓄卡|debit|credit|visa|mastercard|amex)[^0-9\n]{0,16}$",
+    _I,
+)
+_CARD_DETAILS = _rx(
+    r"\b(?:exp(?:iry|ires|iration)?|valid\s+(?:thru|through|until))\b[^0-9\n]{0,6}[0-9]{2}\s*/\s*[0-9]{2,4}"
+    r"|有效期|\bcvv|\bcvc|安全码|背面|digits\s+on\s+the\s+back",
+    _I,
+)
 # a card's security code said as such: it pays with the number it belongs to
 _CVV = _rx(
-    r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cid|card\s+security\s+code|card\s+verification\s+(?:code|value))"
+    r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cid|card\s+security\s+code|card\s+verification\s+(?:code|value)|"
+    r"(?:three|3|four|4)\s+digits\s+on\s+the\s+back(?:\s+of\s+(?:the|my)\s+card)?)"
     r"(?![A-Za-z])|信用卡安全码|卡背面的?(?:三位数|安全码|验证码)|cvv码)"
     r"[^\n0-9]{0,12}?(?P<v>(?<![0-9])[0-9]{3,4}(?![0-9]))",
     _I,
@@ -4303,8 +4322,9 @@ _TODAY_ITEM = _rx(
     r"|(?:我|用户)(?:今天|今早|今晚|早上|中午|晚上)?(?:早饭|午饭|晚饭|早餐|午餐|晚餐|夜宵)吃的"
     r"|(?:我|用户)今天穿的"
     r"|(?:我|用户)现在(?:正)?在(?:地铁|公交|车|路|飞机|高铁|火车|出租车|船)上"
-    r"|\bi\s+have\s+(?:a|an)\s+(?:zoom|call|meeting|appointment|interview|exam|test|pizza|cake)\s+"
-    r"(?:at\s+\d|in\s+(?:the\s+oven|an?\s+hour|\d+))"
+    r"|\bi(?:\s+have|'ve\s+got|\s+got)\s+(?:a|an)\s+(?:[a-z]+\s+)?(?:zoom|call|meeting|appointment|"
+    r"interview|exam|test|pizza|cake)\s+(?:at\s+\d|in\s+(?:the\s+oven|an?\s+hour|\d+)|this\s+(?:morning|"
+    r"afternoon|evening)|later\s+today|tonight)"
     r"|(?:我|用户)的(?:计划|安排|打算)(?:是|就是)(?:先|今天|今晚|待会|一会儿?|等下|等会|马上|赶紧|下午|晚上)"
     r"|\b(?:my|the\s+user'?s|their)\s+(?:dinner|lunch|breakfast|brunch|supper|snack|meal|homework)\s+(?:tonight\s+|today\s+|"
     r"this\s+(?:morning|afternoon|evening)\s+)?(?:is|was|will\s+be)\b"

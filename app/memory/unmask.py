@@ -539,7 +539,7 @@ def _spelled(word: str) -> str:
 # Right after a PIN, a code or a password, a shorter run is a number read out too: "my ATM
 # PIN is seven three one nine", "取款密码是七三一九" (four digits or more).
 _CODE_WORD = (
-    r"(?:(?<![A-Za-z])(?:pin|code|passcode|password|combination|combo)(?![A-Za-z])"
+    r"(?:(?<![A-Za-z])(?:pin|code|passcode|password|combination|combo|keypad|unlock|opener)(?![A-Za-z])"
     r"|密码|口令|验证码|pin码|PIN码)[^.!?。！？\n\d]{0,20}?"
 )
 _EN_CODE_RUN = re.compile(
