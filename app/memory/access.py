@@ -276,21 +276,28 @@ def clearance_claim_spans(folded: str) -> list[Span]:
 # ---------------------------------------------------------------------------------------
 
 # Where data or money would go: an e-mail address, a host or a link, an account number.
+# Every part bounded: a search starts at every trigger, and an unbounded run would scan to
+# the text's end from each one (quadratic on "时发到" repeated).
 _DESTINATION = (
-    r"(?:[\w.+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|(?:https?://)?(?:[a-z0-9-]+\.)+[a-z]{2,}(?:/\S*)?"
-    r"|(?:账户|账号|卡号|account|acct)?\s*[0-9](?:[ -]?[0-9]){5,22})"
+    r"(?:[\w.+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,6}\.[A-Za-z]{2,24}"
+    r"|(?:https?://)?(?:[a-z0-9-]{1,63}\.){1,8}[a-z]{2,24}(?![a-z])(?:/\S{0,200})?"
+    r"|(?:账户|账号|卡号|account|acct)?[ \t]{0,3}[0-9](?:[ -]?[0-9]){5,22})"
 )
+# Read backwards from each destination found: the trigger and the verb in the words just
+# before it (a forward search from every trigger rescanned long runs of them).
+_DESTINATIONS = re.compile(_DESTINATION, _I)
+_BEFORE_WINDOW = 120
 _ROUTING_ZH = re.compile(
     r"(?:的时候|时候|时|之前|之后|每次|每当|以后|以后都|都)[^。！？!?\n]{0,30}?"
     r"(?:(?:抄送|密送|转发)(?:一份|一下|副本|过去)?|(?:发|寄|传|上传|同步|备份)(?:一份|副本)|"
     r"(?:打|转|汇|付)(?:一份|一下|过去)?)"
-    r"(?:到|给|至|进)\s*(?:我的?|他的?|她的?)?[^\s\d。，,！？!?]{0,5}?\s*" + _DESTINATION,
+    r"(?:到|给|至|进)\s*(?:我的?|他的?|她的?)?[^\s\d。，,！？!?]{0,5}?\s*$",
     _I,
 )
 _ROUTING_EN = re.compile(
     r"\b(?:when(?:ever)?|every\s+time|each\s+time|any\s+time|before|after|always|from\s+now\s+on)\b"
     r"[^.!?\n]{0,60}?\b(?:b?cc|copy|forward|send\s+(?:a|an)\s+(?:copy|duplicate)|pay|transfer|wire|"
-    r"route|redirect)\b[^.!?\n]{0,30}?\b(?:to|into|at)\s+" + _DESTINATION,
+    r"route|redirect)\b[^.!?\n]{0,30}?\b(?:to|into|at)\s+$",
     _I,
 )
 
@@ -300,6 +307,13 @@ def routing_bridge_spans(folded: str) -> list[Span]:
     money, to an explicit address, host or account. Sending the user's own things where
     they say ("email my meeting notes to bob@example.com after each call", "I post my photos
     to https://flickr.com/me") is no bridge (tests/unit/test_detectors_r5.py)."""
-    spans = [(*m.span(), "routing_bridge") for m in _ROUTING_EN.finditer(folded)]
-    spans.extend((*m.span(), "routing_bridge") for m in _ROUTING_ZH.finditer(folded))
+    spans: list[Span] = []
+    for dest in _DESTINATIONS.finditer(folded):
+        start = max(0, dest.start() - _BEFORE_WINDOW)
+        before = folded[start : dest.start()]
+        for pattern in (_ROUTING_EN, _ROUTING_ZH):
+            m = pattern.search(before)
+            if m is not None:
+                spans.append((start + m.start(), dest.end(), "routing_bridge"))
+                break
     return spans

@@ -3656,7 +3656,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"(?:transfer|spending|withdrawal|wire)\s+(?:cap|limit)|(?:default|standing)\s+payee|"
         # an account number said as where money goes: "acct 55667788", "paying Acme at
         # 55667788", "20-00-00 55667788"
-        r"(?:acct|account)\s*(?:#|no\.?|number)?\s*[0-9](?:[ -]?[0-9]){5,}|"
+        r"(?:acct|account)[ \t]{0,3}(?:#|no\.?|number)?[ \t]{0,3}[0-9](?:[ -]?[0-9]){5,}|"
         r"pay(?:s|ing|ed)?\s+[a-z]+\s+(?:at|to|into)\s+[0-9]{6,}|[0-9]{2}-[0-9]{2}-[0-9]{2}\s+[0-9]{8}|"
         r"standing\s+(?:order|transfer)|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options|"
         # debt said without the word: "forty grand in the hole", "I owe the bank more than …"

@@ -250,12 +250,20 @@ def test_bank_identifiers_and_records_are_sensitive(text: str, category: str) ->
         "-1",
         "📌",
         "to ",
+        "\t",
+        "时发到",
+        "都转给",
+        "a.",
+        "a@",
+        "时",
+        "when send to ",
+        "login: ab and ",
     ],
 )
 def test_no_rule_of_the_round_backtracks(unit: str) -> None:
     text = (unit * 20_000)[:20_000]
     started = time.monotonic()
-    for lead in ("", "my login is ", "我的", "when you ", "转账", "I'm a "):
+    for lead in ("", "my login is ", "我的", "when you ", "转账", "I'm a ", "以后", "whenever "):
         s = lead + text + "x"
         access.access_code_spans(s)
         access.clearance_claim_spans(s)
