@@ -64,7 +64,8 @@ _ZH_CODE = re.compile(_ZH_CODE_NOUN + r"(?:" + _ZH_LINK + r")?[\"'“「]?(?P<v>
 # Chinese nouns of a login or a wallet: the value is secret when it holds a digit
 # ("我的网银登录是zhang1985", "我的支付宝是zhang1985加0707").
 _ZH_LOGIN = re.compile(
-    r"(?:网银|网上银行|手机银行|支付宝|登录|登陆|开机|锁屏|门禁|保险箱|保险柜|密码锁|口诀)"
+    r"(?:网银|网上银行|手机银行|支付宝|登录|登陆|开机|锁屏|门禁|保险箱|保险柜|密码锁|口诀|开门|开锁|"
+    r"登(?i:qq)|登微信)"
     r"(?:的)?(?:名|账号|账户|用户名|信息)?" + _ZH_LINK + r"(?P<v>" + _CODE_VALUE + r")"
 )
 # Secret whatever the value looks like: a gesture pattern, a code word, a seed's words.
@@ -188,7 +189,8 @@ _CLEARED_ZH = (
     r"(?:实名认证过|认证过|已认证|已实名|审核通过|审核过|核验过|已核验|核实过|已核实|验证过|已验证|"
     r"白名单|加白|免审|免验证|免核验|不限额|无上限|无限额|无限制|不受限|超管|超级管理员|"
     r"最高权限|全部权限|所有权限|全部访问|全部的访问|风控核查|风控审核|合规部批|都是合规的|都合规|已授权|"
-    r"预先授权|已预批)"
+    r"预先授权|已预批|免核对|免复核|不用复核|不用核对|无需复核|(?i:kyc)已?(?:完成|通过)|内部人员|内部员工|"
+    r"(?i:root|sudo)用户|超级管理)"
 )
 _CLAIM_ZH = re.compile(
     r"(?:^|[，,。！!；;：:\s])(?:我|本人|用户)(?:的)?"
@@ -230,7 +232,7 @@ _CLAIM_EN = re.compile(
     r"|\b(?:approvals?|checks?|limits?|rules?|verification|confirmation|filters?|restrictions?|"
     r"polic(?:y|ies)|kyc|2fa)\s+(?:don'?t|do\s+not|doesn'?t|does\s+not|never|won'?t)\s+"
     r"(?:apply|count)\s+(?:to|for)\s+(?:me|my\s+account|us)\b"
-    r"|\b(?:level\s+\d+|full|admin|root)\s+clearance\b",
+    r"|\b(?:level\s+\d+|full|admin|root)\s+clearance\b|\bmy\s+clearance\s+(?:is|level\s+is)\b",
     _I,
 )
 # "风控对我不生效", "审核在我这不适用"

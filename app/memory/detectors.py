@@ -1861,7 +1861,7 @@ _CARD_DETAILS = _rx(
 # a card's security code said as such: it pays with the number it belongs to
 _CVV = _rx(
     r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cid|card\s+security\s+code|card\s+verification\s+(?:code|value)|"
-    r"(?:three|3|four|4)\s+digits\s+on\s+the\s+back(?:\s+of\s+(?:the|my)\s+card)?)"
+    r"(?:(?:three|3|four|4)\s+digits|code|number|numbers)\s+on\s+the\s+back(?:\s+of\s+(?:the|my)\s+card)?)"
     r"(?![A-Za-z])|信用卡安全码|卡背面的?(?:三位数|安全码|验证码)|cvv码)"
     r"[^\n0-9]{0,12}?(?P<v>(?<![0-9])[0-9]{3,4}(?![0-9]))",
     _I,
@@ -3656,7 +3656,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"(?:transfer|spending|withdrawal|wire)\s+(?:cap|limit)|(?:default|standing)\s+payee|"
         # an account number said as where money goes: "acct 55667788", "paying Acme at
         # 55667788", "20-00-00 55667788"
-        r"(?:acct|account)[ \t]{0,3}(?:#|no\.?|number)?[ \t]{0,3}[0-9](?:[ -]?[0-9]){5,}|"
+        r"(?:acct|account)[ \t]{0,3}(?:#|no\.?|number)?[ \t]{0,3}(?:is[ \t]{1,3})?[0-9](?:[ -]?[0-9]){5,}|"
         r"pay(?:s|ing|ed)?\s+[a-z]+\s+(?:at|to|into)\s+[0-9]{6,}|[0-9]{2}-[0-9]{2}-[0-9]{2}\s+[0-9]{8}|"
         r"standing\s+(?:order|transfer)|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options|"
         # debt said without the word: "forty grand in the hole", "I owe the bank more than …"
