@@ -66,7 +66,7 @@ _ZH_CODE = re.compile(_ZH_CODE_NOUN + r"(?:" + _ZH_LINK + r")?[\"'“「]?(?P<v>
 _ZH_LOGIN = re.compile(
     r"(?:网银|网上银行|手机银行|支付宝|登录|登陆|开机|锁屏|门禁|保险箱|保险柜|密码锁|口诀|开门|开锁|"
     r"登(?i:qq)|登微信)"
-    r"(?:的)?(?:名|账号|账户|用户名|信息)?" + _ZH_LINK + r"(?P<v>" + _CODE_VALUE + r")"
+    r"(?:的)?(?:名|账号|账户|用户名|信息|组合)?" + _ZH_LINK + r"(?P<v>" + _CODE_VALUE + r")"
 )
 # Secret whatever the value looks like: a gesture pattern, a code word, a seed's words.
 _ZH_ALWAYS_SECRET = re.compile(
@@ -122,7 +122,7 @@ _EN_PHRASE = re.compile(
 # A login given as a name and a password: "my login is jdoe and Winter2024", "one backup
 # login, jdoe and hunter2", "credentials: ops, Xk7mq2"; the password is a token.
 _EN_LOGIN_PAIR = re.compile(
-    r"\b(?:log-?ins?|logons?|sign-?ins?|credentials?|creds)\b[^.!?\n]{0,20}?(?:\bis\b|\bare\b|[:,])"
+    r"\b(?:log-?ins?|logons?|sign-?ins?|credentials?|creds)\b[^.!?\n]{0,40}?(?:\bis\b|\bare\b|[:,])"
     r"\s*[\w.@-]{2,40}\s*(?:\band\b|&|/|,)\s*(?:it'?s\s+|the\s+password\s+is\s+|password\s+)?"
     r"[\"'“]?(?P<v>" + _TOKEN + r")",
     _I,

@@ -3652,7 +3652,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         # round 11: the user's bank identifiers and limits ("my account number is 55667788",
         # "my routing is 021000021", "my transfer cap is 1 million per day")
         r"(?:my|our)\s+(?:[a-z]+\s+)?account\s+(?:number|no\.?|#)|routing\s+(?:number|no\.?|#)|"
-        r"(?:my|user'?s|their)\s+routing\s+is\s+[0-9]|sort\s+code|iban|"
+        r"(?:my|user'?s|their)\s+routing\s+is\s+[0-9]{6,}|sort\s+code|iban|"
         r"(?:transfer|spending|withdrawal|wire)\s+(?:cap|limit)|(?:default|standing)\s+payee|"
         # an account number said as where money goes: "acct 55667788", "paying Acme at
         # 55667788", "20-00-00 55667788"
@@ -4322,7 +4322,7 @@ _TODAY_ITEM = _rx(
     r"|(?:我|用户)(?:今天|今早|今晚|早上|中午|晚上)?(?:早饭|午饭|晚饭|早餐|午餐|晚餐|夜宵)吃的"
     r"|(?:我|用户)今天穿的"
     r"|(?:我|用户)现在(?:正)?在(?:地铁|公交|车|路|飞机|高铁|火车|出租车|船)上"
-    r"|\bi(?:\s+have|'ve\s+got|\s+got)\s+(?:a|an)\s+(?:[a-z]+\s+)?(?:zoom|call|meeting|appointment|"
+    r"|\b(?:i(?:\s+have|'ve\s+got|\s+got)|(?:the\s+)?user\s+has)\s+(?:a|an)\s+(?:[a-z]+\s+)?(?:zoom|call|meeting|appointment|"
     r"interview|exam|test|pizza|cake)\s+(?:at\s+\d|in\s+(?:the\s+oven|an?\s+hour|\d+)|this\s+(?:morning|"
     r"afternoon|evening)|later\s+today|tonight)"
     r"|(?:我|用户)的(?:计划|安排|打算)(?:是|就是)(?:先|今天|今晚|待会|一会儿?|等下|等会|马上|赶紧|下午|晚上)"
