@@ -3644,21 +3644,26 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
     "finance": _rx(
         r"工资|月薪|年薪|薪水|薪资|收入|存款|贷款|房贷|车贷|负债|欠款|欠债|信用分|征信|净资产|理财|股票账户|"
         r"网贷|信用卡逾期|逾期还款|欠了[^。，,]{0,6}(?:钱|万|块|元)|赌债|"
-        r"银行账户|账户余额|破产|税单|银行账号|收款账[户号]|开户行|转账(?:上限|限额|额度)|"
-        r"(?:转账|打款|汇款|收款|提现|还款|付款)[^。，,；;！？]{0,8}?[0-9](?:[ -]?[0-9]){7,}|"
+        r"银行账户|账户余额|破产|税单|银行账号|收款账[户号]|转账(?:上限|限额|额度)|"
+        r"(?:转账|打款|汇款|收款|提现|还款|付款)(?:到|给|至|进|用的?是?|账[户号]是?|卡号?是?)"
+        r"[^。，,；;！？]{0,6}?[0-9](?:[ -]?[0-9]){7,}|"
         r"\b(?:salary|income|earn(?:s|ing)?\s+\$?\d|net\s+worth|savings\s+account|my\s+savings|"
         r"(?<!tech\s)(?<!technical\s)debts?|loans?(?!\s+officers?)|mortgage|credit\s+score|"
         r"bank\s+(?:account|balance)|bankrupt\w*|"
-        # round 11: the user's bank identifiers and limits ("my account number is 55667788",
-        # "my routing is 021000021", "my transfer cap is 1 million per day")
-        r"(?:my|our)\s+(?:[a-z]+\s+)?account\s+(?:number|no\.?|#)|routing\s+(?:number|no\.?|#)|"
-        r"(?:my|user'?s|their)\s+routing\s+is\s+[0-9]{6,}|sort\s+code|iban|"
-        r"(?:transfer|spending|withdrawal|wire)\s+(?:cap|limit)|(?:default|standing)\s+payee|"
-        # an account number said as where money goes: "acct 55667788", "paying Acme at
-        # 55667788", "20-00-00 55667788"
-        r"(?:acct|account)[ \t]{0,3}(?:#|no\.?|number)?[ \t]{0,3}(?:is[ \t]{1,3})?[0-9](?:[ -]?[0-9]){5,}|"
+        # round 11: the user's bank identifiers and limits ("my bank account number is …", "my
+        # routing is 021000021", "my transfer cap is 1 million per day"); not a library's or a
+        # gas company's account number, a sort routine or a file-transfer limit
+        r"(?:my|our|user'?s|their)\s+(?:bank|checking|savings|current|business|joint)\s+account\s+"
+        r"(?:number|no\.?|#)|routing\s+(?:number|no\.?|#)|(?:my|user'?s|their)\s+routing\s+is\s+[0-9]{6,}|"
+        r"sort\s+code\s+(?:is\s+)?[0-9]{2}|iban|"
+        r"(?:my|user'?s|their)\s+(?:daily\s+)?(?:transfer|spending|withdrawal|wire)\s+(?:cap|limit)\s+"
+        r"(?:is|of)|(?:default|standing)\s+payee|"
+        # an account number said as where money goes: "acct 55667788", "my account number is
+        # 55667788", "paying Acme at 55667788", "20-00-00 55667788"
+        r"acct[ \t]{0,3}(?:#|no\.?|number)?[ \t]{0,3}(?:is[ \t]{1,3})?[0-9](?:[ -]?[0-9]){5,}|"
+        r"(?:my|user'?s|their)\s+account\s+(?:number|no\.?|#)\s+(?:is\s+)?[0-9]{6,}|"
         r"pay(?:s|ing|ed)?\s+[a-z]+\s+(?:at|to|into)\s+[0-9]{6,}|[0-9]{2}-[0-9]{2}-[0-9]{2}\s+[0-9]{8}|"
-        r"standing\s+(?:order|transfer)|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options|"
+        r"standing\s+transfer|tax\s+returns?|paycheck|pay\s+grade|401k|stock\s+options|"
         # debt said without the word: "forty grand in the hole", "I owe the bank more than …"
         r"(?:grand|thousand|\d+k)\s+in\s+the\s+(?:hole|red)|in\s+the\s+hole\s+(?:on|with|for)|"
         r"owe\s+(?:the\s+)?(?:bank|irs|hmrc|lender|loan\s+shark)|underwater\s+on\s+(?:my|the|our)\s+mortgage|"
@@ -3704,7 +3709,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
     "criminal": _rx(
         r"犯罪记录|前科|坐过牢|坐牢|服刑|入狱|判刑|被捕|被拘留|缓刑|签证过期|非法滞留|黑户|打黑工|"
         r"偷渡|逾期居留|被判|判过刑|醉驾|酒驾|吸毒|贩毒|犯罪|罪犯|诈骗罪|盗窃罪|劳教|(?:进过|关在|关进|待过|蹲过?|呆过)[^，。,.]{0,3}(?:看守所|少管所)|"
-        r"进过局子|进局子|在里面蹲|行政拘留|出狱|刑满释放|释放人员|逃犯|在逃|被通缉|通缉犯|劳改|"
+        r"进过局子|进局子|在里面蹲|行政拘留|出狱|刑满释放|释放人员|逃犯|在逃(?!避)|被通缉|通缉犯|劳改|"
         r"\b(?:criminal\s+record|convicted|convict|felony|arrested|prison|jail|incarcerat\w*|"
         r"juvie|(?:i|i'?ve|i\s+was|i\s+spent)\b[^.!?\n]{0,30}juvenile\s+(?:detention|hall)|my\s+juvenile\s+record|"
         r"(?:i'?m|i\s+am|i\s+was|i'?ve\s+been)\s+(?:still\s+)?on\s+probation|my\s+probation\s+(?:officer|ends|runs)|"
@@ -3712,9 +3717,9 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"(?:i|i'?ve)\s+(?:spent|did|served|was\s+(?:in|locked\s+up|sent|held|put)|been\s+(?:in|locked\s+up))\b"
         r"[^.!?\n]{0,30}(?:correctional\s+(?:facility|center|centre)|youth\s+detention|"
         r"detention\s+cent(?:er|re)|penitentiary)|(?:did|doing|done|served)\s+time\s+(?:in|upstate|for|at|inside)|"
-        r"parole|sentenced|convictions?|fugitive|ex-?cons?|felons?|on\s+the\s+run\s+from|overstayers?|on\s+probation|"
-        r"(?:doesn'?t|does\s+not|don'?t|do\s+not|didn'?t)\s+have\s+(?:a\s+|any\s+)?(?:work\s+permit|"
-        r"papers|legal\s+status|valid\s+visa)|(?:no|without)\s+(?:work\s+permit|papers|legal\s+status)|"
+        r"parole|sentenced|convictions?|(?-i:fugitives?)(?!\s+(?:emissions?|dust|gas))|felons?|on\s+the\s+run\s+from|overstayers?|"
+        r"(?:he|she|they)\s+(?:doesn'?t|does\s+not|don'?t|do\s+not|didn'?t)\s+have\s+(?:a\s+|any\s+)?"
+        r"(?:work\s+permit|papers|legal\s+status|valid\s+visa)|"
         r"(?:out|released)\s+(?:of|from)\s+(?:prison|jail)|warrant\s+out\s+for|dui|dwi|drunk\s+driving|undocumented|overstay(?:ed|ing)?\s+(?:his|her|their|my|a)\s+visa|"
         r"illegal(?:ly)?\s+(?:immigrant|alien|residen\w*|staying|working)|"
         # round 9: time inside said in slang or by the prison's name; violence at home
@@ -4317,20 +4322,20 @@ def _transient_r7(folded: str) -> list[Finding]:
 # said ("我的早餐一般是燕麦"); a plan is the day's only when it says so ("我的计划是明年考研"
 # is a goal).
 _TODAY_ITEM = _rx(
-    r"(?:我|用户)(?:的|今天的?|今晚的?|中午的?|早上的?)(?:晚饭|午饭|早饭|早餐|午餐|晚餐|夜宵|宵夜|下午茶|作业|状态|心情)"
-    r"(?:是|吃的是|就是|只有)"
-    r"|(?:我|用户)(?:今天|今早|今晚|早上|中午|晚上)?(?:早饭|午饭|晚饭|早餐|午餐|晚餐|夜宵)吃的"
+    r"(?:我|用户)(?:的)?(?:今天|今晚|今早|今儿|这顿|刚才|刚刚|现在)(?:的)?(?:晚饭|午饭|早饭|早餐|午餐|晚餐|"
+    r"夜宵|宵夜|下午茶)(?:是|吃的是?|就是|只有)"
+    r"|(?:我|用户)的(?:计划|安排|打算)(?:是|就是)(?:今天|今晚|待会|一会儿?|等下|等会|马上|赶紧)"
     r"|(?:我|用户)今天穿的"
     r"|(?:我|用户)现在(?:正)?在(?:地铁|公交|车|路|飞机|高铁|火车|出租车|船)上"
-    r"|\b(?:i(?:\s+have|'ve\s+got|\s+got)|(?:the\s+)?user\s+has)\s+(?:a|an)\s+(?:[a-z]+\s+)?(?:zoom|call|meeting|appointment|"
-    r"interview|exam|test|pizza|cake)\s+(?:at\s+\d|in\s+(?:the\s+oven|an?\s+hour|\d+)|this\s+(?:morning|"
-    r"afternoon|evening)|later\s+today|tonight)"
-    r"|(?:我|用户)的(?:计划|安排|打算)(?:是|就是)(?:先|今天|今晚|待会|一会儿?|等下|等会|马上|赶紧|下午|晚上)"
-    r"|\b(?:my|the\s+user'?s|their)\s+(?:dinner|lunch|breakfast|brunch|supper|snack|meal|homework)\s+(?:tonight\s+|today\s+|"
-    r"this\s+(?:morning|afternoon|evening)\s+)?(?:is|was|will\s+be)\b"
-    r"|\b(?:my|the\s+user'?s|their)\s+(?:plan|plans|schedule|agenda)\s+(?:for\s+)?(?:today|tonight|this\s+(?:morning|"
-    r"afternoon|evening|weekend))\b"
-    r"|\b(?:my|the\s+user'?s|their)\s+plan\s+is\s+to\s+(?:nap|sleep|rest|crash|chill|relax|lie\s+down)\b",
+    r"|\b(?:i(?:\s+have|'ve\s+got|\s+got)|(?:the\s+)?user\s+has)\s+(?:a|an)\s+(?:[a-z]+\s+)?(?:zoom|"
+    r"call|meeting|appointment|interview|exam|test|pizza|cake)\s+(?:at\s+\d|in\s+(?:the\s+oven|"
+    r"an?\s+hour|\d+)|this\s+(?:morning|afternoon|evening)|later\s+today|tonight)"
+    r"|\b(?:my|the\s+user'?s|their)\s+(?:dinner|lunch|breakfast|brunch|supper|snack|meal|homework)\s+"
+    r"(?:tonight|today|this\s+(?:morning|afternoon|evening)|right\s+now)\s+(?:is|was|will\s+be)\b"
+    r"|\b(?:my|the\s+user'?s|their)\s+(?:plan|plans|schedule|agenda)\s+(?:for\s+)?(?:today|tonight|"
+    r"this\s+(?:morning|afternoon|evening))\b"
+    r"|\b(?:my|the\s+user'?s|their)\s+plan\s+is\s+to\s+(?:nap|sleep|rest|crash|chill|relax|"
+    r"lie\s+down)\b",
     _I,
 )
 

@@ -83,6 +83,7 @@ def strip_chat_tail(s: str) -> str:
         break
     return s[:end] if end else s
 
+
 # Predicates that hold many values (config/policy.yaml); the others keep one per turn.
 _MANY = frozenset(
     {"allergy", "dietary_restriction", "communication_constraint", "tech_stack", "language_spoken"}
