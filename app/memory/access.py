@@ -148,7 +148,8 @@ _SECURITY_ANSWER = re.compile(
     r"(?P<w>[^\s，。！？,.!?；;\"'”]{1,20})",
     _I,
 )
-# A password or a code with its value right after the word ("微信支付密码三八二九一六", "密码qwer1234xy").
+# A password or a code with its value right after the word ("微信支付密码三八二九一六",
+# "密码qwer1234xy").
 _ZH_BARE = re.compile(
     r"(?:密码|口令)(?P<v>[0-9]{4,16}(?![0-9])|["
     + _ZH_DIGIT

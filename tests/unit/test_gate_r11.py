@@ -1,4 +1,3 @@
-# ruff: noqa: E501 (probe texts are kept whole, as written)
 """Round 11 of the gate (issue 22): what the conversation path stored from plain "my X is
 Y" statements. The round-10 review (tests/data/gate_rounds/r11-review10.txt, 730 harmful and
 71 benign turns aimed at the rule extractor's open shapes) found main storing 93 harmful
