@@ -3669,7 +3669,9 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"owe\s+(?:the\s+)?(?:bank|irs|hmrc|lender|loan\s+shark)|underwater\s+on\s+(?:my|the|our)\s+mortgage|"
         r"behind\s+on\s+(?:my\s+|the\s+)(?:rent|mortgage|payments|bills)|behind\s+on\s+(?:rent|mortgage))\b"
         r"|\b(?:(?:debt\s+)?collectors\s+keep\s+calling|flat\s+broke|can'?t\s+make\s+(?:the\s+)?rent|"
-        r"(?:[$€£]\s?\d[\d,.]*k?|\d{1,3}(?:,\d{3})+|\d[\d,.]*k?\s+(?:grand|thousand|dollars|euros|pounds|bucks))"
+        # amounts bounded: "1." repeated made every digit a start that ran to the end
+        r"(?:[$€£]\s?\d[\d,.]{0,24}k?|\d{1,3}(?:,\d{3}){1,6}|\d[\d,.]{0,24}k?\s+(?:grand|thousand|dollars|"
+        r"euros|pounds|bucks))"
         r"\s+in\s+the\s+red)\b"
         r"|\bfiled\s+(?:for\s+)?chapter\s+(?:7|11|13)\b"
         r"|被催收|催收电话|(?:贷|钱|款|信用卡|账|债)[^，。,.]{0,8}还不上",

@@ -119,9 +119,13 @@ def third_person_en(text: str) -> str:
     t = re.sub(r"(?i)\bi'll\b", "the user will", t)
     t = re.sub(r"(?i)\bi (?:don't|do not)\b", "the user doesn't", t)
 
+    # where the user is first named ("the user", "I"): each "my" after it is "their"
+    first = re.search(r"(?i)\bthe user\b|\bi\b", t)
+    named_at = first.start() if first is not None else len(t) + 1
+
     def possessive(m: re.Match[str]) -> str:
         # "I keep my key…" → "…keeps their key"; a sentence that opens on "my" names the user
-        named = re.search(r"(?i)\bthe user\b|\bi\b", t[: m.start()]) is not None
+        named = named_at < m.start()
         if m.group(0).lower() == "me":
             return "them" if named else "the user"
         return "their" if named else "the user's"
