@@ -860,6 +860,11 @@ ADVERSARIAL_UNITS = [
     "我 use Go ",
     " so",
     " so and please",
+    "坚持",
+    "remember that my ",
+    "1.",
+    "★",
+    ", lol",
 ]
 
 
