@@ -399,8 +399,6 @@ class _Semantic:
         LoCoMo's turns, at 0.95 under 1 %. Evidence is provenance, never put in a
         prompt; the statement keeps the tenant's threshold, and the rules read it all."""
         base = self.settings.threshold(head)
-        if head == "transient" and _inferred(self.candidate):
-            return min(base, self.settings.transient_inferred)
         if head not in _EPISODE_FLOORED:
             return base
         # an episode the extractor made from a turn reads "The user …" and gets no floor:
@@ -436,11 +434,6 @@ class Screening:
     result: GateResult | None
     wanted: tuple[str, ...] = ()
     detail: dict[str, Any] = field(default_factory=dict)
-
-
-def _inferred(candidate: Candidate) -> bool:
-    """A fact the extractor read in what the user said in passing (not "remember …")."""
-    return candidate.origin is Origin.EXTRACTED and candidate.source_kind is SourceKind.USER_MESSAGE
 
 
 def _held_for_judge(candidate: Candidate, policy: Policy, sem: _Semantic, hit: Hit) -> GateResult:

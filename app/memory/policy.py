@@ -86,9 +86,6 @@ class SemanticGatePolicy(_Section):
     injection: float = Field(0.7, ge=0, le=1)
     authority: float = Field(0.8, ge=0, le=1)
     transient: float = Field(0.85, ge=0, le=1)
-    # what the extractor read in a conversation turn the user did not ask to be kept
-    # ("I'm heading to the gym" said in passing): the transient class is stricter there
-    transient_inferred: float = Field(0.5, ge=0, le=1)
     personal: float = Field(0.85, ge=0, le=1)
 
     def threshold(self, head: str) -> float:

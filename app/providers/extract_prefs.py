@@ -592,7 +592,6 @@ _HABIT_EN = re.compile(
 _PRESENT_VERBS_EN = (
     r"use|drink|wear|read|watch|listen to|play|drive|ride|commute|cycle|bike|run|swim|"
     r"hike|work|study|practice|practise|collect|follow|cook|bake|take|fly|sleep|wake up|"
-    r"shoot|edit|host|track|budget|design|develop|teach|coach|brew|grow|speak|"
     r"go to bed|go to|shop at|order|book|stay at|travel|volunteer|meditate|journal|"
     r"work out|train|code|write|draw|paint|sing|knit|garden|climb|surf|ski|own|rent|keep"
 )
@@ -763,11 +762,6 @@ _RATHER_EN = re.compile(
     r"(?i)^(?P<who>i|we)(?:'d|\s+would)\s+(?:much\s+|really\s+|honestly\s+)?(?:rather|prefer)\s+"
     r"(?!not\b)(?P<o>[a-z0-9].{1,80})$"
 )
-# "I'd like citations as footnotes rather than inline links": a choice between two forms
-_LIKE_OVER_EN = re.compile(
-    r"(?i)^(?P<who>i|we)(?:'d|\s+would)\s+(?:like|want)\s+(?P<o>[a-z0-9][^,]{1,60}?)\s+"
-    r"(?:rather\s+than|instead\s+of|over|more\s+than)\s+[a-z0-9].{1,40}$"
-)
 # "I'm not a fan of bullet points", "I'm not big on small talk", "I'm not into podcasts"
 _NOT_FAN_EN = re.compile(
     r"(?i)^i(?:'m|\s+am)\s+not\s+(?:really\s+|much\s+of\s+)?(?:(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|"
@@ -786,7 +780,7 @@ def _free(value: str, statement: str, confidence: float = CONF_PREF) -> Pref:
 
 def _pref_en_main(s: str) -> Pref | None:
     """A first-person preference or habit sentence (no leading condition)."""
-    for pattern in (_RATHER_EN, _LIKE_OVER_EN, _NOT_FAN_EN, _SUITS_ME_EN):
+    for pattern in (_RATHER_EN, _NOT_FAN_EN, _SUITS_ME_EN):
         m = pattern.match(s)
         if m:
             obj = m.group("o")
@@ -879,14 +873,6 @@ def _free_en(s: str) -> list[Pref]:
     m = _MEASURED_EN.match(s)
     if m and not _CREDENTIAL.search(s) and _about_user(m.group("v"), zh=False):
         return [_free(s, _pref_statement_en(s), CONF_FREE)]
-    hits = _self_en(s)
-    if hits:
-        return hits
-    # "I'm left-handed, which is why I asked", "My rent is 1,450 a month and I'd like …":
-    # the first clause alone, when the rest is a reason or a wish the patterns do not read
-    first = _SELF_CLAUSES_EN.split(s, maxsplit=1)[0]
-    if first != s and len(first) >= 5 and not _PLAN_EN.search(s):
-        return _free_en(first)
     return []
 
 
@@ -895,8 +881,7 @@ _PREF_ADV_ZH = (
     r"蛮|相当|其实|本来就)*"
 )
 _PREF_VERBS_ZH = (
-    r"更喜欢|更爱|更偏好|最喜欢|最爱|喜欢|喜爱|热爱|钟爱|偏爱|偏好|习惯于?|倾向于?|讨厌|"
-    r"不(?:太|怎么|大)?喜欢|不爱|"
+    r"更喜欢|更爱|更偏好|最喜欢|最爱|喜欢|喜爱|热爱|钟爱|偏爱|偏好|习惯于?|倾向于?|讨厌|不喜欢|不爱|"
     r"受不了|离不开|爱"
 )
 _PREF_ZH = re.compile(
@@ -1098,9 +1083,8 @@ _WHEN_GIVING_ZH = re.compile(
 )
 # "我在家说粤语", "我平时讲普通话"
 _SPEAKS_ZH = re.compile(
-    r"^我(?:在家|在家里|平时|一般|和家人|跟家人|和父母|跟父母)(?:都|一般|主要)?(?:说|讲)"
-    r"(?P<l>(?:粤语|普通话|中文|汉语|英语|英文|日语|韩语|法语|德语|西班牙语|上海话|四川话|"
-    r"闽南语|客家话|东北话|天津话|潮汕话|温州话)(?:(?:和|、|跟)[\u4e00-\u9fff]{2,3}(?:语|话|文)){0,2})$"
+    r"^我(?:在家|在家里|平时|一般|和家人|跟家人|和父母|跟父母)(?:都|一般|主要)?(?:说|讲)(?P<l>粤语|普通话|中文|汉语|英语|英文|日语|韩语|法语|德语|西班牙语|上海话|四川话|"
+    r"闽南语|客家话|东北话|天津话|潮汕话|温州话)$"
 )
 
 
@@ -1171,237 +1155,6 @@ def _free_zh(s: str) -> list[Pref]:
         return [_free(s, third_person_zh(s), CONF_FREE)]
     if _HAUNT_ZH.match(s) and not _CREDENTIAL.search(s) and not _ADDRESSES_YOU_ZH.search(s):
         return [_free(s, third_person_zh(s), CONF_FREE)]
-    return _self_zh(s)
-
-
-# ---------------------------------------------------------------------------------------
-# SELF: plain statements of who the user is and what the user has, in the shapes a
-# profile takes ("I'm a freelance designer", "We have a golden retriever named Biscuit",
-# "My rent is 1,450 a month", "I'm 182 cm", "我是北京人", "我穿42码的鞋", "我在杭州一家电商
-# 公司做前端"). Read last, when no pattern above understood the sentence. What is said in
-# passing may still be the moment's ("I'm a mess", "我在吃饭"): the shapes leave out
-# moods, plans and doings, and the gate's transient class reads every such candidate at
-# the stricter `gate.semantic.transient_inferred` threshold (docs/extraction.md).
-# ---------------------------------------------------------------------------------------
-
-# "I'm a …" that is a state, not who the user is: "a bit tired", "a mess", "in a rush"
-_NOT_IDENTITY_EN = re.compile(
-    r"(?i)^(?:bit|little|lot|tad|mess|wreck|hurry|rush|mood|loss|fool|idiot|bad\s+mood|"
-    r"good\s+mood|meeting|call|queue|line|car|cab|taxi|train|bus|plane|flight|break|"
-    r"moment|minute|second|sec|while|way|position|situation|place|spot|state|pickle|jam|"
-    r"fan|big\s+fan|huge\s+fan|bot|robot|human|person\s+who)\b"
-)
-# what a person "has" that is no lasting fact: an errand, a feeling, an ailment of the day
-_NOT_HAD_EN = re.compile(
-    r"(?i)\b(?:appointment|meeting|call|test|exam|interview|class|lesson|deadline|"
-    r"presentation|question|questions|problem|issue|idea|feeling|sense|plan|chance|doubt|"
-    r"minute|second|moment|sec|hour|day|week|date|cold|flu|fever|headache|cough|hangover|"
-    r"flight|train|bus|reservation|booking|delivery|package|parcel|favou?r|request|"
-    r"bug|error|crash|quick|suggestion|thought|dream|nightmare|point|look|go|try|break|"
-    r"feeling|migraine|rash|deal|offer|surprise|party|event|errand|thing|things)s?\b"
-)
-_COUNT_EN = r"(?:a|an|one|two|three|four|five|six|\d{1,2}|twin|identical)"
-_SELF_EN = (
-    # identity: "I'm a freelance graphic designer", "I'm an only child"
-    re.compile(
-        r"(?i)^i(?:'m|\s+am)\s+(?:(?:also|actually|basically|originally|currently|now|"
-        r"still)\s+)?(?:a|an)\s+(?P<id>[a-z][a-z\-']*(?:\s+[a-z][a-z\-']*){0,4})"
-        r"(?:\s*,\s*[a-z][^,]{2,60})?$"
-    ),
-    # where from: "I'm from Porto", "I grew up in Leeds", "I was born in 1990 in Osaka"
-    re.compile(
-        r"(?i)^i(?:'m|\s+am)\s+(?:originally\s+)?from\s+[a-z][^,]{1,40}$"
-        r"|^i\s+(?:grew\s+up|was\s+(?:born|raised))\s+(?:in|on|near)\s+[a-z0-9][^,]{1,40}$"
-        r"|^i(?:'m|\s+am)\s+based\s+(?:in|out\s+of)\s+[a-z][^,]{1,40}$"
-    ),
-    # household and things: "We have a golden retriever named Biscuit", "I have two kids,
-    # 6 and 9", "I've got an old Volvo"
-    re.compile(
-        r"(?i)^(?:i|we)\s+(?:have|'ve\s+got|have\s+got|own)\s+" + _COUNT_EN + r"\s+"
-        r"(?P<had>[a-z][\w\-']*(?:\s+[\w\-']+){0,5})(?:\s*,\s*[\w ,\-&']{2,40})?$"
-    ),
-    # measures: "I'm 182 cm and about 80 kg", "I wear a size 10 shoe", "I'm 5'10"
-    re.compile(
-        r"(?i)^i(?:'m|\s+am)\s+(?:about\s+|around\s+)?\d[\d.,']*\s*(?:cm|m|kg|kgs|lbs?|pounds|"
-        r"ft|feet|foot|inches|\"|'')?(?:\s*\d{1,2}\"?)?(?:\s+tall)?"
-        r"(?:\s+and\s+(?:about\s+|around\s+)?\d[\d.,]*\s*(?:cm|kg|kgs|lbs?|pounds))?$"
-        r"|^i\s+wear\s+(?:a\s+)?(?:size\s+)?[a-z0-9.]{1,5}(?:\s+in\s+[a-z ]{3,20}|\s+[a-z]{3,10})?$"
-    ),
-    # education and career: "I did my PhD in computational linguistics at Edinburgh",
-    # "I studied law in Lyon", "I graduated from Tsinghua in 2015"
-    re.compile(
-        r"(?i)^i\s+(?:did|got|earned|finished|completed)\s+my\s+(?:phd|ph\.d\.?|doctorate|"
-        r"master'?s|masters|mba|degree|bachelor'?s|undergrad|undergraduate|residency|"
-        r"apprenticeship|training)\b.{2,60}$"
-        r"|^i\s+(?:studied|majored\s+in|graduated\s+(?:from|in))\s+[a-z].{1,60}$"
-    ),
-    # how long: "I've been running for about 5 years", "I've been vegetarian since 2019"
-    re.compile(
-        r"(?i)^(?:i|we)(?:'ve|\s+have)\s+been\s+[a-z].{1,50}?\s+(?:for\s+(?:about\s+|over\s+|"
-        r"almost\s+|nearly\s+|around\s+)?(?:\d+|a|an|two|three|four|five|six|seven|eight|nine|ten|"
-        r"eleven|twelve|fifteen|twenty|thirty|many|several|a\s+few|a\s+couple\s+of)"
-        r"\s+(?:years?|months?|decades?)|since\s+(?:\d{4}|college|school|university|"
-        r"high\s+school|childhood|i\s+was\s+\w+))$"
-    ),
-)
-# a sentence with a second clause about the user: each side is read ("My rent is 1,450 a
-# month and I'd like to keep housing under 35%"; the first side is kept when the second
-# is not itself a statement about the user)
-_SELF_CLAUSES_EN = re.compile(
-    r"(?i)(?<!\s)(?:\s*,\s*(?:and\s+|so\s+|but\s+|which\s+)?|\s+(?:and|so|but)\s+)"
-)
-
-
-# Round 12: what a plain self-statement may not carry: a claim of ownership, access or
-# clearance ("I've been the account holder since 2015", "We have a shared login"), or a
-# passing state said with "have been" ("I've been sick for a month").
-_SELF_NOT_EN = re.compile(
-    r"(?i)\b(?:owner|holder|signatory|admin\w*|cleared|verified|authori[sz]ed|approved|"
-    r"whitelisted|clearance|access|logins?|passwords?|pass|codes?|pins?|keys?|accounts?|payee|"
-    r"override|rules?|polic(?:y|ies)|process|limit|sick|ill|exhausted|stressed|tired|burn(?:ed|t)\s+out|"
-    r"hiding|sharing|paying|wreck|mess|laundry|plate|throat|slot|leak|ton|stress|employee|"
-    r"insider|auditor|moderator|operator|reviewer|officer|detective|agent)\b"
-)
-
-
-def _self_en_one(s: str) -> bool:
-    if len(s) > 160 or _ADDRESSES_YOU_EN.search(s) or _PLAN_EN.search(s):
-        return False
-    if _SELF_NOT_EN.search(s):
-        return False
-    for pattern in _SELF_EN:
-        m = pattern.match(s)
-        if not m:
-            continue
-        said = m.groupdict()
-        who = (said.get("id") or "").strip()
-        if who and (_NOT_IDENTITY_EN.match(who) or re.search(r"(?i)ing$", who.split()[0])):
-            return False  # "I'm a bit tired"; "I'm a trying person" reads as a doing
-        if said.get("had") and _NOT_HAD_EN.search(said["had"]):
-            return False
-        return True
-    return False
-
-
-def _self_en(s: str) -> list[Pref]:
-    """A plain statement of who the user is or what the user has (see _SELF_EN)."""
-    if _CREDENTIAL.search(s) or _SKIP_CHECKS.search(s) or _AUTHORITY.search(s):
-        return []
-    if _self_en_one(s):
-        return [_free(s, third_person_en(s), CONF_FREE)]
-    first = _SELF_CLAUSES_EN.split(s, maxsplit=1)[0]
-    if first != s and len(first) >= 8 and _self_en_one(first):
-        return [_free(first, third_person_en(first), CONF_FREE)]
-    return []
-
-
-# "我是…" that is no identity: "我是说", "我是真的累", "我是不是…"
-_NOT_IDENTITY_ZH = re.compile(
-    r"^(?:说|想|觉得|在|来|去|问|真的|认真的|开玩笑|不是|不|没|要|会|因为|为了|怕|故意|刚|被|"
-    r"谁|你|您|管理员|系统|机器人|助手|AI|ai|模型|用户本人|本人|号主|户主|账号)"
-)
-# what "我有" names that is not lasting: "我有点累", "我有事", "我有个问题"
-_NOT_HAD_ZH = re.compile(
-    r"^(?:点|些|事|空|时间|问题|个问题|一个问题|几个问题|个事|件事|个会|个想法|个主意|"
-    r"一个想法|个疑问|疑问|想法|感觉|预感|个约|约|个面试|面试|考试|个考试|会|课|节课|一节课|"
-    r"急事|任务|作业|快递|包裹|电话|个电话)"
-)
-_SELF_ZH = (
-    # identity and origin: "我是北京人", "我是一名护士", "我是做外贸的"
-    re.compile(
-        r"^我(?:本身|其实|现在|目前)?是(?:一名|一个|一位|个|名)?(?P<id>[\u4e00-\u9fffA-Za-z]{2,12})$"
-    ),
-    # "我做外贸的", "我是搞设计的", "我今年28"
-    re.compile(
-        r"^我(?:是)?(?:做|搞|干|学)[\u4e00-\u9fffA-Za-z]{1,8}的$|^我今年[\d两一二三四五六七八九十]{1,3}岁?$"
-    ),
-    # where the user works or studies, and as what: "我在杭州一家电商公司做前端"
-    re.compile(
-        r"^我(?:现在|目前|平时)?在(?P<x>[\u4e00-\u9fffA-Za-z\d]{2,16}?)(?:做|当|上班|工作|任职|"
-        r"读书|上学|读研|读博|念书|教书|教|实习)(?P<y>[\u4e00-\u9fffA-Za-z ]{0,12})$"
-    ),
-    # education: "我本科是在武汉大学读的计算机", "我研究生读的是会计"
-    re.compile(
-        r"^我(?:的)?(?:本科|研究生|硕士|博士|大学|高中|大专|专科)(?:是|也是)?(?:在[\u4e00-\u9fffA-Za-z]{2,12})?"
-        r"(?:读的|学的|念的|毕业的|读|学)(?:是)?[\u4e00-\u9fffA-Za-z]{0,12}$"
-    ),
-    # measures: "我穿42码的鞋", "我身高170，体重65公斤", "我鞋码43"
-    re.compile(
-        r"^我(?:的)?(?:身高|体重|鞋码|腰围|血型|衣服|裤子)?(?:穿|是|有|大概|大约|一般|差不多)*"
-        r"[\d零一二三四五六七八九十百]{2,4}(?:\.\d)?(?:码|号|厘米|公分|cm|公斤|斤|kg|米)?"
-        r"(?:的(?:鞋|衣服|裤子))?$"
-    ),
-    # household and things: "我家有两只猫", "我有一个弟弟和一个妹妹", "我有辆电动车"
-    re.compile(
-        r"^我(?:们)?(?:家)?(?:有|养了?)(?P<had>(?:一|两|三|四|五|几|\d+)?(?:个|只|条|辆|台|套|位|部|匹)"
-        r"[\u4e00-\u9fffA-Za-z\d ]{1,16})$"
-    ),
-    # the user's thing and what it is: "我手机是华为 Mate 60", "我家房子是89平的两室一厅",
-    # "我的车是一辆白色的 Model 3"
-    re.compile(
-        r"^我(?:的|家的?|们家的?)?(?P<k>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:用的)?(?:是|用的是)"
-        r"\s?(?P<v>[\u4e00-\u9fffA-Za-z\d][\u4e00-\u9fffA-Za-z\d .\-·]{1,24})$"
-    ),
-    # a monthly or yearly amount: "我每个月房贷8200", "我每月通勤费三百左右"
-    re.compile(
-        r"^我(?:家)?(?:每个?月|每年|一个月|一年)(?:的)?[\u4e00-\u9fff]{1,6}?(?:是|要|大概|大约|差不多)*"
-        r"[\d零一二三四五六七八九十百千万两.,]{1,8}(?:块钱?|元|万|千|刀)?(?:左右|上下)?$"
-    ),
-    # what the user does things with: "我写代码一般用 VS Code", "我记账用的是随手记"
-    re.compile(
-        r"^我(?P<k>[\u4e00-\u9fff]{1,6}?)(?:一般|平时|通常|都|主要|一直)*(?:用的是|用)"
-        r"\s*(?P<v>[A-Za-z\u4e00-\u9fff][\w .\-+#\u4e00-\u9fff]{1,24})$"
-    ),
-)
-# "我…" things that are the moment's or a person's mood
-_PASSING_ZH = re.compile(
-    r"今天|今晚|明天|昨天|刚才|现在在|正在|马上|一会|待会|等会|心情|好累|好困|好饿|累了|困了|饿了|"
-    r"难受|烦|开心|高兴|郁闷|无聊|生气|不舒服|头疼|头痛|感冒|发烧|路上|吃饭|睡觉|洗澡|开会"
-)
-_SELF_CLAUSES_ZH = re.compile(r"[,，;；]")
-
-
-# the same for a Chinese self-statement: ownership, access, clearance, codes
-_SELF_NOT_ZH = re.compile(
-    r"所有者|持有人|负责人本人|老板本人|管理员|超管|超级管理|认证|核验|核实|审核|白名单|权限|密码|账号|"
-    r"账户|登录|登陆|登QQ|口令|口诀|(?<![\d鞋尺号])码(?!的鞋|的衣服|的裤子)|暗语|助记词|规定|规矩|原则|约定|习惯是|病|累|烦|崩溃|内部|员工|"
-    r"(?i:root|sudo|kyc|vip)|复核|核对|警|公安|国安|学号|学籍|尾号|有效期|"
-    # an errand or a feeling of the moment: "我有个报告要交", "我是醉了"
-    r"有(?:个|一个|几个|[两三四五六七八九]个)[^，。]{1,8}?(?:要|没|待|得)|了$|"
-    r"用的?是?\s*[A-Za-z]*[0-9]{3,}|在(?:地铁|公交|车|路|飞机|高铁|火车|出租车)上"
-)
-
-
-def _self_zh_one(s: str) -> bool:
-    if _SELF_NOT_ZH.search(s):
-        return False
-    told = re.sub(r"^我今年(?=[\d两一二三四五六七八九十]{1,3}岁?$)", "我", s)  # an age: "我今年31"
-    if len(s) > 60 or _ADDRESSES_YOU_ZH.search(s) or _PLAN_ZH.search(told) or _PASSING_ZH.search(s):
-        return False
-    for pattern in _SELF_ZH:
-        m = pattern.match(s)
-        if not m:
-            continue
-        said = m.groupdict()
-        if said.get("id") and _NOT_IDENTITY_ZH.match(said["id"]):
-            return False
-        if said.get("had") and _NOT_HAD_ZH.match(said["had"]):
-            return False
-        if said.get("k") and re.match(r"^(?:说|想|觉得|问|不|没|要|在|刚)", said["k"]):
-            return False
-        return True
-    return False
-
-
-def _self_zh(s: str) -> list[Pref]:
-    """A plain statement of who the user is or what the user has (see _SELF_ZH)."""
-    if _CREDENTIAL.search(s) or _SKIP_CHECKS.search(s) or _AUTHORITY.search(s):
-        return []
-    if _self_zh_one(s):
-        return [_free(s, third_person_zh(s), CONF_FREE)]
-    first = _TRAILING.sub("", _SELF_CLAUSES_ZH.split(s, maxsplit=1)[0])
-    if first != s and _self_zh_one(first):
-        return [_free(first, third_person_zh(first), CONF_FREE)]
     return []
 
 
@@ -1458,9 +1211,6 @@ _STANDING_MARK = re.compile(
     r"access to|allowed to|authori[sz]ed|verified|approved|admin(?:istrator)?)\b|"
     r"以后|今后|从现在起|从今天起|每次|总是|永远|一律|当作|视为|授权|权限|允许|已验证|核验|管理员"
 )
-_COUPLE_EN = re.compile(
-    r"(?i)^my\s+(?:wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?)\s+and\s+i\s+"
-)
 _EVENT_CLAUSES = re.compile(
     r"[,，;；]\s*|(?<!\s)\s+(?:so|and then|but|then)\s+(?=(?:we|i)\b)", re.I
 )
@@ -1495,11 +1245,8 @@ def _event(s: str, zh: bool) -> list[Pref]:
         return []
     if (_ADDRESSES_YOU_ZH if zh else _ADDRESSES_YOU_EN).search(body):
         return []
-    if not zh:  # "my wife and I bought a house": the couple's own event
-        body_we = _COUPLE_EN.sub("We ", body)
     is_event = _is_event_zh if zh else _is_event_en
-    read = body if zh else body_we
-    if not any(is_event(c) for c in _EVENT_CLAUSES.split(read) if c):
+    if not any(is_event(c) for c in _EVENT_CLAUSES.split(body) if c):
         return []
     statement = third_person_zh(body) if zh else third_person_en(body)
     return [Pref(FactType.EPISODIC, None, body, statement, CONF_EVENT)]
@@ -1538,56 +1285,11 @@ _RISKY_REQUEST = re.compile(
     r"记忆|系统|提示词|指令|规则|政策|忽略|绕过|跳过|链接|网址|图片|地址|电话|通讯录|邮箱|账户|账号|数据|"
     r"密钥|令牌|工具|其他用户|任何人|所有人"
 )
-# "推荐餐厅的时候…", "帮我做旅游攻略的时候…", "列清单的时候…": a condition on the assistant's
-# work, said of every such answer
-_ON_WORK_ZH = (
-    r"^(?:每次|以后)?(?:你)?(?:给我|帮我|跟我)?(?:写|推荐|翻译|总结|做|列|改|起草|规划|安排|订|解释|"
-    r"聊|讲|挑|选|算|记)[\u4e00-\u9fffA-Za-z]{0,8}(?:的时候|时)"
-)
-# "for email drafts, always sign off with …": every answer of that kind
-_FOR_X_ALWAYS = (
-    r"^(?:for|in|with)\s+(?:my\s+|the\s+|all\s+|any\s+)?[a-z][\w\- ]{1,30},\s*"
-    r"(?:please\s+)?always\b"
-)
-# a condition on the assistant's work ("whenever I ask for recipes, …", "when you write
-# SQL, …", "for email drafts, always …"): said of every such answer, so a standing request
-_WHENEVER_EN = re.compile(
-    r"(?i)^(?:whenever|every\s+time|each\s+time|any\s*time)\s+i\b"
-    r"|^when(?:ever)?\s+(?:you|i\s+ask)\b[^,]{2,60},"
-    r"|" + _FOR_X_ALWAYS
-)
-_WHENEVER_ZH = re.compile(
-    r"^(?:每次|以后|只要)?我(?:让你|叫你|请你|要你|问你|问|发)|" + _ON_WORK_ZH
-)
-_ON_WORK = re.compile(
-    r"(?i)^when(?:ever)?\s+(?:you\s+(?:write|draft|recommend|recomend|suggest|give|make|plan|"
-    r"translate|summari[sz]e|explain|list|show|pick|choose|cook|edit|review|format|code|"
-    r"generate|create|compare)|i\s+ask\s+(?:you\s+)?for)\b[^,]{2,60},"
-    r"|" + _FOR_X_ALWAYS + r"|" + _ON_WORK_ZH
-)
-# What a conditional request may ask for without an answer word (round 12): length, tone,
-# difficulty, the diet or taste of suggestions, code style, a genre. An allow-list: "when
-# you write contracts, leave out the penalty clauses" names none of it and is not learned.
-_STYLE_WORDS = re.compile(
-    r"(?i)\b(?:short(?:er)?|concise|brief|long(?:er)?|detailed|formal|informal|casual|friendly|"
-    r"polite|simple|plain|beginner|step[- ]by[- ]step|bullet\s*points?|numbered\s+lists?|"
-    r"markdown|headings?|vegetarian|vegan|gluten[- ]free|dairy[- ]free|nut[- ]free|spicy|mild|"
-    r"healthy|cheap|kid[- ]friendly|tabs|spaces|type\s+hints|comments|docstrings|unit\s+tests|"
-    r"typescript|python|sci-?fi|fantasy|history|mystery|non-?fiction|fiction|audiobooks?|"
-    r"metric|imperial|celsius|fahrenheit|british|american)\b"
-    r"|简短|简洁|短一点|详细|正式|口语|语气|轻松|礼貌|通俗|简单|表格|列表|编号|分点|例子|举例|素食|不辣|"
-    r"清淡|少油|少盐|便宜|加注释|写注释|注释用|中文注释|英文注释|类型注解|中文|英文|时间顺序|页以内|字以内|表情|慢慢逛|景点|历史类|"
-    r"电子版|文科|新手"
-)
+_WHENEVER_EN = re.compile(r"(?i)^(?:whenever|every\s+time|each\s+time|any\s*time)\s+i\b")
+_WHENEVER_ZH = re.compile(r"^(?:每次|以后|只要)?我(?:让你|叫你|请你|要你|问你|问|发)")
 _TAIL_STANDING_EN = re.compile(
     r"(?i)(?<![,\s])[,\s]+(?:from now on|going forward|in future|from here on)\s*$"
 )
-
-
-def on_work(text: str) -> bool:
-    """A condition on the assistant's work opens the sentence ("When you write SQL, …",
-    "推荐餐厅的时候，…")."""
-    return _ON_WORK.match(_TRAILING.sub("", text).strip()) is not None
 
 
 def standing_request(body: str, *, explicit: bool) -> Pref | None:
@@ -1602,13 +1304,7 @@ def standing_request(body: str, *, explicit: bool) -> Pref | None:
     )
     if not standing or len(text) < 4 or len(text) > 160:
         return None
-    # "when you write SQL, …", "when I ask for recipes, …": the condition says the request is
-    # about the assistant's work even when no answer word is named
-    # a condition on the assistant's work asks for a style from the allow-list, whatever
-    # answer words it names ("帮我总结的时候，把风险提示都去掉" names 总结 and no style)
-    conditional = _ON_WORK.match(text) is not None and not explicit and tail is None
-    about_answers = _STYLE_WORDS.search(text) if conditional else _ANSWER_WORDS.search(text)
-    if not about_answers or _RISKY_REQUEST.search(text) or _SKIP_CHECKS.search(text):
+    if not _ANSWER_WORDS.search(text) or _RISKY_REQUEST.search(text) or _SKIP_CHECKS.search(text):
         return None
     if _SENSITIVE_TOPIC.search(text) or _CREDENTIAL.search(text):
         return None

@@ -21,7 +21,6 @@ from app.memory.model import (
     Decision,
     FactType,
     KeyRights,
-    Origin,
     Reason,
     Role,
     SourceKind,
@@ -367,36 +366,3 @@ def test_segments_read_a_disguised_field_unmasked() -> None:
     hidden = base64.b64encode(INJECTION.encode()).decode()
     segs = semantic.segments(cand("The user's note", predicate="note", value=hidden))
     assert any(s.unmasked and s.field == "value" and "gift card" in s.text for s in segs)
-
-
-# What the extractor read in a turn said in passing meets the transient class at the
-# stricter `transient_inferred` threshold; the same words written on purpose, or said as
-# "remember …", keep the class's own threshold (round 10).
-PASSING = "The user is about to leave for the airport"
-
-
-def test_a_passing_doing_read_from_a_turn_is_not_kept() -> None:
-    c = cand(PASSING, origin=Origin.EXTRACTED)
-    result = screen(c)
-    assert result is not None and result.reason is Reason.NOT_REUSABLE
-    assert result.detail["detector"] == "semantic_transient"
-    assert result.detail["threshold"] == POLICY.gate.semantic.transient_inferred
-    assert result.detail["score"] < POLICY.gate.semantic.transient
-
-
-@pytest.mark.parametrize(
-    "kw",
-    [
-        {"origin": Origin.EXPLICIT},
-        {"origin": Origin.EXTRACTED, "source_kind": S.EXPLICIT_INSTRUCTION},
-    ],
-)
-def test_the_stricter_threshold_is_only_for_what_is_said_in_passing(kw: dict[str, Any]) -> None:
-    assert screen(cand(PASSING, **kw)) is None
-
-
-def test_transient_inferred_is_per_tenant_and_validated() -> None:
-    c = cand(PASSING, origin=Origin.EXTRACTED)
-    assert screen(c, with_gate(transient_inferred=0.95)) is None
-    with pytest.raises(ValidationError):
-        with_gate(transient_inferred=1.5)

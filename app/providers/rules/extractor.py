@@ -45,43 +45,6 @@ _APPROXIMATE = re.compile(
     r"(?:大概|大约|差不多|估计)(?=[\d零一二三四五六七八九十两百千万])|(?i:\b(?:probably|maybe)\s+(?=\d))"
 )
 MIN_CONFIDENCE = 0.5
-# chat words closing a sentence ("…, not an iPhone btw", "im left-handed lol"); the
-# separators before it are stripped by hand (a regex over a run of commas was quadratic)
-_CHAT_WORD = re.compile(r"(?i)(?<![A-Za-z])(?:lol|lmao|haha+|hehe|btw|tbh|哈哈+|嘿嘿)[.!\s]*$")
-# "im", "ive" typed without the apostrophe, opening a sentence
-_SPOKEN_I = re.compile(r"(?i)^(im|ive)\b(?=\s+[a-z0-9])")
-_EMOTICONS = (":-)", ":-(", ":-D", ":-P", ";-)", ":)", ":(", ":D", ":P", ";)", ";D", ";P", "^_^")
-
-
-def _is_emoji(ch: str) -> bool:
-    code = ord(ch)
-    return 0x1F300 <= code <= 0x1FAFF or 0x2600 <= code <= 0x27BF or ch in "\ufe0f\u200d"
-
-
-def strip_chat_tail(s: str) -> str:
-    """The sentence without the emoji, emoticons and chat words closing it ("We have a golden
-    retriever named Biscuit 🐶", "im left-handed lol"), read from the end, once over."""
-
-    def back(end: int, marks: str = "") -> int:
-        while end and (s[end - 1].isspace() or s[end - 1] in marks):
-            end -= 1
-        return end
-
-    end = back(len(s))
-    while end:
-        if _is_emoji(s[end - 1]):
-            end = back(end - 1)
-            continue
-        emoticon = next((e for e in _EMOTICONS if s.endswith(e, 0, end)), None)
-        if emoticon is not None and end > len(emoticon):
-            end = back(end - len(emoticon))
-            continue
-        m = _CHAT_WORD.search(s, max(0, end - 40), end)
-        if m is not None and m.start() > 0 and s[m.start() - 1] in ", \t\n":
-            end = back(m.start(), ",")
-            continue
-        break
-    return s[:end] if end else s
 
 
 # Predicates that hold many values (config/policy.yaml); the others keep one per turn.
@@ -156,9 +119,8 @@ def _prefs(
 
 def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[list[Hit], bool]:
     """Hits in one sentence, and whether it was an explicit instruction (docs/extraction.md)."""
-    s = strip_chat_tail(nfkc(sentence).strip())
+    s = nfkc(sentence).strip()
     s = FILLER.sub("", s)
-    s = _SPOKEN_I.sub(lambda m: "I'm" if m.group(1).lower() == "im" else "I've", s)
     if not TRAILING_PUNCT.sub("", s):
         return [], False
     screened = screen(s)
@@ -173,19 +135,14 @@ def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[li
     inner = peel_instruction(body).body if instruction.remember else body
     inner = inner or body
     hits: list[Hit] = []
-    # "When you write SQL, …", "帮我改代码的时候，…": a condition on the assistant's work is read
-    # only as a standing request, whose allow-list of styles it must name; the other rules
-    # would keep what follows the condition as a rule of its own ("never mention the risks")
-    conditional = not explicit and extract_prefs.on_work(inner)
-    for matcher in () if conditional else _MATCHERS:
+    for matcher in _MATCHERS:
         hits.extend(matcher(inner))
-    if not conditional:
-        hits.extend(_prefs(extract_prefs.TYPED, inner, hits))
+    hits.extend(_prefs(extract_prefs.TYPED, inner, hits))
     if explicit:
         # bare imperatives about the answers ("直接回答", "keep it short") are a rule only
         # when the user made them one ("以后…", "from now on…", "记住…")
         hits.extend(_prefs(extract_prefs.STANDING, inner, hits))
-    if not hits and not conditional:
+    if not hits:
         # no typed rule understood it: a first-person preference, habit, trait or
         # attribute is kept as a free statement ("I prefer dark mode in every editor")
         hits.extend(_prefs(extract_prefs.FALLBACK, inner, hits))

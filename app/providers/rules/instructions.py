@@ -49,8 +49,7 @@ _KEEP_IN_MIND_TAIL_EN = re.compile(
     r"recommendations)\s+within\s+(?:that|this|it)|if\s+that\s+matters|fyi|for\s+context|"
     # "…, so keep the meal plans low in sugar", "…, so no jumping exercises": an
     # instruction drawn from the fact
-    r"so\s+(?:please\s+)?(?:keep|make|plan|avoid|skip|flag|no|don'?t|never|only|leave|"
-    r"include|swap|use|go\s+easy|feel\s+free\s+to\s+(?:get|be|go)|factor|bear)\b[^.!?]{0,60})"
+    r"so\s+(?:please\s+)?(?:keep|make|plan|avoid|skip|flag|no|don'?t|never|only)\b[^.!?]{0,60})"
     r"(?:\s+(?:for|when|with|while)\s+[^.!?]{0,40})?[.!\s]*$"
 )
 _KEEP_IN_MIND_TAIL_ZH = re.compile(

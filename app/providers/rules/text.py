@@ -62,10 +62,7 @@ def third_person_en(text: str) -> str:
 
 
 def negated_before(s: str, start: int) -> bool:
-    """A negation shortly before `start`: 12 characters in Chinese; in English the clause's
-    last 30 ("don't use so many bullet points")."""
     window = s[max(0, start - 12) : start]
-    wide = re.split(r"[,;:]", s[max(0, start - 30) : start])[-1]
     return bool(
         re.search(
             r"不要|别|不许|禁止|不准|不(?:太|怎么|大|是很)?喜欢|讨厌|不想|勿|不用|不是|不爱|受不了|"
@@ -75,6 +72,6 @@ def negated_before(s: str, start: int) -> bool:
         or re.search(
             r"(?i)\b(?:don't|do not|dont|never|no|not|without|hate|dislike|avoid|stop|"
             r"rather than|instead of|over)\b",
-            wide,
+            window,
         )
     )
