@@ -843,6 +843,9 @@ ADVERSARIAL_UNITS = [
     "I" + " " * 20_000 + "x",
     "I'm" + " " * 20_000 + "x",
     "I'm " + " " * 500 + "x",
+    # a negative look-ahead rescanned the blanks after "I have a" from each one (9 s at 20k)
+    "I have a " + " " * 40_000 + "x",
+    "I have a " + " " * 40_000 + "x, so y",
     "我" + " " * 20_000 + "的",
     "I don't ",
     "I'm always ",
