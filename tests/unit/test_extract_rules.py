@@ -941,3 +941,24 @@ def test_a_fact_said_for_the_assistant_is_learned(sentence: str, statement: str)
 def test_measures_of_someone_else_or_of_a_day_are_not_learned(sentence: str) -> None:
     hits, _ = extract_sentence(sentence)
     assert not hits, (sentence, hits)
+
+
+# "在X做…" names a workplace only for a job or a field of work: what the user does there as
+# a client or for a moment is no employer (round 12's review found "我在医院做检查" read as
+# "用户在医院工作")
+@pytest.mark.parametrize(
+    ("sentence", "statements"),
+    [
+        ("我在医院做检查", []),
+        ("我在理发店做头发", []),
+        ("我在星巴克做作业", []),
+        ("我在派出所做笔录", []),
+        ("我在腾讯做安全审计", ["用户在腾讯工作"]),
+        ("我在银行做柜员", ["用户在银行工作"]),
+        ("我在字节做产品经理", ["用户在字节工作", "用户是产品经理"]),
+        ("我在医院工作", ["用户在医院工作"]),
+    ],
+)
+def test_a_workplace_needs_a_job(sentence: str, statements: list[str]) -> None:
+    hits, _ = extract_sentence(sentence)
+    assert [h.statement for h in hits] == statements

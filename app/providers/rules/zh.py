@@ -307,6 +307,20 @@ def _is_place_zh(p: str) -> bool:
     )
 
 
+# What "在X做/当…" does for a living: a job noun, or a field of work ("我在腾讯做安全审计",
+# "我在杭州一家电商公司做前端").
+_WORK_FIELDS_ZH = (
+    "前端", "后端", "全栈", "研发", "设计", "行政", "财务", "外贸", "技术", "市场", "人事", "翻译",
+    "教学", "科研", "咨询", "审计", "法务", "采购", "物流", "质检", "安全", "数据", "算法", "项目",
+    "管理", "文案", "策划", "公关", "投资", "风控", "护理", "教研", "后勤", "保洁", "安保", "客服",
+    "HR", "IT", "开发", "工程", "生意", "兼职", "实习", "志愿者", "义工", "员", "师", "长",
+)  # fmt: skip
+
+
+def _works_as_zh(j: str | None) -> bool:
+    return bool(j) and (j.endswith(JOB_NOUNS_ZH) or j.endswith(_WORK_FIELDS_ZH))
+
+
 def _employer_hit_zh(e: str) -> Hit:
     return Hit(FactType.PROFILE, "employer", e, f"用户在{e}工作")
 
@@ -324,6 +338,10 @@ def where_zh(s: str) -> list[Hit]:
             return []  # 住酒店: a stay, not where the user lives
         return [Hit(FactType.PROFILE, "location", p, f"用户住在{p}")]
     m = _WORK_AT_ZH.search(s)
+    if m and m.group("v") and not _works_as_zh(m.group("j")):
+        # "我在医院做检查", "我在理发店做头发", "我在星巴克做作业": what the user does there as a
+        # client or for a moment, not where the user works (it read "用户在医院工作")
+        m = None
     if m:
         p = m.group("p").strip()
         hits: list[Hit] = []
