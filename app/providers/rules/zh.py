@@ -318,7 +318,9 @@ _WORK_FIELDS_ZH = (
 
 
 def _works_as_zh(j: str | None) -> bool:
-    return bool(j) and (j.endswith(JOB_NOUNS_ZH) or j.endswith(_WORK_FIELDS_ZH))
+    if not j:
+        return False
+    return j.endswith(JOB_NOUNS_ZH) or j.endswith(_WORK_FIELDS_ZH)
 
 
 def _employer_hit_zh(e: str) -> Hit:
