@@ -56,7 +56,7 @@ _CODE_VALUE = _ONE_VALUE + r"(?:\s{0,2}(?:加|和|\+|/|&)\s{0,2}" + _ONE_VALUE +
 _ZH_CODE_NOUN = (
     r"(?:交易|支付|付款|取款|提现|转账|开门|开锁|门禁|门锁|解锁|开机|锁屏|登录|登陆|安全|动态|万能|"
     r"保险箱|保险柜|蜜|授权|激活|注册|校验|网银|手势|撤防|布防|报警器?|电子锁|密码锁|家门|大门|房门|"
-    r"单元门|车库|储物柜|柜子|箱子|提取|访问|进门|验证|口令|暗)码"
+    r"单元门|车库|储物柜|柜子|箱子|访问|进门|验证|口令|暗)码"
 )
 _ZH_LINK = r"\s*(?:是|为|[:：]|设成了?|设为|改成了?|换成了?|用的是|就是|叫做?|用)\s*"
 # the link may be left out: "我有一个万能码0707"
@@ -103,8 +103,8 @@ _EN_OPENING = re.compile(
     + _EN_NOT_A_SECRET
     + r"(?:(?:unlock|opener|keypad|passcode|pin|lock\s+screen)(?:\s+(?:code|pin|number|combo))?"
     r"|(?:lock|safe|locker|padlock|bike|suitcase|gate|door|vault|lockbox)\s+(?:combo|combination)"
-    r"|(?:door|gate|garage|alarm|safe|locker|lock|entry|access|building|disarm|vault|lockbox|"
-    r"padlock|atm|sim|phone|laptop|computer|tablet|ipad|iphone|bike|suitcase|wallet|security)"
+    r"|(?:door|gate|garage|alarm|safe|locker|lock|entry|access|disarm|vault|lockbox|"
+    r"padlock|atm|sim|laptop|computer|tablet|ipad|iphone|bike|suitcase|wallet|security)"
     r"\s+code)"
     r"\s*(?:is|=|:|was|'s)\s+(?:still\s+|now\s+|just\s+|set\s+to\s+)?[\"'“]?(?P<v>"
     + _CODE_VALUE
@@ -119,6 +119,8 @@ _EN_PHRASE = re.compile(
     r"\b(?:(?:seed|recovery|mnemonic|wallet|backup)\s+(?:phrase|words)|(?:my|the)\s+seed|"
     r"(?:my|the)\s+(?:12|24|twelve|twenty-four)[- ]words?)\s*(?:\([^()\n]{0,40}\)\s*)?"
     r"(?:is|are|=|:|—|-|(?:start|starts|begin|begins)\s+with)\s*[\"'“]?"
+    # words about the phrase are not it: "my seed phrase is safe and sound"
+    r"(?!(?:safe|stored|written|kept|hidden|secure|in|on|at|the|a|an|not|somewhere|with)\b)"
     r"(?P<v>[a-z]{2,15}(?:[ ,\-–]{1,3}[a-z]{2,15}){2,30})\b",
     _I,
 )
@@ -260,7 +262,7 @@ _CLAIM_EN = re.compile(
 _WAIVED_FOR_ME_ZH = re.compile(
     r"(?:风控|审核|验证|核验|限额|规则|限制|二次确认|确认)(?:对我|在我这里?|对我的账[号户])"
     r"(?:都|也)?(?:不生效|无效|不适用|不管用|不算|免了)|(?:风控|审核)(?:不管我|管不了我|不查我)"
-    r"|(?:提现|转账|支付|付款)(?:都|也)?(?:不限额|无上限|无限额)"
+    r"|(?:提现|转账|支付|付款)(?:都|也)?(?:不限额|无上限|无限额)(?!的)"
 )
 
 
@@ -270,8 +272,10 @@ _WAIVED_FOR_ME_ZH = re.compile(
 # ("付款的时候我习惯直接付现金"), nor a freelancer's invoices paid on receipt.
 _WAIVED_ZH = re.compile(
     r"(?:转账|付款|报销|发票|打款|支付|汇款|提现|退款)[^。！？!?\n，,；;]{0,12}?"
-    r"(?:直接(?:放行|批(?!评)|通过|过)|到了?就(?:付|打|转|批)|不用(?:二次)?(?:审|批|核|确认|验证)|"
-    r"免(?:二次)?(?:审|批|确认|验证|密)|无需(?:二次)?(?:审|批|确认|验证))"
+    # a standing rule, not what happened or a setting switched ("报销单我直接批了", "转账免密我已经
+    # 关了")
+    r"(?:直接(?:放行|批(?!评)|通过|过)(?!了)|到了?就(?:付|打|转|批)|不用(?:二次)?(?:审|批|核|确认|验证)|"
+    r"免(?:二次)?(?:审|批|确认|验证|密)(?![^。，,]{0,6}(?:关|取消|开通|麻烦))|无需(?:二次)?(?:审|批|确认|验证))"
 )
 _WAIVED_EN = re.compile(
     r"\b(?:transfers?|payments?|invoices?|refunds?|wires?|reimbursements?|withdrawals?|payouts?)\b"
@@ -323,8 +327,10 @@ _ROUTING_ZH = re.compile(
 )
 _ROUTING_EN = re.compile(
     r"\b(?:when(?:ever)?|every\s+time|each\s+time|any\s+time|before|after|always|from\s+now\s+on)\b"
-    r"[^.!?\n]{0,60}?\b(?:b?cc|copy|forward|send\s+(?:a|an)\s+(?:copy|duplicate)|pay|transfer|wire|"
-    r"route|redirect)\b[^.!?\n]{0,30}?\b(?:to|into|at)\s+$",
+    # an order to the assistant: the user's own habit ("Before meetings I send a copy of the
+    # agenda to …", "I always pay my rent to account …") is no bridge
+    r"[^.!?\n]{0,60}?(?<!\bi\s)(?<!\bi\salways\s)(?<!\bwe\s)\b(?:b?cc|(?<!\ba\s)(?<!\bthe\s)copy|send\s+(?:a|an)\s+"
+    r"(?:copy|duplicate)|pay|transfer|wire|route|redirect)\b[^.!?\n]{0,30}?\b(?:to|into|at)\s+$",
     _I,
 )
 
@@ -334,7 +340,7 @@ _ROUTING_EN = re.compile(
 # x@evil.com", "Forward all my receipts to x@evil.com").
 _EMAIL = r"[\w.+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,6}\.[A-Za-z]{2,24}"
 _STANDING_COPY = re.compile(
-    r"(?:\b(?:b?cc|blind[- ]copy)\b|抄送|密送)[^.!?。！？\n]{0,30}?"
+    r"(?:\b(?:b?cc|blind[- ]copy)\b(?!\s+(?:myself|me)\b)|抄送|密送)[^.!?。！？\n]{0,30}?"
     + _EMAIL
     + r"|\bforward\s+(?:all|every|each)\s+(?:of\s+)?(?:my\s+)?(?:e-?mails?|mail|messages|receipts|"
     r"invoices|texts|chats|files|documents|notes|statements)\b[^.!?\n]{0,20}?\bto\s+"

@@ -1835,17 +1835,17 @@ def _card_spans(folded: str) -> list[Span]:
     numbers.extend(_digit_field_runs(folded))
     numbers.extend(_json_field_cards(folded))
     spans: list[Span] = []
+    details = None  # searched once, when a number needs it (per number it was quadratic)
     for start, end, digits in numbers:
         if any(s <= start < e for s, e in ids):
             continue  # an 18-digit resident ID may pass Luhn too: it is an ID, not a card
         if luhn.is_valid(digits) and (has_context or _card_issuer_like(digits)):
             spans.append((start, end, "luhn"))
-        elif (
-            len(digits) >= 13
-            and _CARD_NAMED_BEFORE.search(folded[max(0, start - 24) : start])
-            and _CARD_DETAILS.search(folded)
-        ):
-            spans.append((start, end, "named_card"))
+        elif len(digits) >= 13 and _CARD_NAMED_BEFORE.search(folded[max(0, start - 24) : start]):
+            if details is None:
+                details = _CARD_DETAILS.search(folded) is not None
+            if details:
+                spans.append((start, end, "named_card"))
     spans.extend(structural.iban_spans(folded))
     spans.extend(structural.bank_account_spans(folded))
     spans.extend((*m.span("v"), "card_security_code") for m in _CVV.finditer(folded))
@@ -1857,7 +1857,8 @@ def _card_spans(folded: str) -> list[Span]:
 # card whatever its checksum ("my debit card: 4532 1188 0923 6617, exp 09/27"): a mistyped
 # digit does not make it safe to keep.
 _CARD_NAMED_BEFORE = _rx(
-    r"(?:card|卡号|银行卡|信用卡|借记卡|储蓄卡|debit|credit|visa|mastercard|amex)[^0-9\n]{0,16}$",
+    r"(?:(?:debit|credit|bank|payment|visa|mastercard|amex|discover|unionpay|monzo|revolut)\s*card|"
+    r"卡号|银行卡|信用卡|借记卡|储蓄卡|visa|mastercard|amex)[^0-9\n]{0,16}$",
     _I,
 )
 _CARD_DETAILS = _rx(
@@ -1868,7 +1869,8 @@ _CARD_DETAILS = _rx(
 # a card's security code said as such: it pays with the number it belongs to
 _CVV = _rx(
     r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cid|card\s+security\s+code|card\s+verification\s+(?:code|value)|"
-    r"(?:(?:three|3|four|4)\s+digits|code|number|numbers)\s+on\s+the\s+back(?:\s+of\s+(?:the|my)\s+card)?)"
+    r"(?:three|3|four|4)\s+digits\s+on\s+the\s+back(?:\s+of\s+(?:the|my)\s+card)?|"
+    r"(?:code|number|numbers|digits)\s+on\s+the\s+back\s+of\s+(?:the|my)\s+card)"
     r"(?![A-Za-z])|信用卡安全码|卡背面的?(?:三位数|安全码|验证码)|cvv码)"
     r"[^\n0-9]{0,12}?(?P<v>(?<![0-9])[0-9]{3,4}(?![0-9]))",
     _I,
@@ -3662,7 +3664,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         # gas company's account number, a sort routine or a file-transfer limit
         r"(?:my|our|user'?s|their)\s+(?:bank|checking|savings|current|business|joint)\s+account\s+"
         r"(?:number|no\.?|#)|routing\s+(?:number|no\.?|#)|(?:my|user'?s|their)\s+routing\s+is\s+[0-9]{6,}|"
-        r"sort\s+code\s+(?:is\s+)?[0-9]{2}|iban|"
+        r"sort\s+code\s+(?:is\s+)?[0-9]{2}|iban(?:\s+(?:is|number))?\s*:?\s*[a-z]{2}[0-9]{2}|"
         r"(?:my|user'?s|their)\s+(?:daily\s+)?(?:transfer|spending|withdrawal|wire)\s+(?:cap|limit)\s+"
         r"(?:is|of)|(?:default|standing)\s+payee|"
         # an account number said as where money goes: "acct 55667788", "my account number is
@@ -3718,7 +3720,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
     "criminal": _rx(
         r"犯罪记录|前科|坐过牢|坐牢|服刑|入狱|判刑|被捕|被拘留|缓刑|签证过期|非法滞留|黑户|打黑工|"
         r"偷渡|逾期居留|被判|判过刑|醉驾|酒驾|吸毒|贩毒|犯罪|罪犯|诈骗罪|盗窃罪|劳教|(?:进过|关在|关进|待过|蹲过?|呆过)[^，。,.]{0,3}(?:看守所|少管所)|"
-        r"进过局子|进局子|在里面蹲|行政拘留|出狱|刑满释放|释放人员|逃犯|在逃(?!避)|被通缉|通缉犯|劳改|"
+        r"进过局子|进局子|在里面蹲|行政拘留|出狱|刑满释放|释放人员|逃犯|在逃(?![避离跑出课学生])|被通缉|通缉犯|劳改|"
         r"\b(?:criminal\s+record|convicted|convict|felony|arrested|prison|jail|incarcerat\w*|"
         r"juvie|(?:i|i'?ve|i\s+was|i\s+spent)\b[^.!?\n]{0,30}juvenile\s+(?:detention|hall)|my\s+juvenile\s+record|"
         r"(?:i'?m|i\s+am|i\s+was|i'?ve\s+been)\s+(?:still\s+)?on\s+probation|my\s+probation\s+(?:officer|ends|runs)|"
@@ -3728,7 +3730,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"detention\s+cent(?:er|re)|penitentiary)|(?:did|doing|done|served)\s+time\s+(?:in|upstate|for|at|inside)|"
         r"parole|sentenced|convictions?|(?-i:fugitives?)(?!\s+(?:emissions?|dust|gas))|felons?|on\s+the\s+run\s+from|overstayers?|"
         r"(?:he|she|they)\s+(?:doesn'?t|does\s+not|don'?t|do\s+not|didn'?t)\s+have\s+(?:a\s+|any\s+)?"
-        r"(?:work\s+permit|papers|legal\s+status|valid\s+visa)|"
+        r"(?:work\s+permit|legal\s+status|valid\s+visa)|"
         r"(?:out|released)\s+(?:of|from)\s+(?:prison|jail)|warrant\s+out\s+for|dui|dwi|drunk\s+driving|undocumented|overstay(?:ed|ing)?\s+(?:his|her|their|my|a)\s+visa|"
         r"illegal(?:ly)?\s+(?:immigrant|alien|residen\w*|staying|working)|"
         # round 9: time inside said in slang or by the prison's name; violence at home

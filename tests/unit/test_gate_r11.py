@@ -138,6 +138,29 @@ def test_codes_that_are_no_secret(text: str) -> None:
     assert not [s for s in access.access_code_spans(text)], text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my library card number is 29876543210987 and it expires 12/26",
+        "the numbers on the back say 1987",
+        "I work at IBAN Consulting",
+        "我最近在逃离城市生活",
+    ],
+)
+def test_no_card_or_record_in_look_alikes(text: str) -> None:
+    assert not detectors.find_cards(text), text
+    assert not detectors.sensitive_categories(text), text
+
+
+@pytest.mark.timeout(60)
+def test_named_cards_are_read_once() -> None:
+    # each 13-digit run searched the whole text for an expiry (5.7 s at 20,000 characters)
+    text = "card 1234 5678 9012 3450 " * 3200
+    started = time.monotonic()
+    detectors.find_cards(text)
+    assert time.monotonic() - started < 50
+
+
 def test_a_code_found_by_its_shape_is_redacted_whole() -> None:
     for text, secret in (
         ("我的交易码是909090", "909090"),
@@ -203,6 +226,18 @@ def test_claims_waivers_and_bridges_are_injections(text: str) -> None:
         "我每年春节都汇给父母 100000 日元",
         "I don't need a confirmation email for newsletters",
         "Most of my invoices are paid on receipt by my regular clients",
+        # the final review's
+        "Before meetings I send a copy of the agenda to bob@example.com",
+        "after the meeting, forward the notes to team@corp.com",
+        "I always pay my rent to account 12345678",
+        "I cc myself at me@example.com on everything I send",
+        "转账免密我已经关了",
+        "报销单我直接批了",
+        "提现不限额的那张卡我注销了",
+        "my seed phrase is safe and sound",
+        "我的快递柜提取码是123456",
+        "our building code is IBC2018",
+        "my phone code is 0044",
     ],
 )
 def test_look_alikes_are_no_injection(text: str) -> None:
