@@ -742,7 +742,7 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             r"(?:(?<![A-Za-z])(?:seed|(?:secret\s+)?recovery|mnemonic|wallet)\s+phrase"
             r"|(?<![A-Za-z])(?:seed|wallet|recovery)\s+words|助记词|种子短语|恢复短语)"
             r"[^A-Za-z\n]{0,16}?"
-            r"(?:(?:is|are|was|were|是|为)\s*[:：]?\s*)?(?P<v>[a-z]{3,8}(?:\s+[a-z]{3,8}){11,23})"
+            r"(?:(?:is|are|was|were|是|为)\s*+[:：]?\s*+)?(?P<v>[a-z]{3,8}(?:\s+[a-z]{3,8}){11,23})"
             r"(?![A-Za-z])",
             _I,
         ),
