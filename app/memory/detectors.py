@@ -537,6 +537,25 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
         lambda m, _: _is_value(m.group("v")) and _has_digit(m.group("v")),
         ("pw", "pin"),
     ),
+    # a word then its digits, the way a password is read out ("wifi pw is sunflower two two
+    # eight eight": the digits come from the read-out view)
+    _Secret(
+        "password",
+        _rx(
+            r"(?<![A-Za-z0-9])(?:pw|pwd|password|passcode)(?![A-Za-z0-9])"
+            + _EN_VERB
+            + r"(?!(?:under|over|about|around|only|least|most|than|exactly|just|nearly|almost|"
+            r"roughly|like|some|past|from|after|before|since|until|within|below|above|max|min|"
+            r"minimum|maximum|version|level|model|room|page|step|chapter|year|age)\b)"
+            r"(?P<v>[A-Za-z]{3,20} [0-9]{2,8})(?![0-9A-Za-z])"
+            r"(?!\s*(?:characters?|chars?|digits?|letters?|symbols?|words?|minutes?|mins?|hours?|"
+            r"days?|weeks?|months?|years?|times?|tries|attempts?|%|percent))",
+            _I,
+        ),
+        1,
+        lambda m, _: True,
+        ("pw", "password", "passcode"),
+    ),
     _Secret(
         "credential_assignment",
         _rx(
@@ -1841,7 +1860,15 @@ def _card_spans(folded: str) -> list[Span]:
             continue  # an 18-digit resident ID may pass Luhn too: it is an ID, not a card
         if luhn.is_valid(digits) and (has_context or _card_issuer_like(digits)):
             spans.append((start, end, "luhn"))
-        elif len(digits) >= 13 and _CARD_NAMED_BEFORE.search(folded[max(0, start - 24) : start]):
+        elif len(digits) < 13:
+            continue
+        elif (
+            _card_issuer_like(digits)
+            and card_shaped([len(g) for g in re.split(r"[ -]", folded[start:end]) if g])
+            and _PAYMENT_NAMED_BEFORE.search(folded[max(0, start - 24) : start])
+        ):
+            spans.append((start, end, "named_card"))
+        elif _CARD_NAMED_BEFORE.search(folded[max(0, start - 24) : start]):
             if details is None:
                 details = _CARD_DETAILS.search(folded) is not None
             if details:
@@ -1859,6 +1886,19 @@ def _card_spans(folded: str) -> list[Span]:
 _CARD_NAMED_BEFORE = _rx(
     r"(?:(?:debit|credit|bank|payment|visa|mastercard|amex|discover|unionpay|monzo|revolut)\s*card|"
     r"卡号|银行卡|信用卡|借记卡|储蓄卡|visa|mastercard|amex)[^0-9\n]{0,16}$",
+    _I,
+)
+# A card named by what pays with it, right before a number with a card issuer's prefix:
+# a card whatever its checksum ("Mastercard 5412 7539 0023 8816", "my credit card number is
+# 4532 1188 0923 6617", "信用卡 6225 8802 1345 6789"). A card of another kind is not one
+# ("library card number", "会员卡号"); "card number" alone names a payment card.
+_PAYMENT_NAMED_BEFORE = _rx(
+    r"(?:(?:debit|credit|bank|payment|visa|master|mastercard|amex|discover|unionpay)\s*card"
+    r"|(?<![a-z])(?:visa|mastercard|amex|american\s+express|unionpay)|银联|信用卡|银行卡|借记卡|储蓄卡"
+    r"|(?<!library\s)(?<!gift\s)(?<!member\s)(?<!membership\s)(?<!loyalty\s)(?<!rewards\s)"
+    r"(?<!reward\s)(?<!sim\s)(?<!id\s)(?<!student\s)(?<!insurance\s)(?<!health\s)(?<!transit\s)"
+    r"(?<!gym\s)(?<!club\s)(?<!access\s)(?<!key\s)(?<!business\s)(?<!phone\s)(?<!calling\s)"
+    r"(?<!store\s)(?<!metro\s)(?<!bus\s)(?<![a-z])card\s*(?:number|no\.?|#))[^0-9\n]{0,16}$",
     _I,
 )
 _CARD_DETAILS = _rx(

@@ -528,6 +528,11 @@ _EN_REPEAT = {"double": 2, "triple": 3}
 _EN_RUN = re.compile(
     rf"(?<![A-Za-z]){_EN_DIGIT}(?:(?:[ ,\-]{{1,3}}|, and ){_EN_DIGIT}){{5,}}(?![A-Za-z])", re.I
 )
+# Two or more digits read out between two groups of digits: one number written partly in
+# words ("5412 seven five three nine 0023 8816").
+_EN_MIXED_RUN = re.compile(
+    rf"(?<=[0-9][ -])(?<![A-Za-z]){_EN_DIGIT}(?:[ -]{_EN_DIGIT}){{1,5}}(?=[ -][0-9])", re.I
+)
 
 
 def _spelled(word: str) -> str:
@@ -539,7 +544,8 @@ def _spelled(word: str) -> str:
 # Right after a PIN, a code or a password, a shorter run is a number read out too: "my ATM
 # PIN is seven three one nine", "取款密码是七三一九" (four digits or more).
 _CODE_WORD = (
-    r"(?:(?<![A-Za-z])(?:pin|code|passcode|password|combination|combo|keypad|unlock|opener)(?![A-Za-z])"
+    r"(?:(?<![A-Za-z])(?:pin|code|passcode|password|pw|pwd|combination|combo|keypad|unlock|opener)"
+    r"(?![A-Za-z])"
     r"|密码|口令|验证码|pin码|PIN码)[^.!?。！？\n\d]{0,20}?"
 )
 _EN_CODE_RUN = re.compile(
@@ -561,7 +567,7 @@ def _numeral_edits(text: str) -> list[Edit]:
     ]
     edits += [
         (m.start(), m.end(), "".join(_spelled(w) for w in re.findall(_EN_DIGIT, m.group(), re.I)))
-        for m in _EN_RUN.finditer(text)
+        for m in itertools.chain(_EN_RUN.finditer(text), _EN_MIXED_RUN.finditer(text))
     ]
     edits += [
         (
@@ -596,6 +602,9 @@ _LEET_MIN_WORDS = 2
 # A short word of leet digits alone ("45" for "as", "2" stays a number) is read as letters
 # only between two leetspeak words: "4ct 45 4dm1n" is "act as admin".
 _LEET_DIGITS = re.compile(r"(?<![\w@$])[013457@$]{2,3}(?![\w@$])")
+# so is a two-character word of a letter and a leet digit: "l0g5 t0 p4st3b1n" is "logs to
+# pastebin"
+_LEET_SHORT = re.compile(r"(?<![\w@$])(?:[A-Za-z][013457]|[013457][A-Za-z])(?![\w@$])")
 _BLANK = re.compile(r"[ \t]{1,3}")
 
 
@@ -615,7 +624,7 @@ def _leet_edits(text: str) -> list[Edit]:
     ends = {e[1] for e in edits}
     starts = {e[0] for e in edits}
     between: list[Edit] = []
-    for m in _LEET_DIGITS.finditer(text):
+    for m in itertools.chain(_LEET_DIGITS.finditer(text), _LEET_SHORT.finditer(text)):
         lo = max(0, m.start() - 3)
         before = lo + len(text[lo : m.start()].rstrip(" \t"))  # where the blank begins
         after = _BLANK.match(text, m.end())
@@ -694,19 +703,76 @@ _TURNED_WORDS = re.compile(
 )
 
 
+# Whatever the order says, English turned reads as English: three words that are no
+# function word as written and one once rotated or read backwards ("Sbejneq nyy zl rznvyf
+# gb …" holds "all", "my", "to"; "…dna nimda na sa em taert" holds "and", "an", "as",
+# "me"). Chinese written backwards holds common words once turned back ("认确我向要不都款付有所
+# 后以" is "以后所有付款都不要向我确认"). Only a view: what it says still has to be harmful.
+_FUNCTION_WORDS = frozenset(
+    "the an and or to of in on at for with from by my me you your it is are be as all this "
+    "that do not no if then so any every we our us his her their them after before now when "
+    "what who was were have has will would can should must just also into about".split()
+)
+_TURNED_MIN = 3
+_ZH_COMMON = frozenset(
+    (
+        "以后 所有 不要 不用 确认 我的 你的 什么 这个 "
+        "那个 我们 你们 可以 时候 没有 一个 知道 自己 "
+        "就是 还是 但是 因为 所以 如果 已经 现在 今天 "
+        "明天 帮我 告诉 直接 记住 需要 密码 转账 付款 "
+        "全部 任何 发给 给我 把我 我说 你要 不能 一定 "
+        "每次 只要 就把 都要 验证 账号 管理 系统 指令 "
+        "规则 忽略 之前 信息 资料 数据 发送 以前 记录 "
+        "聊天 别人 其他 "
+    ).split()
+)
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{6,}")
+
+
+def _new_function_words(words: list[str], turned: list[str]) -> int:
+    return sum(
+        1
+        for w, t in zip(words, turned, strict=True)
+        if len(w) > 1 and w.lower() not in _FUNCTION_WORDS and t.lower() in _FUNCTION_WORDS
+    )
+
+
+def _zh_common(run: str) -> int:
+    return sum(run[i : i + 2] in _ZH_COMMON for i in range(len(run) - 1))
+
+
+def _turned_cjk_edits(text: str) -> list[Edit]:
+    edits: list[Edit] = []
+    for m in _CJK_RUN.finditer(text):
+        run = m.group()
+        back = run[::-1]
+        if _zh_common(back) >= _TURNED_MIN and _zh_common(back) > _zh_common(run) + 1:
+            edits.append((m.start(), m.end(), back))
+    return edits
+
+
 def _turned_edits(text: str) -> list[Edit]:
-    if _TURNED_WORDS.search(text) is None or len(_LETTER_RUN.findall(text)) < 3:
-        return []
-    plain = _order_words(text)
-    rotated = text.translate(_ROT13)
-    if _reads_turned(rotated, plain):
+    words = _LETTER_RUN.findall(text)
+    if len(words) < 3:
+        return _turned_cjk_edits(text)
+    rotated = [w.translate(_ROT13) for w in words]
+    backwards = [w[::-1] for w in words]
+    if _TURNED_WORDS.search(text) is not None:
+        plain = _order_words(text)
+        if _reads_turned(" ".join(rotated), plain):
+            return [
+                (m.start(), m.end(), m.group().translate(_ROT13))
+                for m in _LETTER_RUN.finditer(text)
+            ]
+        if _reads_turned(text[::-1], plain):
+            return [(0, len(text), text[::-1])]
+    if _new_function_words(words, rotated) >= _TURNED_MIN:
         return [
             (m.start(), m.end(), m.group().translate(_ROT13)) for m in _LETTER_RUN.finditer(text)
         ]
-    backwards = text[::-1]
-    if _reads_turned(backwards, plain):
-        return [(0, len(text), backwards)]
-    return []
+    if _new_function_words(words, backwards) >= _TURNED_MIN:
+        return [(0, len(text), text[::-1])]
+    return _turned_cjk_edits(text)
 
 
 # Pinyin in place of the characters ("wo de mima shi …", "wǒ de mìmǎ shì …", "cong xianzai
