@@ -962,3 +962,27 @@ def test_measures_of_someone_else_or_of_a_day_are_not_learned(sentence: str) -> 
 def test_a_workplace_needs_a_job(sentence: str, statements: list[str]) -> None:
     hits, _ = extract_sentence(sentence)
     assert [h.statement for h in hits] == statements
+
+
+# A task done in a named tool is a tool fact (gate round 12): the tool has a letter, so an
+# account number is never one; "my phone's a Pixel 7" reads like "my phone is".
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I edit photos in Darktable, can't justify paying for Lightroom", "The user uses Darktable"),
+        ("I do all my budgeting in YNAB and notes in Obsidian", "The user uses YNAB"),
+        ("I shoot on a Fujifilm X-T3, mostly with the 23mm lens", "The user uses Fujifilm X-T3"),
+        ("I do everything in R with the tidyverse", "The user uses R"),
+        ("my phone's a Pixel 7 btw, not an iPhone", "The user uses Pixel 7"),
+    ],
+)  # fmt: skip
+def test_a_task_done_in_a_named_tool_is_a_tool_fact(text: str, statement: str) -> None:
+    assert statement in [c.statement for c in extract(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I do my transfers in 12345678", "I watch movies with my Wife", "I draw with a pencil"],
+)
+def test_no_tool_without_a_named_tool(text: str) -> None:
+    assert not any(c.statement.startswith("The user uses") for c in extract(text))

@@ -155,9 +155,19 @@ _TECH_EN = (
         r"cloud|cloud provider|hosting|shell|terminal|browser|orm|framework|runtime|"
         r"package manager|build tool|laptop|machine|computer|phone|desktop|server|cluster|"
         r"data warehouse|warehouse|message broker|queue|cache|monitoring|issue tracker)"
-        r"(?:\s+of choice)?)\s+(?i:is|are|runs(?:\s+on)?|uses|'s)\s+(?i:(?:a|an)\s+)?(?P<x>"
+        r"(?:\s+of choice)?)(?:\s+(?i:is|are|runs(?:\s+on)?|uses)|\s*'s)\s+(?i:(?:a|an)\s+)?(?P<x>"
         + _TECH_EN_LIST
         + r")"
+    ),
+    # a task done in a named tool: "I edit photos in Darktable", "I do all my budgeting in
+    # YNAB", "I shoot on a Fujifilm X-T3" (the tool has a letter: no account number)
+    re.compile(
+        r"(?P<who>(?i:\bi))\s+(?i:(?:mostly|mainly|usually|always|now|still|only)\s+)?"
+        r"(?i:edit|do|keep|write|track|take|manage|draw|design|shoot|record|plan|organi[sz]e|"
+        r"budget|journal|code|program|compose|mix|render|sketch|draft|read|listen\s+to|watch)\s+"
+        r"(?i:(?:all|most|everything|some)\s+)?(?i:(?:of\s+)?(?:my|the|our)\s+)?"
+        r"(?i:[a-z]+\s+){0,2}?(?i:in|with|on|using)\s+(?i:(?:a|an|the)\s+)?"
+        r"(?P<x>(?=\S*[A-Za-z])" + _TECH_EN_ITEM + r")"
     ),
     # "our app is written in Go", "my site is built with Astro"
     re.compile(
