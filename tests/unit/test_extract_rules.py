@@ -969,7 +969,7 @@ def test_a_workplace_needs_a_job(sentence: str, statements: list[str]) -> None:
 @pytest.mark.parametrize(
     ("text", "statement"),
     [
-        ("I edit photos in Darktable, can't justify paying for Lightroom", "The user uses Darktable"),
+        ("I edit photos in Darktable, not Lightroom", "The user uses Darktable"),
         ("I do all my budgeting in YNAB and notes in Obsidian", "The user uses YNAB"),
         ("I shoot on a Fujifilm X-T3, mostly with the 23mm lens", "The user uses Fujifilm X-T3"),
         ("I do everything in R with the tidyverse", "The user uses R"),
