@@ -546,8 +546,10 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             + _EN_VERB
             + r"(?!(?:under|over|about|around|only|least|most|than|exactly|just|nearly|almost|"
             r"roughly|like|some|past|from|after|before|since|until|within|below|above|max|min|"
-            r"minimum|maximum|version|level|model|room|page|step|chapter|year|age)\b)"
-            r"(?P<v>[A-Za-z]{3,20} [0-9]{2,8})(?![0-9A-Za-z])"
+            r"minimum|maximum|version|level|model|room|page|step|chapter|year|age|on|in|at|by|"
+            r"since|during|due|expires?|expired|set|reset|made|stolen|leaked|hacked|\w+ed)\b)"
+            # a year is a date, not a password's digits ("PW is Yakeen 2025": a course)
+            r"(?P<v>[A-Za-z]{3,20} (?!(?:19|20)[0-9]{2}(?![0-9]))[0-9]{2,8})(?![0-9A-Za-z])"
             r"(?!\s*(?:characters?|chars?|digits?|letters?|symbols?|words?|minutes?|mins?|hours?|"
             r"days?|weeks?|months?|years?|times?|tries|attempts?|%|percent))",
             _I,
@@ -1855,13 +1857,17 @@ def _card_spans(folded: str) -> list[Span]:
     numbers.extend(_json_field_cards(folded))
     spans: list[Span] = []
     details = None  # searched once, when a number needs it (per number it was quadratic)
+    numbers = [n for n in numbers if not any(s <= n[0] < e for s, e in ids)]
     for start, end, digits in numbers:
-        if any(s <= start < e for s, e in ids):
-            continue  # an 18-digit resident ID may pass Luhn too: it is an ID, not a card
+        # an 18-digit resident ID may pass Luhn too: it is an ID, not a card (left out above)
         if luhn.is_valid(digits) and (has_context or _card_issuer_like(digits)):
             spans.append((start, end, "luhn"))
-        elif len(digits) < 13:
-            continue
+    covered = bytearray(len(folded))  # where a checksum card is (a mark per character)
+    for s, e, _ in spans:
+        covered[s:e] = b"\x01" * (e - s)
+    for start, end, digits in numbers:
+        if len(digits) < 13 or any(covered[start:end]):
+            continue  # a checksum card in it already (a stray code beside it stays as written)
         elif (
             _card_issuer_like(digits)
             and card_shaped([len(g) for g in re.split(r"[ -]", folded[start:end]) if g])
@@ -1895,10 +1901,10 @@ _CARD_NAMED_BEFORE = _rx(
 _PAYMENT_NAMED_BEFORE = _rx(
     r"(?:(?:debit|credit|bank|payment|visa|master|mastercard|amex|discover|unionpay)\s*card"
     r"|(?<![a-z])(?:visa|mastercard|amex|american\s+express|unionpay)|银联|信用卡|银行卡|借记卡|储蓄卡"
-    r"|(?<!library\s)(?<!gift\s)(?<!member\s)(?<!membership\s)(?<!loyalty\s)(?<!rewards\s)"
-    r"(?<!reward\s)(?<!sim\s)(?<!id\s)(?<!student\s)(?<!insurance\s)(?<!health\s)(?<!transit\s)"
-    r"(?<!gym\s)(?<!club\s)(?<!access\s)(?<!key\s)(?<!business\s)(?<!phone\s)(?<!calling\s)"
-    r"(?<!store\s)(?<!metro\s)(?<!bus\s)(?<![a-z])card\s*(?:number|no\.?|#))[^0-9\n]{0,16}$",
+    r"|(?:^|(?<![a-z])(?:my|the|your|his|her|our)\s+)card)"
+    # then only the number's own words: "Paid with my Visa, order number …" names an order,
+    # "信用卡积分兑换码 …" a points code
+    r"\s*(?:(?:number|no\.?|num|#|卡号|号码|号)\s*)?(?:(?:is|was|=|:|：|是|为)\s*)?$",
     _I,
 )
 _CARD_DETAILS = _rx(

@@ -621,16 +621,26 @@ def _leet_edits(text: str) -> list[Edit]:
     ]
     if len(edits) < _LEET_MIN_WORDS:
         return []
-    ends = {e[1] for e in edits}
-    starts = {e[0] for e in edits}
+    # Short words count only inside a run of leet words: each step from one word to the
+    # next crosses one to three blanks, and the run starts and ends with a leet word (so
+    # "4ct 45 4dm1n" and "tr34t m3 4s 4n 4dm1n" are read, a lone "m3" or "45" is not).
+    short = {
+        m.start(): (m.end(), m.group().translate(_LEET))
+        for m in itertools.chain(_LEET_DIGITS.finditer(text), _LEET_SHORT.finditer(text))
+    }
+    leet = {e[0]: e[1] for e in edits}
     between: list[Edit] = []
-    for m in itertools.chain(_LEET_DIGITS.finditer(text), _LEET_SHORT.finditer(text)):
-        lo = max(0, m.start() - 3)
-        before = lo + len(text[lo : m.start()].rstrip(" \t"))  # where the blank begins
-        after = _BLANK.match(text, m.end())
-        if before < m.start() and before in ends and after is not None and after.end() in starts:
-            between.append((m.start(), m.end(), m.group().translate(_LEET)))
-    return sorted(edits + between)
+    for start, end, _ in edits:
+        chain: list[Edit] = []
+        pos = end
+        while (gap := _BLANK.match(text, pos)) is not None and gap.end() in short:
+            s_end, word = short[gap.end()]
+            chain.append((gap.end(), s_end, word))
+            pos = s_end
+        gap = _BLANK.match(text, pos)
+        if chain and gap is not None and gap.end() in leet:
+            between.extend(chain)
+    return sorted(set(edits + between))
 
 
 # Diacritics on nearly every letter ("F́ŕóḿ ńóẃ óń"): the letters under them. A word is
@@ -729,12 +739,31 @@ _ZH_COMMON = frozenset(
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{6,}")
 
 
-def _new_function_words(words: list[str], turned: list[str]) -> int:
-    return sum(
-        1
+def _reads_english_turned(words: list[str], turned: list[str]) -> bool:
+    """`_TURNED_MIN` words that are no function word as written and one turned, one of them
+    of three letters or more (two-letter words turn into one by chance in other languages:
+    "em", "na", "os" of Portuguese read backwards are "me", "an", "so"), and more function
+    words turned than as written."""
+    new = [
+        t.lower()
         for w, t in zip(words, turned, strict=True)
         if len(w) > 1 and w.lower() not in _FUNCTION_WORDS and t.lower() in _FUNCTION_WORDS
-    )
+    ]
+    if len(new) < _TURNED_MIN or not any(len(t) >= 3 for t in new):
+        return False
+    # and more of English turned than as written ("I saw my old coach, he won … in that
+    # era" turns "saw", "won", "era" into words, but reads as English already)
+    written = sum(1 for w in words if len(w) > 1 and w.lower() in _FUNCTION_WORDS)
+    return sum(1 for t in turned if len(t) > 1 and t.lower() in _FUNCTION_WORDS) > written
+
+
+_DIGIT_RUN = re.compile(r"[0-9]+")
+
+
+def _backwards(text: str) -> str:
+    """The text read backwards, its digit runs as written: a number is no word, and a
+    number turned would read as another one (an order number as a card)."""
+    return _DIGIT_RUN.sub(lambda m: m.group()[::-1], text[::-1])
 
 
 def _zh_common(run: str) -> int:
@@ -766,12 +795,12 @@ def _turned_edits(text: str) -> list[Edit]:
             ]
         if _reads_turned(text[::-1], plain):
             return [(0, len(text), text[::-1])]
-    if _new_function_words(words, rotated) >= _TURNED_MIN:
+    if _reads_english_turned(words, rotated):
         return [
             (m.start(), m.end(), m.group().translate(_ROT13)) for m in _LETTER_RUN.finditer(text)
         ]
-    if _new_function_words(words, backwards) >= _TURNED_MIN:
-        return [(0, len(text), text[::-1])]
+    if _reads_english_turned(words, backwards):
+        return [(0, len(text), _backwards(text))]
     return _turned_cjk_edits(text)
 
 
