@@ -310,7 +310,8 @@ _WAIVED_FOR_ME_ZH = re.compile(
 # user pays by direct debit ("my rent is paid automatically"), nor paying cash directly
 # ("付款的时候我习惯直接付现金"), nor a freelancer's invoices paid on receipt.
 _WAIVED_ZH = re.compile(
-    # the payment itself, not how it is made or its record ("付款方式别再问我确认了", "转账记录别让我核对了")
+    # the payment itself, not how it is made or its record ("付款方式别再问我确认了",
+    # "转账记录别让我核对了")
     r"(?:转账|付款|报销|发票|打款|支付|汇款|提现|退款)(?!方式|方法|渠道|记录|明细|账单|流水)"
     r"[^。！？!?\n，,；;]{0,12}?"
     # a standing rule, not what happened or a setting switched ("报销单我直接批了", "转账免密我已经

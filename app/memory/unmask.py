@@ -630,7 +630,7 @@ def _leet_edits(text: str) -> list[Edit]:
     }
     leet = {e[0]: e[1] for e in edits}
     between: list[Edit] = []
-    for start, end, _ in edits:
+    for _, end, _ in edits:
         chain: list[Edit] = []
         pos = end
         while (gap := _BLANK.match(text, pos)) is not None and gap.end() in short:
