@@ -189,9 +189,11 @@ _ZH_BARE = re.compile(
 # holdout). The password is a token (letters and digits); "pass" alone is a word too, so
 # only right after a name.
 _USER_PASS_PAIR = re.compile(
-    r"(?<![A-Za-z])(?:user(?:\s*name|\s*id)?|账号|用户名)\s*[:=：]?\s*[\w.@-]{2,40}"
-    r"(?:\s*[,;，；/]\s*(?:and\s+|&\s*)?pass|\s*[,;，；/]?\s*(?:and\s+|&\s*)?(?:password|pw|pwd|密码))"
-    r"\s*(?:[:=：]|is)?\s*[\"'“]?(?P<v>" + _TOKEN + r")",
+    # blanks bounded: "user ab" then a run of blanks split every way was polynomial
+    r"(?<![A-Za-z])(?:user(?:[ \t]?name|[ \t]?id)?|账号|用户名)[ \t]{0,3}[:=：]?[ \t]{0,3}"
+    r"[\w.@-]{2,40}(?:[ \t]{0,3}[,;，；/][ \t]{0,3}(?:and[ \t]|&[ \t]?)?pass|[ \t]{0,3}[,;，；/]?"
+    r"[ \t]{0,3}(?:and[ \t]|&[ \t]?)?(?:password|pw|pwd|密码))"
+    r"[ \t]{0,3}(?:[:=：]|is)?[ \t]{0,3}[\"'“]?(?P<v>" + _TOKEN + r")",
     _I,
 )
 # "my work VPN is jmarsh / Tr0ub4dor&3": a name and a made-up password after "is".

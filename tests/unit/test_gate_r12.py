@@ -251,6 +251,12 @@ def test_turned_views_only_when_the_text_reads_turned() -> None:
         "zl nyy gb " * 2300,
         "l0g5 t0 " * 2600,
         "recovery phrase for my wallet " * 700,
+        # runs of blanks (the review: 25 s and more before; "pw for" was slow before round 12)
+        "user ab" + " " * 16000,
+        "user ab pass" + " " * 16000,
+        "pw for" + " " * 16000,
+        "password for" + " " * 16000,
+        "账号" + " " * 16000,
     ],
 )
 def test_long_adversarial_inputs_stay_fast(text: str) -> None:
