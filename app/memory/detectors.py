@@ -1899,7 +1899,8 @@ _CARD_NAMED_BEFORE = _rx(
 # A card named by what pays with it, right before a number with a card issuer's prefix:
 # a card whatever its checksum ("Mastercard 5412 7539 0023 8816", "my credit card number is
 # 4532 1188 0923 6617", "信用卡 6225 8802 1345 6789"). A card of another kind is not one
-# ("library card number", "会员卡号"); "card number" alone names a payment card.
+# ("library card number", "会员卡号"); "my card number" names a payment card, and only the
+# number's own words may stand between the name and the number.
 _PAYMENT_NAMED_BEFORE = _rx(
     r"(?:(?:debit|credit|bank|payment|visa|master|mastercard|amex|discover|unionpay)\s*card"
     r"|(?<![a-z])(?:visa|mastercard|amex|american\s+express|unionpay)|银联|信用卡|银行卡|借记卡|储蓄卡"
