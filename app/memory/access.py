@@ -133,8 +133,9 @@ _EN_PHRASE = re.compile(
 # it" talk about one (the round-12 review).
 _EN_PHRASE_FOR = re.compile(
     r"\b(?:seed|recovery|mnemonic)\s+(?:phrase|words)\s+(?:for|of|to)\s+(?:my|the|our)\s+"
-    r"(?:[\w-]{2,20}\s+)?(?:wallet|metamask|ledger|trezor|exodus|phantom|coinbase|crypto|bitcoin|"
-    r"btc|eth|ethereum)\s*(?:is|are|=|:|—|-)\s*[\"'“]?"
+    r"(?:[\w-]{2,20}\s+){0,3}?(?:wallet|metamask|ledger|trezor|exodus|phantom|coinbase|crypto|"
+    r"bitcoin|btc|eth|ethereum)(?:\s+(?:[\w-]{1,20}\s+){0,2}?wallet)?\s*(?:\([^()\n]{0,30}\)\s*)?"
+    r"(?:is|are|=|:|—|-)\s*[\"'“]?"
     r"(?P<v>[a-z]{2,15}(?:[ ,\-–]{1,3}[a-z]{2,15}){5,30})\b",
     _I,
 )
@@ -190,9 +191,11 @@ _ZH_BARE = re.compile(
 # only right after a name.
 _USER_PASS_PAIR = re.compile(
     # blanks bounded: "user ab" then a run of blanks split every way was polynomial
-    r"(?<![A-Za-z])(?:user(?:[ \t]?name|[ \t]?id)?|账号|用户名)[ \t]{0,3}[:=：]?[ \t]{0,3}"
-    r"[\w.@-]{2,40}(?:[ \t]{0,3}[,;，；/][ \t]{0,3}(?:and[ \t]|&[ \t]?)?pass|[ \t]{0,3}[,;，；/]?"
-    r"[ \t]{0,3}(?:and[ \t]|&[ \t]?)?(?:password|pw|pwd|密码))"
+    r"(?<![A-Za-z])(?:(?P<u>user(?:[ \t]?name|[ \t]?id)?|账号|用户名)|acct|account|e-?mail|login)"
+    r"[ \t]{0,3}[:=：]?[ \t]{0,3}[\w.@-]{2,40}"
+    # a bare "pass" only after a user name and a comma ("login test pass v2.3.1" is a result)
+    r"(?:(?(u)[ \t]{0,3}[,;，；/][ \t]{0,3}(?:and[ \t]|&[ \t]?)?pass|(?!))"
+    r"|[ \t]{0,3}[,;，；/]?[ \t]{0,3}(?:and[ \t]|&[ \t]?)?(?:password|pw|pwd|密码))"
     r"[ \t]{0,3}(?:[:=：]|is)?[ \t]{0,3}[\"'“]?(?P<v>" + _TOKEN + r")",
     _I,
 )
@@ -314,13 +317,14 @@ _WAIVED_FOR_ME_ZH = re.compile(
 _WAIVED_ZH = re.compile(
     # the payment itself, not how it is made or its record ("付款方式别再问我确认了",
     # "转账记录别让我核对了")
-    r"(?:转账|付款|报销|发票|打款|支付|汇款|提现|退款)(?!方式|方法|渠道|记录|明细|账单|流水)"
+    r"(?:转账|付款|付钱|给钱|打钱|报销|发票|打款|支付|汇款|提现|退款)(?!方式|方法|渠道|记录|明细|账单|流水)"
     r"[^。！？!?\n，,；;]{0,12}?"
     # a standing rule, not what happened or a setting switched ("报销单我直接批了", "转账免密我已经
     # 关了")
     r"(?:直接(?:放行|批(?!评)|通过|过)(?!了)|到了?就(?:付|打|转|批)|不用(?:二次)?(?:审|批|核|确认|验证)|"
     # "以后所有付款都不要向我确认", "转账别再找我核实"
     r"(?:不要|不用|别|无需|不必)再?(?:向我|跟我|找我|问我|让我)(?:二次)?(?:确认|核实|核对|验证|审批)|"
+    r"(?:不要|不用|别|无需|不必)再?(?:征求|征得|经过)我的?同意|"
     r"免(?:二次)?(?:审|批|确认|验证|密)(?![^。，,]{0,6}(?:关|取消|开通|麻烦))|无需(?:二次)?(?:审|批|确认|验证))"
 )
 _WAIVED_EN = re.compile(

@@ -1904,7 +1904,11 @@ _CARD_NAMED_BEFORE = _rx(
 _PAYMENT_NAMED_BEFORE = _rx(
     r"(?:(?:debit|credit|bank|payment|visa|master|mastercard|amex|discover|unionpay)\s*card"
     r"|(?<![a-z])(?:visa|mastercard|amex|american\s+express|unionpay)|银联|信用卡|银行卡|借记卡|储蓄卡"
-    r"|(?:^|(?<![a-z])(?:my|the|your|his|her|our)\s+)card)"
+    r"|(?:^|(?<![a-z])(?:my|the|your|his|her|our)\s+)card|(?<![a-z])(?:cc|mc)(?![a-z])"
+    r"|kreditkarte|tarjeta(?:\s+de\s+(?:cr[ée]dito|d[ée]bito))?|carte\s+(?:bancaire|de\s+cr[ée]dit|bleue)"
+    r"|num[ée]ro\s+de\s+carte(?:\s+bancaire)?|我的卡号"
+    r"|(?:工行|招行|建行|农行|中行|交行|邮储|浦发|中信|民生|光大|兴业|平安|广发|招商银行|工商银行|建设银行|"
+    r"农业银行|中国银行|交通银行)的?卡)"
     # then only the number's own words: "Paid with my Visa, order number …" names an order,
     # "信用卡积分兑换码 …" a points code
     r"\s*(?:(?:number|no\.?|num|#|卡号|号码|号)\s*)?(?:(?:is|was|=|:|：|是|为)\s*)?$",
