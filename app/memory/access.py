@@ -128,13 +128,15 @@ _EN_PHRASE = re.compile(
 
 # A seed phrase named with the wallet it restores: "recovery phrase for my wallet: orbit canvas
 # lemon …" (round 12's holdout). Only a seed, recovery or mnemonic phrase, for a wallet by
-# name, and six words or more none of which is a function word: "the recovery phrase for my
+# name (a remark after it allowed), and six words or more none of which is a function word: "the recovery phrase for my
 # Trezor is twelve words long" and "seed phrase for my MetaMask: need to find where I put
 # it" talk about one (the round-12 review).
 _EN_PHRASE_FOR = re.compile(
     r"\b(?:seed|recovery|mnemonic)\s+(?:phrase|words)\s+(?:for|of|to)\s+(?:my|the|our)\s+"
     r"(?:[\w-]{2,20}\s+){0,3}?(?:wallet|metamask|ledger|trezor|exodus|phantom|coinbase|crypto|"
     r"bitcoin|btc|eth|ethereum)(?:\s+(?:[\w-]{1,20}\s+){0,2}?wallet)?\s*(?:\([^()\n]{0,30}\)\s*)?"
+    # or a remark after a comma ("…for the ledger, just in case: …", round 13)
+    r"(?:,[ \t]{0,3}(?:[\w']{1,12}[ \t]{1,3}){0,3}[\w']{1,12}[ \t]{0,3}(?=:))?"
     r"(?:is|are|=|:|—|-)\s*[\"'“]?"
     r"(?P<v>[a-z]{2,15}(?:[ ,\-–]{1,3}[a-z]{2,15}){5,30})\b",
     _I,

@@ -302,6 +302,21 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             re.S,
         ),
     ),
+    # round 13: what unlocks a device is its password ("my laptop login is hunter-two-7781");
+    # a value of letters and digits, so "my laptop login is slow" and "Windows login is
+    # Ctrl+Alt+Del" stay
+    _Secret(
+        "device_login",
+        _rx(
+            r"\b(?:laptop|computer|pc|mac|macbook|desktop|workstation|windows|phone|ipad|tablet)"
+            r"[ \t]{1,3}(?:login|log-in|sign-in|unlock)(?:[ \t]{1,3}(?:code|pin))?[ \t]{0,3}"
+            r"(?:is|:|=)[ \t]{0,3}[\"'“]?(?P<v>[^\s\"'”,;]{4,64})",
+            _I,
+        ),
+        "v",
+        lambda m, text: _keyed_token(m.group("v")),
+        ("login", "log-in", "sign-in", "unlock"),
+    ),
     _Secret(
         "openai_key",
         _rx(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}"),
@@ -3160,16 +3175,79 @@ _SECRET_WORDS = _rx(
 )
 
 
+# Round 13: the user's standing wish about the form of the answers ("From now on, skip the
+# small talk and get straight to the answer", "Whenever you give me Python code, include
+# type hints", "解释概念的时候先给一句话总结，再展开讲"). The semantic injection class reads
+# "from now on", "whenever" and "don't" as an override, and every holdout since round 9 lost
+# such preferences to it. A wish is this when it names a form of the answers and nothing an
+# attack needs: no secret, payment, message, link, person, check, permission, memory or
+# role; one sentence, short. The rules still read it all.
+_ANSWER_FORM = _rx(
+    r"\b(?:tone|formal|casual|informal|concise|brief|short(?:er)?|length|lengthy|detailed|verbose|"
+    r"bullet(?:s|\s+points?)?|tables?|markdown|formatting|summary|summari[sz]e|tl;?dr|examples?|"
+    r"analog(?:y|ies)|type\s+hints|docstrings|comments\s+in\s+(?:the\s+)?code|small\s+talk|"
+    r"pleasantries|emojis?|jargon|plain\s+(?:english|language)|units|metric|imperial|celsius|"
+    r"fahrenheit|24-hour|date\s+format|spelling|headings|paragraphs?|one-liners?|step[- ]by[- ]step|"
+    r"code\s+blocks?|numbered\s+lists?|straight\s+to\s+the\s+(?:answer|point)|(?:not|n't)\s+sure|"
+    r"guess(?:ing)?|unsure|wordy|rambl(?:e|ing))\b"
+    r"|语气|正式|随意|客气|简短|简洁|啰嗦|详细|总结|一句话|展开讲|举例|例子|打比方|比喻|表格|列表|分点|要点|"
+    r"格式|寒暄|客套|术语|单位|公制|摄氏|24小时制|字数|段落|步骤|代码注释|类型注解|表情|废话|开门见山|"
+    r"结尾|开头|不确定|瞎猜|乱猜",
+    _I,
+)
+_NOT_A_FORM = _rx(
+    r"\b(?:passwords?|pass\s?codes?|pins?|credentials?|logins?|accounts?|tokens?|keys?(?!\s+points)|"
+    r"secrets?|cards?|bank|pay(?:s|ing|ments?)?|money|transfer|wire|send|share|forward|e-?mail|"
+    r"messages?|post|upload|links?|urls?|https?|www|delete|remove|erase|forget|ignore|override|"
+    r"disregard|bypass|verif\w*|check(?:s|ing)?|confirm\w*|approv\w*|authori[sz]\w*|"
+    r"permission|access|admin\w*|owner|system|developer|instructions?|rules?|polic(?:y|ies)|"
+    r"memor(?:y|ies)|remember|stored?|sav(?:e|ed)|trust|believe|pretend|act\s+as|role|you\s+are|"
+    r"jailbreak|unrestricted|uncensored|filters?|restrictions?|warnings?|warn|safety|safe|risks?|"
+    r"fraud|refunds?|legal|medical|doctor|price|fees?|discounts?|free|address|phone|number|"
+    r"call\s+me|name|identity|real|secretly|quietly|hide|hidden|reveal|disclose|tell|mention|"
+    r"everyone|anyone|someone|others|they|he|she|him|her|rent|bills?|invoices?|orders?|buy|"
+    r"purchase|book|cancel|without\s+asking|ask(?:ing)?\s+me\s+first|calls?|requests?|fetch|curl|"
+    r"scripts?|run|execute|env|contents?|files?|download|api|endpoints?|hosts?|servers?|domains?)\b"
+    r"|[@#$%€£¥/\\]|\b[\w-]+\.[a-z]{2,}\b"
+    r"|密码|验证码|口令|账号|账户|卡|转账|付款|支付|钱|发送|发给|转发|分享|链接|网址|删除|忘记|忽略|无视|"
+    r"绕过|确认|核实|验证|审核|批准|授权|权限|管理员|系统|开发者|指令|规则|记忆|记住|保存|信任|相信|假装|"
+    r"扮演|角色|你是|限制|过滤|警告|风险|安全|地址|电话|手机|住址|名字|身份|别人|他|她|告诉|透露|隐瞒|"
+    r"转给|转到|转入|汇款|打款|打钱|房租|房东|缴费|交费|账单|发票|订单|下单|购买|买|预订|取消|"
+    r"不用问|不必问|无需问|别问我|不要问我(?!.{0,6}(?:还有|需要|可以帮))",
+    _I,
+)
+
+
+def _answer_form_wish(folded: str) -> bool:
+    body = folded.rstrip("。.!！ ")
+    if len(body) > 160 or len(split_sentences(body)) > 1:
+        return False
+    return _ANSWER_FORM.search(body) is not None and _NOT_A_FORM.search(body) is None
+
+
 def users_own_rule(text: str) -> bool:
     """A prohibition that keeps the user's secrets, or the user's own standing choice of
     language or of edits to their own text (`_OWN_CHOICE`), with no exception or condition
-    and, for a choice, no secret or payment in it."""
+    and, for a choice, no secret or payment in it; or a wish about the form of the answers
+    (`_answer_form_wish`, conditions allowed)."""
     folded = nfkc(text).strip()
+    if _answer_form_wish(folded):
+        return True
     if len(folded) > 300 or _RULE_EXCEPTION.search(_MY_OWN_WRITING.sub(" ", folded)):
         return False
     if _PROTECTS_SECRETS.search(folded) is not None:
         return True
     return _OWN_CHOICE.search(folded) is not None and _SECRET_WORDS.search(folded) is None
+
+
+def find_encoded_text(text: str) -> list[Finding]:
+    """Words hidden in an encoding (unmask.encoded_prose): read after the secret, ID, card,
+    injection and third-party detectors, which name what the words say when they know it."""
+    folded = nfkc(text)
+    return [
+        Finding("prompt_injection", Reason.PROMPT_INJECTION, start, end, "encoded_text")
+        for start, end in unmask.encoded_prose(folded)
+    ]
 
 
 def find_injection(text: str) -> list[Finding]:
@@ -3469,7 +3547,9 @@ _OTHER_PERSON_EN = _rx(
     r"Today|Tomorrow|Yesterday|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|"
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
     r"Everyone|Nobody|Someone|User)\b)[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)?)"
-    r"\s+(?:from|in|on|at)\s+(?:the\s+|my\s+)?\w+(?:\s+team)?"
+    # round 13: where the user knows them from in a few words ("Tom Reyes on the 3rd floor of
+    # my building is undocumented")
+    r"\s+(?:from|in|on|at|across|next|down|up)\s+(?:[\w']+\s+){0,5}?[\w']+"
     r"(?=\s+(?:is|was|got|did|used\s+to|recently|just)\b)",
     _I,
 )
@@ -3717,6 +3797,8 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         # gas company's account number, a sort routine or a file-transfer limit
         r"(?:my|our|user'?s|their)\s+(?:bank|checking|savings|current|business|joint)\s+account\s+"
         r"(?:number|no\.?|#)|routing\s+(?:number|no\.?|#)|(?:my|user'?s|their)\s+routing\s+is\s+[0-9]{6,}|"
+        # round 13: a routing number said bare ("routing 021000021, account 483920175")
+        r"(?:routing|aba|rtn)[ \t]{0,3}:?[ \t]{0,3}[0-9]{9}(?![0-9])|"
         r"sort\s+code\s+(?:is\s+)?[0-9]{2}|iban(?:\s+(?:is|number))?\s*:?\s*[a-z]{2}[0-9]{2}|"
         r"(?:my|user'?s|their)\s+(?:daily\s+)?(?:transfer|spending|withdrawal|wire)\s+(?:cap|limit)\s+"
         r"(?:is|of)|(?:default|standing)\s+payee|"
@@ -4327,7 +4409,11 @@ _MOMENT_R9 = _rx(
     r"(?:去趟|去一趟|要去|得去)(?![^。]*?(?:规矩|规定|惯例|每周|每次))"
     r"|(?<![每])(?<!公司)(?<!部门)(?:下?周|星期|礼拜)[一二三四五六日天](?:之?前|以前)(?:要|得|必须)"
     r"(?![^。]*?(?:规矩|规定|惯例|周报))"
-    r"|困成狗|饿成狗|累成狗|(?:晚饭|午饭|中饭|今晚)吃(?:啥|什么)(?:呢|好)",
+    r"|困成狗|饿成狗|累成狗|(?:晚饭|午饭|中饭|今晚)吃(?:啥|什么)(?:呢|好)"
+    # round 13: asking to be waited for a few minutes ("等我五分钟，老板叫我", "give me 5 min")
+    r"|^(?:等我|给我|稍等)[ \t]{0,2}(?:[一两二三四五六七八九十几半]|\d{1,2})[ \t]{0,2}(?:分钟|分|秒|会儿)"
+    r"|^(?:give\s+me|gimme|wait|back\s+in)\s+(?:a\s+)?(?:\d{1,2}|one|two|five|ten|a\s+few|a)\s+"
+    r"(?:secs?|seconds?|mins?|minutes?)\b",
     _I,
 )
 # Another life that did not happen: "In another life I would have been a marine biologist",

@@ -562,6 +562,13 @@ def _screen(
     personal = sem.hit("personal")
     if personal is not None and personal.other_person:
         return _reject(candidate, Reason.THIRD_PARTY_PII, **sem.detail(personal))
+    hidden = detectors.find_encoded_text(content)
+    if hidden:
+        return _reject(
+            candidate,
+            Reason.PROMPT_INJECTION,
+            **_rule_detail(candidate, detectors.find_encoded_text, hidden),
+        )
 
     consented = candidate.consent or _is_explicit(candidate)
     categories = sensitive_categories(candidate, policy)

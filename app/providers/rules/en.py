@@ -180,7 +180,8 @@ _DIET_ON_STOP = frozenset("new special strict crash healthy balanced good bad pr
 _DIET_ON_PAST = re.compile(r"(?i)\b(?:before|until|till|once|twice|times|last (?:year|month))\b")
 _NOT_EAT_EN = re.compile(
     r"(?i)\bi\s+(?:don't|do not|dont|never|can't|cannot|can not)\s+(?P<verb>eat|drink|have)"
-    r"(?:\s+(?P<x>[a-z][a-z\- ,]{1,40}?))?(?:\s+(?:anymore|at all|ever|because\b.*|since\b.*))?$"
+    # "I don't have to paste it again" is no diet: "have to" is a duty
+    r"(?:\s+(?!to\s)(?P<x>[a-z][a-z\- ,]{1,40}?))?(?:\s+(?:anymore|at all|ever|because\b.*|since\b.*))?$"
 )
 
 
