@@ -70,12 +70,14 @@ def names(query: str, name: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", folded) is not None
 
 
-# An ASCII '.', '!', '?' or ';' ends a sentence only before a blank, the end or a character
-# that is not ASCII (Chinese typed with ASCII punctuation: "太好了!我明天去"). Touching the next
+# An ASCII '.', '!', '?' or ';' (or one closed by a quote or bracket) ends a sentence only
+# before a blank, the end or a character that is not ASCII (Chinese typed with ASCII punctuation: "太好了!我明天去"). Touching the next
 # word it is part of something written as one: '1.22', a markdown image "![me](…)", a URL's
 # query "p.png?d=…", an HTML comment "<!-- … -->", a password "Winter!2024". Split there, the
 # turn's "remember my avatar" was learned apart from the link that sends the memories away.
-_SENTENCE_END = re.compile(r"(?<=[。！？；\n])|(?<=[.!?;])(?=\s|$|[^\x00-\x7f])")
+_SENTENCE_END = re.compile(
+    r"(?<=[。！？；\n])|(?<=[.!?;])(?=\s|$|[^\x00-\x7f])|(?<=[.!?;][\"')\]])(?=\s|$)"
+)
 
 
 def split_sentences(text: str) -> list[str]:
