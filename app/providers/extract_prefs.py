@@ -1318,6 +1318,138 @@ def standing_request(body: str, *, explicit: bool) -> Pref | None:
     return Pref(FactType.SEMANTIC, CONSTRAINT, text, statement, CONF_STYLE)
 
 
+# ---------------------------------------------------------------------------------------
+# The user's own plain statements (round 13 of issue 22)
+# ---------------------------------------------------------------------------------------
+
+# What the typed rules and the shapes above do not know, a user says of themself all the
+# time: "my work laptop is a ThinkPad X1 Carbon running Ubuntu 22.04", "I take notes in
+# Obsidian", "我手机是华为 Mate 60", "我今年的目标是雅思考到 7 分", "graduated from Leeds in
+# 2015". On the round-12 holdout the conversation path learned 61 of 150 benign turns. A
+# sentence the screening kept (no question, hypothetical, other person, sarcasm), said in
+# the first person, is kept in the third person at CONF_SELF, under every guard the free
+# statements have, and a few more for what an attack dresses as a self-statement: a thing
+# that opens or unlocks something, a long number, a word glued to digits ("hunter2"), a
+# role or office. The gate then reads it like any write (secrets, claims, moments, other
+# people's data, the semantic classes). A candidate, not a fact: promoted when said again
+# or confirmed (docs/extraction.md).
+CONF_SELF = 0.6
+_SELF_EN = re.compile(
+    r"(?i)^(?:i|i'm|im|i've|i'd|my|we|we're|we've|our)\b"
+    r"|^(?:graduated|ran|got|published|built|started|finished|moved|passed|saving|hoping|"
+    r"working|planning|learning|training|studying|goal|long[- ]term)\b"
+)
+_SELF_ZH = re.compile(
+    r"^(?:我|我们|咱|咱们)"
+    r"|^(?:今年|明年|以后|将来|未来|之前|去年|前年|平时|一般)(?:我|我们)?(?:想|打算|计划|准备|希望|的目标)"
+)
+# What the sentence is, one of four frames: a goal with its horizon, the user's tools and
+# devices, a milestone with its date, a standing habit said in the negative. A role, an
+# office or a title is none of them: "I'm from the fraud department" is a claim. Nor is
+# money, a wallet, someone named ("my goal is to get Ana Ruiz deported") or what unlocks.
+_GOAL_EN = re.compile(
+    r"(?i)(?:\b(?:goal|plan|dream|aim|resolution|bucket\s+list)\b|\b(?:want|'d\s+like|would\s+like|"
+    r"hoping|hope|planning|aiming|trying|working\s+towards?|saving\s+up|training\s+for|"
+    r"preparing\s+for|learning|studying)\b)"
+    r"[^.!?]{0,80}?\b(?:eventually|someday|some\s+day|one\s+day|this\s+year|next\s+(?:year|summer|spring|"
+    r"fall|autumn|winter)|by\s+(?:next\s+)?(?:19|20)?\d{0,2}\s*(?:january|february|march|april|may|june|"
+    r"july|august|september|october|november|december|summer|spring|fall|autumn|winter|year|the\s+end)|"
+    r"within\s+\S+\s+years?|in\s+the\s+next|over\s+the\s+next|long[- ]term|before\s+i\s+turn|"
+    r"in\s+\S+\s+years|slowly|regularly|a\s+month|a\s+week|per\s+(?:month|week))\b"
+)
+_GOAL_ZH = re.compile(
+    r"(?:目标|打算|计划|准备|想|希望|梦想|争取)[^。！？]{0,30}?"
+    r"(?:今年|明年|年底|以后|将来|\d+\s*年内|[一二两三四五六七八九十]年内|之前|这辈子|早日|考研|考到|学会|攒够)"
+    r"|^(?:今年|明年|以后|将来)(?:我)?(?:想|打算|计划|准备|希望)|的目标是"
+)
+_TOOL_NOUN_EN = (
+    r"laptop|phone|computer|pc|mac|macbook|car|router|nas|editor|ide|os|stack|frontend|backend|"
+    r"infra|infrastructure|notes|camera|tablet|watch|headphones|keyboard|browser|database|db|"
+    r"cloud|ci|cd|pipeline|framework|team|company|repo|distro|terminal|shell|kindle|e-reader|"
+    r"bike|ebike|drone|printer|monitor|setup|rig|console|tv"
+)
+_TOOL_EN = re.compile(
+    r"(?i)\b(?:my|our)\s+(?:\w+\s+){0,2}?(?:" + _TOOL_NOUN_EN + r")\b"
+    r"|\b(?:i|we)\s+(?:\w+\s+)?(?:use|run|ship|deploy|drive|code|write|edit|draw|design|shoot|"
+    r"take\s+notes|host|build)\b[^.!?]{0,40}?\b(?:in|on|with|to|through|using)?\s*"
+    r"(?-i:[A-Z][\w+.-]*|[a-z]+\d[\w.+-]*)"
+)
+_TOOL_ZH = re.compile(
+    r"(?:手机|电脑|笔记本|车|路由器|NAS|相机|平板|手表|耳机|键盘|浏览器|编辑器|系统|框架|数据库|服务器|"
+    r"宽带|扫地机器人|显示器|打印机|主机|游戏机|电视)(?:型号)?(?:是|用的是|用)"
+    r"|我(?:们)?(?:团队|公司|组)?(?:一般|平时|都|统一|主要)?用(?:的是)?\s*(?-i:[A-Za-z0-9\u4e00-\u9fff])"
+    r"[^。！？]{0,20}?(?:写|画|做|记|部署|开发|管理|剪|修|拍|跑|编)"
+    r"|(?:部署|开发|写文档|画图|记笔记|剪视频|修图|拍照)[^。！？]{0,6}?用"
+)
+_MILESTONE_EN = re.compile(
+    r"(?i)\b(?:graduated|ran|got|published|built|moved|started|finished|passed|quit|joined|"
+    r"bought|learned|won|completed|retired|married|earned|became|switched|left)\b"
+    r"[^.!?]{0,80}?\b(?:(?:in|since|back\s+in)\s+(?:19|20)\d\d|(?:19|20)\d\d|last\s+(?:year|spring|summer|"
+    r"fall|autumn|winter)|\d+\s+years\s+ago|years\s+ago)\b"
+    r"|\b(?:back\s+in|in)\s+(?:19|20)\d\d\b[^.!?]{0,40}?\b(?:graduated|ran|got|published|built|moved|"
+    r"started|finished|passed|quit|joined|bought|learned|won|completed)\b"
+)
+_MILESTONE_ZH = re.compile(
+    r"(?:(?:19|20)\d\d\s*年|去年|前年|之前|以前|大学|本科|研究生)[^。！？]{0,20}?"
+    r"(?:毕业|辞职|转行|留学|读的|开始学|考过|考上|拿到|买了|搬到|结婚|入职|创业|出版|跑完)"
+    r"|(?:毕业|辞职|转行|留学|入职)(?:于|在)?[^。！？]{0,12}?(?:(?:19|20)\d\d\s*年|去年|前年)"
+)
+_HABIT_NOT_EN = re.compile(
+    r"(?i)^(?:i|we)\s+(?:try\s+to\s+avoid|avoid|don't\s+(?:do|own|have\s+a)|do\s+not\s+(?:do|own)|"
+    r"never\s+(?:do|own)|don't\s+own|can't\s+stand|prefer\s+not\s+to)\b"
+    r"|^no\s+\w+(?:\s+\w+)?\s+(?:after|before)\s+\d"
+)
+_HABIT_NOT_ZH = re.compile(
+    r"^我(?:家|们家)?(?:尽量|一般|从来|基本)?(?:不太喜欢|不喜欢|不|没有?)"
+    r"(?:坐|开|点|吃|喝|用|买|安排|抽|熬夜|车|养)"
+)
+# Now, today, at four, in five: a moment or an appointment, not a standing fact.
+_MOMENT = re.compile(
+    r"(?i)\b(?:now|right\s+now|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening)|"
+    r"at\s+(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon)|"
+    r"in\s+(?:a\s+)?(?:\d+|one|two|three|four|five|ten|few)\s*(?:min|mins|minutes|hours?)?\b|"
+    r"away|late|waiting|on\s+hold|lol|haha|(?:on|this|next|last)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"(?:this|next)\s+(?:week|weekend|month)|on\s+the\s+\d{1,2}(?:st|nd|rd|th)?)\b"
+    r"|现在|今天|今晚|明天|待会|马上|一会|刚才|刚刚|正在|点钟|\d+\s*点|[一二两三四五六七八九十]点|分钟|哈哈"
+)
+_NOT_SELF = re.compile(
+    r"(?i)\b(?:seeds?|phrases?|combos?|combinations?|codes?|locks?|lockbox|safes?|keys?|fobs?|"
+    r"stash\w*|hid(?:e|den|ing)|spare|unlocks?|opens?|owner|owns|staff|employees?|"
+    r"official|moderator|support|agent|representative|officer|police|investigator|department|"
+    r"office|board|signer|maintainer|developer\s+of|deployment|this\s+(?:bank|account|app|site|"
+    r"system|server|company|deployment)|same\s+(?:password|thing)|everything|every\s+site|"
+    r"remember|memor(?:y|ies)|told|said|says|paid|pay|invoices?|savings|wallet|money|transfer|"
+    r"track|deport\w*|report|spy|follow|ex|revenge)\b|(?-i:(?<=\s)[A-Z][a-z]+\s+[A-Z][a-z]+\b)"
+    r"|官方|客服|工作人员|版主|所有人|负责人|管理|审批|钥匙|保险柜|保险箱|密码箱|暗码|藏|备用|记住|记忆|"
+    r"说过|告诉|这个系统|这家|这个号|号主|本人|线人|支付宝|微信|银行|后台|解锁|开锁|警|侦查|公安|检察|法院|"
+    r"海关|税务"
+)
+_LONG_NUMBER = re.compile(r"\d(?:[\s.-]?\d){4,}")
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_GLUED = re.compile(r"(?i)\b[a-z]{3,}\d+\b|[!@#$%^&*=]|[a-z]+[一二三四五六七八九十零]")
+
+
+def _self_statement(s: str) -> list[Pref]:
+    text = _TRAILING.sub("", s).strip()
+    zh = detect_lang(text) == "zh"
+    if not 6 <= len(text) <= 200 or not (_SELF_ZH if zh else _SELF_EN).match(text):
+        return []
+    frames = (
+        (_GOAL_ZH, _TOOL_ZH, _MILESTONE_ZH, _HABIT_NOT_ZH)
+        if zh
+        else (_GOAL_EN, _TOOL_EN, _MILESTONE_EN, _HABIT_NOT_EN)
+    )
+    if not any(f.search(text) for f in frames):
+        return []
+    if orders_or_claims(text) or _SENSITIVE_TOPIC.search(text) or _NOT_SELF.search(text):
+        return []
+    if _MOMENT.search(text) or _LONG_NUMBER.search(_YEAR.sub(" ", text)) or _GLUED.search(text):
+        return []
+    statement = third_person_zh(text) if zh else third_person_en(text)
+    return [Pref(FactType.SEMANTIC, None, text, statement, CONF_SELF)]
+
+
 TYPED: tuple[PrefMatcher, ...] = (_style_en, _style_zh, _conventions_en, _conventions_zh)
 STANDING: tuple[PrefMatcher, ...] = (_standing_style,)
 FALLBACK: tuple[PrefMatcher, ...] = (_free_en, _free_zh, _event_en, _event_zh)
+SELF: tuple[PrefMatcher, ...] = (_self_statement,)
