@@ -3192,7 +3192,7 @@ _ANSWER_FORM = _rx(
     r"guess(?:ing)?|unsure|wordy|rambl(?:e|ing))\b"
     r"|语气|正式|随意|客气|简短|简洁|啰嗦|详细|总结|一句话|展开讲|举例|例子|打比方|比喻|表格|列表|分点|要点|"
     r"格式|寒暄|客套|术语|单位|公制|摄氏|24小时制|字数|段落|步骤|代码注释|类型注解|表情|废话|开门见山|"
-    r"结尾|开头|不确定|瞎猜|乱猜|铺垫|太官方|官腔|口语|绕弯子|直接说|长篇大论",
+    r"结尾|开头|不确定|瞎猜|乱猜|铺垫|太官方|官腔|口语|绕弯子|直接说|长篇大论|简体|繁体|中文|英文",
     _I,
 )
 _NOT_A_FORM = _rx(
@@ -3241,6 +3241,17 @@ _NOT_A_WISH = _rx(
 )
 
 
+# The rule extractor writes a wish it learned from a turn as "The user's standing request: …"
+# (app.providers.extract_prefs): the wish is what follows.
+_LEARNED_WISH = _rx(r"^(?:the\s+user'?s\s+standing\s+request\s*:\s*|用户的长期要求\s*[:：]\s*)", _I)
+
+
+def answer_form_wish(text: str) -> bool:
+    """A wish about the form of the answers and nothing else (`_ANSWER_FORM`, clause by
+    clause); also as the rule extractor writes one it learned."""
+    return _answer_form_wish(_LEARNED_WISH.sub("", nfkc(text).strip()))
+
+
 def _answer_form_wish(folded: str) -> bool:
     body = folded.rstrip("。.!！ ")
     if len(body) > 160 or len(split_sentences(body)) > 1:
@@ -3263,7 +3274,7 @@ def users_own_rule(text: str) -> bool:
     and, for a choice, no secret or payment in it; or a wish about the form of the answers
     (`_answer_form_wish`, conditions allowed)."""
     folded = nfkc(text).strip()
-    if _answer_form_wish(folded):
+    if answer_form_wish(folded):
         return True
     if len(folded) > 300 or _RULE_EXCEPTION.search(_MY_OWN_WRITING.sub(" ", folded)):
         return False

@@ -521,8 +521,12 @@ def _screen(
     # own text: the user's own rule, whose statement the classes do not read (the other
     # fields they do; detectors.users_own_rule)
     # (only a statement alone: a value or search keys beside it could carry the rest)
+    # (a wish the extractor learned keeps the user's words as its value: the same wish)
     own_rule = (
-        candidate.value is None
+        (
+            candidate.value is None
+            or (isinstance(candidate.value, str) and detectors.answer_form_wish(candidate.value))
+        )
         and not candidate.keys
         and detectors.users_own_rule(candidate.statement)
     )
