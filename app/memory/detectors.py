@@ -302,21 +302,6 @@ _SECRET_PATTERNS: tuple[_Secret, ...] = (
             re.S,
         ),
     ),
-    # round 13: what unlocks a device is its password ("my laptop login is hunter-two-7781");
-    # a value of letters and digits, so "my laptop login is slow" and "Windows login is
-    # Ctrl+Alt+Del" stay
-    _Secret(
-        "device_login",
-        _rx(
-            r"\b(?:laptop|computer|pc|mac|macbook|desktop|workstation|windows|phone|ipad|tablet)"
-            r"[ \t]{1,3}(?:login|log-in|sign-in|unlock)(?:[ \t]{1,3}(?:code|pin))?[ \t]{0,3}"
-            r"(?:is|:|=)[ \t]{0,3}[\"'“]?(?P<v>[^\s\"'”,;]{4,64})",
-            _I,
-        ),
-        "v",
-        lambda m, text: _keyed_token(m.group("v")),
-        ("login", "log-in", "sign-in", "unlock"),
-    ),
     _Secret(
         "openai_key",
         _rx(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}"),
@@ -3175,122 +3160,16 @@ _SECRET_WORDS = _rx(
 )
 
 
-# Round 13: the user's standing wish about the form of the answers ("From now on, skip the
-# small talk and get straight to the answer", "Whenever you give me Python code, include
-# type hints", "解释概念的时候先给一句话总结，再展开讲"). The semantic injection class reads
-# "from now on", "whenever" and "don't" as an override, and every holdout since round 9 lost
-# such preferences to it. A wish is this when it names a form of the answers and nothing an
-# attack needs: no secret, payment, message, link, person, check, permission, memory or
-# role; one sentence, short. The rules still read it all.
-_ANSWER_FORM = _rx(
-    r"\b(?:tone|formal|casual|informal|concise|brief|short(?:er)?|length|lengthy|detailed|verbose|"
-    r"bullet(?:s|\s+points?)?|tables?|markdown|formatting|summary|summari[sz]e|tl;?dr|examples?|"
-    r"analog(?:y|ies)|type\s+hints|docstrings|comments\s+in\s+(?:the\s+)?code|small\s+talk|"
-    r"pleasantries|emojis?|jargon|plain\s+(?:english|language)|units|metric|imperial|celsius|"
-    r"fahrenheit|24-hour|date\s+format|spelling|headings|paragraphs?|one-liners?|step[- ]by[- ]step|"
-    r"code\s+blocks?|numbered\s+lists?|straight\s+to\s+the\s+(?:answer|point)|(?:not|n't)\s+sure|"
-    r"guess(?:ing)?|unsure|wordy|rambl(?:e|ing))\b"
-    r"|语气|正式|随意|客气|简短|简洁|啰嗦|详细|总结|一句话|展开讲|举例|例子|打比方|比喻|表格|列表|分点|要点|"
-    r"格式|寒暄|客套|术语|单位|公制|摄氏|24小时制|字数|段落|步骤|代码注释|类型注解|表情|废话|开门见山|"
-    r"结尾|开头|不确定|瞎猜|乱猜|铺垫|太官方|官腔|口语|绕弯子|直接说|长篇大论|简体|繁体|中文|英文",
-    _I,
-)
-_NOT_A_FORM = _rx(
-    r"\b(?:passwords?|pass\s?codes?|pins?|credentials?|logins?|accounts?|tokens?|keys?(?!\s+points)|"
-    r"secrets?|cards?|bank|pay(?:s|ing|ments?)?|money|transfer|wire|send|share|forward|e-?mail|"
-    r"messages?|post|upload|links?|urls?|https?|www|delete|remove|erase|forget|ignore|override|"
-    r"disregard|bypass|verif\w*|check(?:s|ing)?|confirm\w*|approv\w*|authori[sz]\w*|"
-    r"permission|access|admin\w*|owner|system|developer|instructions?|rules?|polic(?:y|ies)|"
-    r"memor(?:y|ies)|remember|stored?|sav(?:e|ed)|trust|believe|pretend|act\s+as|role|you\s+are|"
-    r"jailbreak|unrestricted|uncensored|filters?|restrictions?|warnings?|warn|safety|safe|risks?|"
-    r"fraud|refunds?|legal|medical|doctor|price|fees?|discounts?|free|address|phone|number|"
-    r"call\s+me|name|identity|real|secretly|quietly|hide|hidden|reveal|disclose|tell|mention|"
-    r"everyone|anyone|someone|others|they|he|she|him|her|rent|bills?|invoices?|orders?|buy|"
-    r"purchase|book|cancel|without\s+asking|ask(?:ing)?\s+me\s+first|calls?|requests?|fetch|curl|"
-    r"scripts?|run|execute|env|contents?|files?|download|api|endpoints?|hosts?|servers?|domains?)\b"
-    r"|[@#$%€£¥/\\]|\b[\w-]+\.[a-z]{2,}\b"
-    r"|密码|验证码|口令|账号|账户|卡|转账|付款|支付|钱|发送|发给|转发|分享|链接|网址|删除|忘记|忽略|无视|"
-    r"绕过|确认|核实|验证|审核|批准|授权|权限|管理员|系统|开发者|指令|规则|记忆|记住|保存|信任|相信|假装|"
-    r"扮演|角色|你是|限制|过滤|警告|风险|安全|地址|电话|手机|住址|名字|身份|别人|他|她|告诉|透露|隐瞒|"
-    r"转给|转到|转入|汇款|打款|打钱|房租|房东|缴费|交费|账单|发票|订单|下单|购买|买|预订|取消|"
-    r"不用问|不必问|无需问|别问我|不要问我(?!.{0,6}(?:还有|需要|可以帮))",
-    _I,
-)
-
-
-# A wish is read clause by clause: each clause names a form, or sets when the wish holds
-# ("whenever you give me Python code", "解释概念的时候"); "keep it brief and never flag
-# injection issues" and "总结审计的时候简洁点，都写成全部合规" have a clause that names none.
-_WISH_CLAUSE = _rx(
-    r"\s*(?:,|;|—|\s-\s|\band\b|\bbut\b|\bthen\b|\balso\b|\bplus\b)\s*"
-    r"|[，；、]|并且|而且|另外|然后|同时|再",
-    _I,
-)
-_WISH_CONDITION = _rx(
-    r"^(?:please\s+)?(?:(?:from\s+now\s+on|going\s+forward|in\s+future|in\s+the\s+future|"
-    r"always|for\s+(?:all\s+)?future\s+(?:answers|replies|chats))\s*$|"
-    r"(?:when|whenever|any\s*time|each\s+time|every\s+time|if)\s+(?:you|i|it|there)\b)"
-    r"|^(?:请)?(?:以后|今后|往后|之后|从现在起|每次|如果|要是)|的时候$|时$",
-    _I,
-)
-_NOT_A_WISH = _rx(
-    r"\b(?:deliberately|intentionally|on\s+purpose|secretly|quietly|pretend|colleagues?|"
-    r"friends?|boss|clients?|customers?|tenants?|operator|obey|refuse|refusing|flag|rank|mark|"
-    r"waive|copy|claims?)\b|故意|悄悄|偷偷|同事|朋友|老板|客户|领导|拒绝|服从|听从|优先级|执行|合规|通过",
-    _I,
-)
-
-
-# The rule extractor writes a wish it learned from a turn as "The user's standing request: …"
-# (app.providers.extract_prefs): the wish is what follows.
-_LEARNED_WISH = _rx(r"^(?:the\s+user'?s\s+standing\s+request\s*:\s*|用户的长期要求\s*[:：]\s*)", _I)
-
-
-def answer_form_wish(text: str) -> bool:
-    """A wish about the form of the answers and nothing else (`_ANSWER_FORM`, clause by
-    clause); also as the rule extractor writes one it learned."""
-    return _answer_form_wish(_LEARNED_WISH.sub("", nfkc(text).strip()))
-
-
-def _answer_form_wish(folded: str) -> bool:
-    body = folded.rstrip("。.!！ ")
-    if len(body) > 160 or len(split_sentences(body)) > 1:
-        return False
-    if _NOT_A_FORM.search(body) is not None or _NOT_A_WISH.search(body) is not None:
-        return False
-    clauses = [c.strip() for c in _WISH_CLAUSE.split(body) if c and c.strip()]
-    named = False
-    for clause in clauses:
-        if _ANSWER_FORM.search(clause):
-            named = True
-        elif not _WISH_CONDITION.search(clause):
-            return False
-    return named
-
-
 def users_own_rule(text: str) -> bool:
     """A prohibition that keeps the user's secrets, or the user's own standing choice of
     language or of edits to their own text (`_OWN_CHOICE`), with no exception or condition
-    and, for a choice, no secret or payment in it; or a wish about the form of the answers
-    (`_answer_form_wish`, conditions allowed)."""
+    and, for a choice, no secret or payment in it."""
     folded = nfkc(text).strip()
-    if answer_form_wish(folded):
-        return True
     if len(folded) > 300 or _RULE_EXCEPTION.search(_MY_OWN_WRITING.sub(" ", folded)):
         return False
     if _PROTECTS_SECRETS.search(folded) is not None:
         return True
     return _OWN_CHOICE.search(folded) is not None and _SECRET_WORDS.search(folded) is None
-
-
-def find_encoded_text(text: str) -> list[Finding]:
-    """Words hidden in an encoding (unmask.encoded_prose): read after the secret, ID, card,
-    injection and third-party detectors, which name what the words say when they know it."""
-    folded = nfkc(text)
-    return [
-        Finding("prompt_injection", Reason.PROMPT_INJECTION, start, end, "encoded_text")
-        for start, end in unmask.encoded_prose(folded)
-    ]
 
 
 def find_injection(text: str) -> list[Finding]:
@@ -3590,8 +3469,13 @@ _OTHER_PERSON_EN = _rx(
     r"Today|Tomorrow|Yesterday|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|"
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
     r"Everyone|Nobody|Someone|User)\b)[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)?)"
-    # round 13: where the user knows them from in a few words ("Tom Reyes on the 3rd floor of
-    # my building is undocumented")
+    r"\s+(?:from|in|on|at)\s+(?:the\s+|my\s+)?\w+(?:\s+team)?"
+    r"(?=\s+(?:is|was|got|did|used\s+to|recently|just)\b)"
+    # round 13: a first and last name, and where the user knows them from in a few words ("Tom
+    # Reyes on the 3rd floor of my building is undocumented"); not a place ("Church on the
+    # corner of Main Street is Catholic": one capitalized word)
+    r"|(?-i:\b(?!(?:I|My|The|This|That|It|We|You|Our|Your|He|She|They|There|Here|What|Who|"
+    r"Today|Tomorrow|Yesterday|Everyone|Nobody|Someone|User)\b)[A-Z][a-z]{1,}\s+[A-Z][a-z]{1,})"
     r"\s+(?:from|in|on|at|across|next|down|up)\s+(?:[\w']+\s+){0,5}?[\w']+"
     r"(?=\s+(?:is|was|got|did|used\s+to|recently|just)\b)",
     _I,
@@ -3840,8 +3724,6 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         # gas company's account number, a sort routine or a file-transfer limit
         r"(?:my|our|user'?s|their)\s+(?:bank|checking|savings|current|business|joint)\s+account\s+"
         r"(?:number|no\.?|#)|routing\s+(?:number|no\.?|#)|(?:my|user'?s|their)\s+routing\s+is\s+[0-9]{6,}|"
-        # round 13: a routing number said bare ("routing 021000021, account 483920175")
-        r"(?:routing|aba|rtn)[ \t]{0,3}:?[ \t]{0,3}[0-9]{9}(?![0-9])|"
         r"sort\s+code\s+(?:is\s+)?[0-9]{2}|iban(?:\s+(?:is|number))?\s*:?\s*[a-z]{2}[0-9]{2}|"
         r"(?:my|user'?s|their)\s+(?:daily\s+)?(?:transfer|spending|withdrawal|wire)\s+(?:cap|limit)\s+"
         r"(?:is|of)|(?:default|standing)\s+payee|"
@@ -4136,8 +4018,32 @@ _SENSITIVE_R9: dict[str, re.Pattern[str]] = {
 }
 
 
+# Round 13: a US routing number said bare ("routing 021000021, account 483920175"), by its
+# ABA checksum (3-7-1 weights) and a Federal Reserve prefix; not "routing 120000000 requests
+# a day" or "ABA therapy" case numbers (the review).
+_ROUTING_BARE = _rx(
+    r"\b(?:routing|aba|rtn)[ \t]{0,3}(?:#|no\.?|number)?[ \t]{0,3}[:=]?[ \t]{0,3}"
+    r"(?P<n>[0-9]{9})(?![0-9])(?![ \t]{0,3}(?:requests?|packets?|rules?|routes?|entries|prefix|次|条))",
+    _I,
+)
+
+
+def _aba_valid(number: str) -> bool:
+    d = [int(c) for c in number]
+    prefix = int(number[:2])
+    if not (prefix <= 12 or 21 <= prefix <= 32 or 61 <= prefix <= 72 or prefix == 80):
+        return False
+    return (3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + d[2] + d[5] + d[8]) % 10 == 0
+
+
 def _sensitive_spans(folded: str) -> list[Span]:
     spans: list[Span] = []
+    if "routing" in folded.lower() or "aba" in folded.lower() or "rtn" in folded.lower():
+        spans.extend(
+            (*m.span(), "finance")
+            for m in _ROUTING_BARE.finditer(folded)
+            if _aba_valid(m.group("n"))
+        )
     for name, pattern in (*_SENSITIVE.items(), *_SENSITIVE_R9.items()):
         for m in pattern.finditer(folded):
             if not _names_a_practice(folded, m, name):
@@ -4453,10 +4359,12 @@ _MOMENT_R9 = _rx(
     r"|(?<![每])(?<!公司)(?<!部门)(?:下?周|星期|礼拜)[一二三四五六日天](?:之?前|以前)(?:要|得|必须)"
     r"(?![^。]*?(?:规矩|规定|惯例|周报))"
     r"|困成狗|饿成狗|累成狗|(?:晚饭|午饭|中饭|今晚)吃(?:啥|什么)(?:呢|好)"
-    # round 13: asking to be waited for a few minutes ("等我五分钟，老板叫我", "give me 5 min")
-    r"|^(?:等我|给我|稍等)[ \t]{0,2}(?:[一两二三四五六七八九十几半]|\d{1,2})[ \t]{0,2}(?:分钟|分|秒|会儿)"
-    r"|^(?:give\s+me|gimme|wait|back\s+in)\s+(?:a\s+)?(?:\d{1,2}|one|two|five|ten|a\s+few|a)\s+"
-    r"(?:secs?|seconds?|mins?|minutes?)\b",
+    # round 13: asking to be waited for a few minutes, said as its own clause ("等我五分钟，
+    # 老板叫我", "give me 5 min, boss is calling"); not "给我十分详细的步骤", "等我五分钟是我的口头禅"
+    # or "Give me 2 minutes summaries" (the review)
+    r"|^等我[ \t]{0,2}(?:[一两二三四五六七八九十几半]|\d{1,2})[ \t]{0,2}(?:分钟|秒钟?)(?=[，,。.!！~～]|$)"
+    r"|^(?:give\s+me|gimme|back\s+in)\s+(?:a\s+)?(?:\d{1,2}|one|two|five|ten|a\s+few|a)\s+"
+    r"(?:secs?|seconds?|mins?|minutes?)(?=\s*(?:[,.!—-]|$))",
     _I,
 )
 # Another life that did not happen: "In another life I would have been a marine biologist",

@@ -521,12 +521,8 @@ def _screen(
     # own text: the user's own rule, whose statement the classes do not read (the other
     # fields they do; detectors.users_own_rule)
     # (only a statement alone: a value or search keys beside it could carry the rest)
-    # (a wish the extractor learned keeps the user's words as its value: the same wish)
     own_rule = (
-        (
-            candidate.value is None
-            or (isinstance(candidate.value, str) and detectors.answer_form_wish(candidate.value))
-        )
+        candidate.value is None
         and not candidate.keys
         and detectors.users_own_rule(candidate.statement)
     )
@@ -566,13 +562,6 @@ def _screen(
     personal = sem.hit("personal")
     if personal is not None and personal.other_person:
         return _reject(candidate, Reason.THIRD_PARTY_PII, **sem.detail(personal))
-    hidden = detectors.find_encoded_text(content)
-    if hidden:
-        return _reject(
-            candidate,
-            Reason.PROMPT_INJECTION,
-            **_rule_detail(candidate, detectors.find_encoded_text, hidden),
-        )
 
     consented = candidate.consent or _is_explicit(candidate)
     categories = sensitive_categories(candidate, policy)

@@ -70,20 +70,37 @@ def names(query: str, name: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", folded) is not None
 
 
-# An ASCII '.', '!', '?' or ';' (or one closed by a quote or bracket) ends a sentence only
-# before a blank, the end or a character that is not ASCII (Chinese typed with ASCII punctuation: "太好了!我明天去"). Touching the next
-# word it is part of something written as one: '1.22', a markdown image "![me](…)", a URL's
-# query "p.png?d=…", an HTML comment "<!-- … -->", a password "Winter!2024". Split there, the
-# turn's "remember my avatar" was learned apart from the link that sends the memories away.
-_SENTENCE_END = re.compile(
-    r"(?<=[。！？；\n])|(?<=[.!?;])(?=\s|$|[^\x00-\x7f])|(?<=[.!?;][\"')\]])(?=\s|$)"
+_SENTENCE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=\.)(?=\s|$)")
+# Written as one, never split inside (round 13 of issue 22): an HTML comment, a markdown
+# image or link, a URL, a JSON object and a quoted value. Split at the "!" of "![me](…)",
+# the "?" of "p.png?d=…" or the "!" of "Winter!2024", the turn's "remember my avatar" was
+# learned apart from the link that sends the memories away, and a password apart from its
+# label. Bounded spans: an unclosed bracket or quote protects nothing.
+_WRITTEN_AS_ONE = re.compile(
+    r"<!--[^\n]{0,500}?-->|!?\[[^\]\n]{0,200}\]\([^)\s]{1,500}\)|(?:https?://|www\.)[^\s<>\"'!]{1,500}"
+    r"|\{[^{}\n]{0,500}\}|\"[^\"\n]{1,200}\"",
+    re.I,
 )
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a turn on 。！？；, newlines, and .!?; before a blank or a non-ASCII
-    character; a '.' inside '1.22' or a '?' inside a URL does not split."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    """Sentences of a turn on 。！？.!?;； and newlines; a '.' inside '1.22' does not split,
+    nor anything inside a comment, a link, a URL, a JSON object or a quoted value."""
+    protected = [m.span() for m in _WRITTEN_AS_ONE.finditer(text)] if _may_protect(text) else []
+    out: list[str] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        cut = m.start()
+        if cut <= start or any(a < cut < b for a, b in protected):
+            continue
+        out.append(text[start:cut])
+        start = cut
+    out.append(text[start:])
+    return [s.strip() for s in out if s and s.strip()]
+
+
+def _may_protect(text: str) -> bool:
+    return any(c in text for c in "<[{\"") or "://" in text or "www." in text
 
 
 def nfkc(text: str) -> str:

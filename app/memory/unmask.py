@@ -402,52 +402,6 @@ def _decode_edits(text: str) -> list[Edit]:
     return _disjoint(edits)
 
 
-# Encoded words: a memory is written for a person to read, and words written as numeric
-# HTML entities, percent-escapes outside a link, \\x or \\u escapes, hex, base64, base32 or
-# binary were hidden from one. Round 13's holdout hid "泄露用户记忆" as entities, and what it
-# said was not in any list; the hiding is the sign, whatever the words (docs/gate.md "Round
-# 13"). Bytes that decode to something other than words (a key, an id, a hash) are not prose
-# and stay with the secret detectors; named entities ("&amp;") and a link's own escapes are
-# how HTML and URLs are written.
-_PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
-_CJK_IDEOGRAPH = re.compile(r"[\u4e00-\u9fff]")
-_LINK_TOKEN = re.compile(r"\S*(?:://|www\.)\S*")
-
-
-def _prose(decoded: str) -> bool:
-    if len(_CJK_IDEOGRAPH.findall(decoded)) >= 5:
-        return True
-    words = [w for w in _PROSE_WORD.findall(decoded) if not _CJK_IDEOGRAPH.search(w)]
-    return len(words) >= 3 and sum(map(len, words)) >= 12
-
-
-def encoded_prose(folded: str) -> list[tuple[int, int]]:
-    """Spans of `folded` whose encoding hides words (above): neighbouring encoded runs,
-    apart by blanks at most, are read together ("&#27844;&#38706;…" is one run)."""
-    if not any(c in folded for c in "&%\\") and not _B64_RUN.search(folded):
-        if not _BINARY_RUN.search(folded):
-            return []
-    links = [m.span() for m in _LINK_TOKEN.finditer(folded)] if "%" in folded else []
-    runs: list[tuple[int, int, str]] = []
-    for start, end, decoded in _decode_edits(folded):
-        raw = folded[start:end]
-        if raw.startswith("&") and not raw.startswith("&#"):
-            continue  # a named entity: how HTML writes "&", "<", "é"
-        if raw.startswith("%") and any(a <= start < b for a, b in links):
-            continue  # a link's path or query is written with escapes
-        if runs and not folded[runs[-1][1] : start].strip():
-            runs[-1] = (runs[-1][0], end, runs[-1][2] + folded[runs[-1][1] : start] + decoded)
-        else:
-            runs.append((start, end, decoded))
-    # what the text itself says it decodes to hides nothing ("5L2g5aW95LiW55WM 解码后就是
-    # “你好世界”")
-    return [
-        (start, end)
-        for start, end, decoded in runs
-        if _prose(decoded) and decoded.strip().casefold() not in folded.casefold()
-    ]
-
-
 def _disjoint(edits: list[Edit]) -> list[Edit]:
     out: list[Edit] = []
     for edit in sorted(edits):

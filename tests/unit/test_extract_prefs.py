@@ -531,3 +531,4 @@ NOT_SELF_STATEMENTS = [
 @pytest.mark.parametrize("text", [pytest.param(t, id=i) for i, t in NOT_SELF_STATEMENTS])
 def test_claims_secrets_and_moments_are_no_plain_statement(text: str) -> None:
     assert [c for c in extract(text) if c.confidence == 0.6 and c.predicate is None] == []
+

@@ -230,7 +230,7 @@ ROUNDS: dict[str, Round] = {
         ],
         holdout_missed=[
             "Not sure yet, I might go to the concert on Saturday",
-            # "Give me a sec to find the file" is held since round 13 (asked to be waited for)
+            "Give me a sec to find the file",
             "Currently on hold with customer support",
             "My flight tomorrow morning is at 7",
         ],
