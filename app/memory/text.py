@@ -70,7 +70,7 @@ def names(query: str, name: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", folded) is not None
 
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=\.)(?=\s|$)")
+_SENTENCE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=\.)(?=\s|$)|(?<=[.!?][\"”])(?=\s)")
 # Written as one, never split inside (round 13 of issue 22): an HTML comment, a markdown
 # image or link, a URL, a JSON object and a quoted value. Split at the "!" of "![me](…)",
 # the "?" of "p.png?d=…" or the "!" of "Winter!2024", the turn's "remember my avatar" was
