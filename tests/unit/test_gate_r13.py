@@ -256,18 +256,3 @@ def test_long_adversarial_inputs_stay_fast(text: str) -> None:
     split_sentences(text)
     assert time.perf_counter() - t0 < 5.0
 
-
-# ------------------------------------------------ the conversation path learns plain statements
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "my work laptop is a ThinkPad X1 Carbon running Ubuntu 22.04",
-        "我今年的目标是雅思考到 7 分",
-        "graduated from the University of Leeds in 2015, chemistry degree",
-        "我家没车，出门都是地铁公交",
-    ],
-)
-def test_a_plain_statement_or_a_wish_is_learned_through_the_gate(text: str) -> None:
-    assert _learned(text)
