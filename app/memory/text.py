@@ -72,12 +72,14 @@ def names(query: str, name: str) -> bool:
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=\.)(?=\s|$)|(?<=[.!?][\"”])(?=\s)")
 # Written as one, never split inside (round 13 of issue 22): an HTML comment, a markdown
-# image or link, a URL, a JSON object and a quoted value. Split at the "!" of "![me](…)",
+# image or link, a URL (ASCII, up to a "!", a ";" or a bracket), a JSON object and a quoted
+# value. Split at the "!" of "![me](…)",
 # the "?" of "p.png?d=…" or the "!" of "Winter!2024", the turn's "remember my avatar" was
 # learned apart from the link that sends the memories away, and a password apart from its
-# label. Bounded spans: an unclosed bracket or quote protects nothing.
+# label. Bounded spans: an unclosed bracket or quote protects nothing, nor one that holds a
+# sentence's end (`_ENDS_INSIDE`).
 _WRITTEN_AS_ONE = re.compile(
-    r"<!--[^\n]{0,500}?-->|!?\[[^\]\n]{0,200}\]\([^)\s]{1,500}\)|(?:https?://|www\.)[^\s<>\"'!]{1,500}"
+    r"<!--[^\n]{0,500}?-->|!?\[[^\]\n]{0,200}\]\([^)\s]{1,500}\)|(?:https?://|www\.)[A-Za-z0-9\-._~:/?#@$&*+,=%{}|^]{1,500}"
     r"|\{[^{}\n]{0,500}\}|\"[^\"\n]{1,200}\"",
     re.I,
 )
@@ -86,7 +88,16 @@ _WRITTEN_AS_ONE = re.compile(
 def split_sentences(text: str) -> list[str]:
     """Sentences of a turn on 。！？.!?;； and newlines; a '.' inside '1.22' does not split,
     nor anything inside a comment, a link, a URL, a JSON object or a quoted value."""
-    protected = [m.span() for m in _WRITTEN_AS_ONE.finditer(text)] if _may_protect(text) else []
+    protected = (
+        [
+            m.span()
+            for m in _WRITTEN_AS_ONE.finditer(text)
+            if m.group().startswith(("<!--", "http", "www", "HTTP", "WWW"))
+            or not _ENDS_INSIDE.search(m.group())
+        ]
+        if _may_protect(text)
+        else []
+    )
     out: list[str] = []
     start = 0
     for m in _SENTENCE_END.finditer(text):
@@ -97,6 +108,11 @@ def split_sentences(text: str) -> list[str]:
         start = cut
     out.append(text[start:])
     return [s.strip() for s in out if s and s.strip()]
+
+
+# A quote, a JSON object or a link's text that holds a sentence's end ("I got a 10" tablet.
+# I'm allergic to pollen. … 6" wide", `I like "tea. My card is …"`) is sentences, not a value.
+_ENDS_INSIDE = re.compile(r"[.!?;][\s\"'”)\]}]|[。！？；]")
 
 
 def _may_protect(text: str) -> bool:
