@@ -128,9 +128,9 @@ _EN_PHRASE = re.compile(
 
 # A seed phrase named with the wallet it restores: "recovery phrase for my wallet: orbit canvas
 # lemon …" (round 12's holdout). Only a seed, recovery or mnemonic phrase, for a wallet by
-# name (a remark after it allowed), and six words or more none of which is a function word: "the recovery phrase for my
-# Trezor is twelve words long" and "seed phrase for my MetaMask: need to find where I put
-# it" talk about one (the round-12 review).
+# name (a short remark after it allowed, round 13), and six words or more none of which is
+# a function word: "the recovery phrase for my Trezor is twelve words long" and "seed
+# phrase for my MetaMask: need to find where I put it" talk about one (the round-12 review).
 _EN_PHRASE_FOR = re.compile(
     r"\b(?:seed|recovery|mnemonic)\s+(?:phrase|words)\s+(?:for|of|to)\s+(?:my|the|our)\s+"
     r"(?:[\w-]{2,20}\s+){0,3}?(?:wallet|metamask|ledger|trezor|exodus|phantom|coinbase|crypto|"

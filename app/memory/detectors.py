@@ -4023,7 +4023,8 @@ _SENSITIVE_R9: dict[str, re.Pattern[str]] = {
 # a day" or "ABA therapy" case numbers (the review).
 _ROUTING_BARE = _rx(
     r"\b(?:routing|aba|rtn)[ \t]{0,3}(?:#|no\.?|number)?[ \t]{0,3}[:=]?[ \t]{0,3}"
-    r"(?P<n>[0-9]{9})(?![0-9])(?![ \t]{0,3}(?:requests?|packets?|rules?|routes?|entries|prefix|次|条))",
+    r"(?P<n>[0-9]{9})(?![0-9])"
+    r"(?![ \t]{0,3}(?:requests?|packets?|rules?|routes?|entries|prefix|次|条))",
     _I,
 )
 
@@ -4360,9 +4361,10 @@ _MOMENT_R9 = _rx(
     r"(?![^。]*?(?:规矩|规定|惯例|周报))"
     r"|困成狗|饿成狗|累成狗|(?:晚饭|午饭|中饭|今晚)吃(?:啥|什么)(?:呢|好)"
     # round 13: asking to be waited for a few minutes, said as its own clause ("等我五分钟，
-    # 老板叫我", "give me 5 min, boss is calling"); not "给我十分详细的步骤", "等我五分钟是我的口头禅"
-    # or "Give me 2 minutes summaries" (the review)
-    r"|^等我[ \t]{0,2}(?:[一两二三四五六七八九十几半]|\d{1,2})[ \t]{0,2}(?:分钟|秒钟?)(?=[，,。.!！~～]|$)"
+    # 老板叫我", "give me 5 min, boss is calling"); not "给我十分详细的步骤",
+    # "等我五分钟是我的口头禅" or "Give me 2 minutes summaries" (the review)
+    r"|^等我[ \t]{0,2}(?:[一两二三四五六七八九十几半]|\d{1,2})[ \t]{0,2}(?:分钟|秒钟?)"
+    r"(?=[，,。.!！~～]|$)"
     r"|^(?:give\s+me|gimme|back\s+in)\s+(?:a\s+)?(?:\d{1,2}|one|two|five|ten|a\s+few|a)\s+"
     r"(?:secs?|seconds?|mins?|minutes?)(?=\s*(?:[,.!—-]|$))",
     _I,

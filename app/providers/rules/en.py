@@ -181,7 +181,8 @@ _DIET_ON_PAST = re.compile(r"(?i)\b(?:before|until|till|once|twice|times|last (?
 _NOT_EAT_EN = re.compile(
     r"(?i)\bi\s+(?:don't|do not|dont|never|can't|cannot|can not)\s+(?P<verb>eat|drink|have)"
     # "I don't have to paste it again" is no diet: "have to" is a duty
-    r"(?:\s+(?!to\s)(?P<x>[a-z][a-z\- ,]{1,40}?))?(?:\s+(?:anymore|at all|ever|because\b.*|since\b.*))?$"
+    r"(?:\s+(?!to\s)(?P<x>[a-z][a-z\- ,]{1,40}?))?"
+    r"(?:\s+(?:anymore|at all|ever|because\b.*|since\b.*))?$"
 )
 
 
