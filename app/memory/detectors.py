@@ -3218,6 +3218,7 @@ _WISH_FORM_ZH = frozenset(
     专业术语 英文 中文 简体 简体中文 繁体 原文 注释 注解 单位 公制 摄氏度 摄氏 小时制 铺垫 废话 寒暄 客套
     绕弯子 开门见山 长篇大论 啰嗦 不确定 瞎猜 乱猜 结尾 开头 步骤 markdown""".split()
 )
+_WISH_THIRD_PERSON = frozenset("user user's users their them themselves 用户".split())
 _WISH_TOKEN_EN = _rx(r"[a-z0-9][a-z0-9_'’;:\-]*", _I)
 _WISH_CJK = _rx(r"[\u4e00-\u9fff]")
 
@@ -3231,7 +3232,9 @@ def answer_form_wish(text: str) -> bool:
     """A wish about the form of the answers and nothing else: one sentence of at most 160
     characters, every word in the closed vocabulary above, one of them a form (also as the
     rule extractor writes one it learned)."""
-    folded = _LEARNED_WISH.sub("", nfkc(text).strip()).rstrip("。.!！ ")
+    folded = nfkc(text).strip()
+    learned = _LEARNED_WISH.match(folded) is not None
+    folded = _LEARNED_WISH.sub("", folded).rstrip("。.!！ ")
     if not folded or len(folded) > 160 or len(split_sentences(folded)) > 1:
         return False
     if _WISH_CJK.search(folded):
@@ -3242,6 +3245,8 @@ def answer_form_wish(text: str) -> bool:
         said = re.sub(r"(?i)\bsay\s+so\b", "say_so", folded)
         words = [w.lower().replace("’", "'") for w in _WISH_TOKEN_EN.findall(said)]
         vocab, forms = _WISH_WORDS_EN, _WISH_FORM_EN
+    if learned:  # the extractor's third person: "with the user", "跟用户说话"
+        vocab = vocab | _WISH_THIRD_PERSON
     words = [w.rstrip(";:-") for w in words if not (w.isdigit() and len(w) <= 3)]
     if not words or any(w not in vocab for w in words):
         return False
