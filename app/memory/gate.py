@@ -366,7 +366,7 @@ class _Semantic:
         judge could not decide raises _Undecided."""
         if self.state != "on" or self.operator:
             return None
-        best = self._best(head, FIELDS if fields is None else fields)
+        best = self._best(head, fields or FIELDS)
         if best is None:
             return None
         threshold = self.threshold(head, best.field)
@@ -521,28 +521,12 @@ def _screen(
     # own text: the user's own rule, whose statement the classes do not read (the other
     # fields they do; detectors.users_own_rule)
     # (only a statement alone: a value or search keys beside it could carry the rest)
-    # (a wish the extractor learned keeps the user's words as its value: the same wish)
     own_rule = (
-        (
-            candidate.value is None
-            or (isinstance(candidate.value, str) and detectors.answer_form_wish(candidate.value))
-        )
+        candidate.value is None
         and not candidate.keys
         and detectors.users_own_rule(candidate.statement)
     )
-    fields: tuple[str, ...] | None = None
-    if own_rule:
-        # the same wish as the value, or as the turn it came from, is not read either
-        fields = tuple(
-            f
-            for f in _BESIDE_STATEMENT
-            if not (f == "value" and candidate.value is not None)
-            and not (
-                f == "evidence"
-                and candidate.evidence
-                and detectors.answer_form_wish(candidate.evidence)
-            )
-        )
+    fields = _BESIDE_STATEMENT if own_rule else None
     hits = [
         h for h in (sem.hit("authority", fields), sem.hit("injection", fields)) if h is not None
     ]

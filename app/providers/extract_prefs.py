@@ -28,7 +28,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.memory.detectors import answer_form_wish
 from app.memory.model import FactType
 from app.memory.text import detect_lang
 
@@ -1319,36 +1318,6 @@ def standing_request(body: str, *, explicit: bool) -> Pref | None:
     return Pref(FactType.SEMANTIC, CONSTRAINT, text, statement, CONF_STYLE)
 
 
-# Said in passing, a wish is standing when it says so (a condition, "always", "prefer", "no
-# need", "就行", "以后") and is about no text at hand ("把这段翻译成英文" is today's task).
-_WISH_STANDS = re.compile(
-    r"(?i)\b(?:always|whenever|when|from\s+now\s+on|going\s+forward|prefer|fine|rather|over|"
-    r"no\s+need|don't|do\s+not|never|instead|best)\b"
-    r"|以后|今后|往后|每次|的时候|总是|一直|就行|就好|就可以|不用|不要|别|喜欢|习惯|偏好"
-)
-_WISH_AT_HAND = re.compile(
-    r"(?i)\b(?:this|that|these|those|here|today)\b|这段|这篇|这份|这个|那个|这些|这次|今天|现在"
-)
-
-
-def _form_wish(s: str) -> list[Pref]:
-    """A wish about the form of the answers said in passing ("casual tone is totally fine
-    with me, no need to be formal", "跟我说话随意点就行，不用那么客气"), in the gate's closed
-    vocabulary (app.memory.detectors.answer_form_wish), kept as a standing request at
-    CONF_FREE: a candidate."""
-    text = _TRAILING.sub("", s).strip()
-    if not _WISH_STANDS.search(text) or _WISH_AT_HAND.search(text) or not answer_form_wish(text):
-        return []
-    zh = detect_lang(text) == "zh"
-    statement = (
-        f"用户的长期要求：{third_person_zh(text)}"
-        if zh
-        else f"The user's standing request: {third_person_en(text)}"
-    )
-    return [Pref(FactType.SEMANTIC, CONSTRAINT, text, statement, CONF_FREE)]
-
-
 TYPED: tuple[PrefMatcher, ...] = (_style_en, _style_zh, _conventions_en, _conventions_zh)
 STANDING: tuple[PrefMatcher, ...] = (_standing_style,)
 FALLBACK: tuple[PrefMatcher, ...] = (_free_en, _free_zh, _event_en, _event_zh)
-WISHES: tuple[PrefMatcher, ...] = (_form_wish,)

@@ -146,9 +146,6 @@ def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[li
         # no typed rule understood it: a first-person preference, habit, trait or
         # attribute is kept as a free statement ("I prefer dark mode in every editor")
         hits.extend(_prefs(extract_prefs.FALLBACK, inner, hits))
-    if not hits and not instruction.explicit:
-        # a wish about the answers said in passing (extract_prefs._form_wish)
-        hits.extend(_prefs(extract_prefs.WISHES, inner, hits))
     if not hits and instruction.explicit and instruction.remember:
         free = _free_statement(body)
         if free is not None:
