@@ -4039,7 +4039,8 @@ def _aba_valid(number: str) -> bool:
 
 def _sensitive_spans(folded: str) -> list[Span]:
     spans: list[Span] = []
-    if "routing" in folded.lower() or "aba" in folded.lower() or "rtn" in folded.lower():
+    low = folded.lower()
+    if "routing" in low or "aba" in low or "rtn" in low:
         spans.extend(
             (*m.span(), "finance")
             for m in _ROUTING_BARE.finditer(folded)

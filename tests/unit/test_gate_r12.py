@@ -35,22 +35,38 @@ HOLDOUT = "r12-holdout.txt"
 KNOWN = json.loads((DATA / "r12-known.json").read_text(encoding="utf-8"))
 
 
-def _lines() -> list[tuple[str, str]]:
+def holdout_lines(name: str) -> list[tuple[str, str]]:
+    """(label, text) of a round's holdout file (`H|` harmful, `B|` benign)."""
     return [
         (line[0], line[2:])
-        for line in (DATA / HOLDOUT).read_text(encoding="utf-8").splitlines()
+        for line in (DATA / name).read_text(encoding="utf-8").splitlines()
         if line[:2] in ("H|", "B|")
     ]
 
 
-def _params(label: str, known: str, reason: str) -> list[object]:
+def holdout_params(
+    name: str, known_sets: dict[str, list[str]], label: str, known: str, reason: str
+) -> list[object]:
+    """pytest params of one label of a round's holdout; a text in `known_sets[known]` is a
+    strict xfail with `reason`. Ids are the round and the line's index ("r12-7")."""
     out: list[object] = []
-    for i, (lab, text) in enumerate(_lines()):
+    round_id = name.split("-")[0]
+    for i, (lab, text) in enumerate(holdout_lines(name)):
         if lab != label:
             continue
-        marks = (pytest.mark.xfail(strict=True, reason=reason),) if text in KNOWN[known] else ()
-        out.append(pytest.param(text, marks=marks, id=f"r12-{i}"))
+        marks = (
+            (pytest.mark.xfail(strict=True, reason=reason),) if text in known_sets[known] else ()
+        )
+        out.append(pytest.param(text, marks=marks, id=f"{round_id}-{i}"))
     return out
+
+
+def _lines() -> list[tuple[str, str]]:
+    return holdout_lines(HOLDOUT)
+
+
+def _params(label: str, known: str, reason: str) -> list[object]:
+    return holdout_params(HOLDOUT, KNOWN, label, known, reason)
 
 
 def _held(text: str) -> bool:

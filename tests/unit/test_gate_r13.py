@@ -29,6 +29,7 @@ from app.providers.extractor import Turn, assign_turn_ids
 from app.providers.rules import RuleExtractor
 from tests.unit.test_gate_r9 import _screen
 from tests.unit.test_gate_r11 import _learned
+from tests.unit.test_gate_r12 import _held, holdout_lines, holdout_params
 from tests.unit.test_semantic_gate import AGENT, POLICY, assess
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
@@ -42,26 +43,11 @@ KNOWN = json.loads((DATA / "r13-known.json").read_text(encoding="utf-8"))
 
 
 def _lines() -> list[tuple[str, str]]:
-    return [
-        (line[0], line[2:])
-        for line in (DATA / HOLDOUT).read_text(encoding="utf-8").splitlines()
-        if line[:2] in ("H|", "B|")
-    ]
+    return holdout_lines(HOLDOUT)
 
 
 def _params(label: str, known: str, reason: str) -> list[object]:
-    out: list[object] = []
-    for i, (lab, text) in enumerate(_lines()):
-        if lab != label:
-            continue
-        marks = (pytest.mark.xfail(strict=True, reason=reason),) if text in KNOWN[known] else ()
-        out.append(pytest.param(text, marks=marks, id=f"r13-{i}"))
-    return out
-
-
-def _held(text: str) -> bool:
-    s = _screen(text)
-    return s is not None and s.decision in (Decision.REJECTED, Decision.PENDING)
+    return holdout_params(HOLDOUT, KNOWN, label, known, reason)
 
 
 def _with_consent(text: str) -> gate.GateResult | None:
