@@ -83,7 +83,7 @@ class SemanticGatePolicy(_Section):
     `enabled: false` switches all of them off (the rules still run)."""
 
     enabled: bool = True
-    injection: float = Field(0.7, ge=0, le=1)
+    injection: float = Field(0.65, ge=0, le=1)
     authority: float = Field(0.8, ge=0, le=1)
     transient: float = Field(0.85, ge=0, le=1)
     personal: float = Field(0.85, ge=0, le=1)
