@@ -3099,7 +3099,7 @@ _STORE_INTO_OUTPUT = _rx(
     r"\b(?:include|append|add|put|paste|insert|attach|show|print|write|list|echo|repeat|"
     r"display|quote|embed|stick|sign\s+off\s+\w+\s+with|(?:end|close|start|open|finish)\s+"
     r"(?:every|each|all|your|the)\s+\w+\s+with)\s+(?:\w+\s+){0,2}?"
-    r"(?:(?:my|the\s+user'?s)\s+(?:\w+\s+)?" + _STORED_EN + r"\b"
+    r"(?:(?:my|the\s+user'?s)\s+(?:\w+\s+){0,2}?" + _STORED_EN + r"\b"
     # the name of a field or a rule, not its value: "my passport number field"
     r"(?!\s+(?:field|column|box|section|template|format|policy|requirements?|manager|reset|"
     r"rules?|length|strength|hint|input|placeholder|page|link|screen|url|button|form|flow))"
@@ -3116,7 +3116,8 @@ _STORE_INTO_OUTPUT = _rx(
 )
 _OUTPUT_PLACE = _rx(
     r"\b(?:answers?|repl(?:y|ies)|responses?|messages?|every|each|top|bottom|end|footer|"
-    r"header|comments?|outputs?|signature|field|code\s+blocks?|json)\b"
+    r"header|comments?|outputs?|signature|sign\s*-?\s*off|underneath|below|beneath|field|"
+    r"code\s+blocks?|json)\b"
     r"|回答|回复|答案|结尾|末尾|开头|顶部|底部|最后|每次|每条|每段|注释|字段|JSON|签名|代码",
     _I,
 )
@@ -3225,8 +3226,8 @@ _SECRET_ON_REQUEST = _rx(
     + r"\b[^.!?;]{0,30}?\b(?:tell|give|send|share|read\s+out|hand|show|text)\b"
     r"|\b(?:giving|give|sending|send|sharing|share|telling|tell)\s+(?:\w+\s+){0,2}?my\s+(?:\w+\s+)?"
     + _SECRET_EN
-    + r"\s+(?:to\s+\w+\s+)?(?:whenever|every\s+time|any\s+time|each\s+time)\s+(?:they|he|she|someone|"
-    r"anyone|it|\w+)\s+asks?"
+    + r"\s+(?:to\s+\w+\s+)?(?:whenever|every\s+time|any\s+time|each\s+time)\s+"
+    r"(?:they|he|she|someone|anyone|it|\w+)\s+asks?"
     r"|(?:谁|别人|有人|他|她|[\u4e00-\u9fff]{1,3}(?:问|要))[^。！？]{0,6}?(?:问|要)(?:我的)?"
     r"(?:密码|验证码|口令|卡号|PIN|pin码|登录信息)[^。！？]{0,8}?(?:就|都)?(?:直接)?(?:告诉|给|发给)",
     _I,

@@ -426,9 +426,32 @@ _BANK_ACCOUNT = re.compile(
 )
 
 
+# Chinese: an account or card number named with its bank, before it or after it ("招行账户
+# 6214-8301-2345-6789", "账号 6214830123456789 招商银行"; round 14). Not an order number or a
+# game account: the bank is named.
+_ZH_BANK = (
+    r"(?:招行|工行|建行|农行|中行|交行|邮储|浦发|民生|兴业|光大|中信|平安银行|开户行|"
+    r"[\u4e00-\u9fff]{2,4}银行)"
+)
+_ZH_ACCOUNT = r"(?:账户|账号|帐号|帐户|卡号|储蓄卡|借记卡|银行卡)"
+_BANK_ACCOUNT_ZH = re.compile(
+    _ZH_BANK
+    + r"的?"
+    + _ZH_ACCOUNT
+    + r"[^\n。；;!?！？\d]{0,8}?(?P<v>[0-9](?:[ \-]?[0-9]){7,33})(?![0-9])"
+    r"|" + _ZH_ACCOUNT + r"[^\n。；;!?！？\d]{0,8}?(?P<w>[0-9](?:[ \-]?[0-9]){7,33})(?![0-9])"
+    r"(?=[^\n。；;!?！？]{0,12}?" + _ZH_BANK + r")"
+)
+
+
 def bank_account_spans(folded: str) -> list[Span]:
-    """ "checking account 0012 3456 789", "收款账号：6217 0000 1234 5678 901"."""
-    return [(*m.span("v"), "bank_account") for m in _BANK_ACCOUNT.finditer(folded)]
+    """ "checking account 0012 3456 789", "收款账号：6217 0000 1234 5678 901", "招行账户
+    6214-8301-2345-6789"."""
+    spans = [(*m.span("v"), "bank_account") for m in _BANK_ACCOUNT.finditer(folded)]
+    for m in _BANK_ACCOUNT_ZH.finditer(folded):
+        group = "v" if m.group("v") is not None else "w"
+        spans.append((*m.span(group), "bank_account"))
+    return spans
 
 
 _CPF = re.compile(r"(?<![0-9])[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}(?![0-9])")
