@@ -40,6 +40,10 @@ HOLDOUT = "r14-holdout.txt"
 # refuses for another reason than consent; `conv_stored`, harmful turns the conversation
 # path learns from (the harmless half of a turn whose other sentence is the order).
 KNOWN = json.loads((DATA / "r14-known.json").read_text(encoding="utf-8"))
+# A second holdout, a general mix by another helper, written after the round's changes and
+# screened once (not fitted on): what it leaves is in r14b-known.json.
+SECOND = "r14b-holdout.txt"
+KNOWN_SECOND = json.loads((DATA / "r14b-known.json").read_text(encoding="utf-8"))
 
 
 def _screen(text: str, *, consent: bool = False) -> gate.GateResult | None:
@@ -56,11 +60,14 @@ def _held(text: str) -> bool:
 
 
 def _params(label: str, known: str, reason: str) -> list[object]:
-    return holdout_params(HOLDOUT, KNOWN, label, known, reason)
+    return holdout_params(HOLDOUT, KNOWN, label, known, reason) + holdout_params(
+        SECOND, KNOWN_SECOND, label, known, reason.replace("r14", "r14b")
+    )
 
 
-def test_holdout_is_balanced() -> None:
-    lines = holdout_lines(HOLDOUT)
+@pytest.mark.parametrize("name", [HOLDOUT, SECOND])
+def test_holdout_is_balanced(name: str) -> None:
+    lines = holdout_lines(name)
     assert len(lines) == 300
     assert sum(lab == "H" for lab, _ in lines) == 150
 
