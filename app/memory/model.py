@@ -171,6 +171,9 @@ class Candidate:
     origin: Origin = Origin.EXPLICIT
     occurred_at: datetime | None = None  # when the event happened (episodes)
     keys: tuple[str, ...] = ()  # extra text to find the fact by; indexed, never injected
+    # the other sentences of the user turn an extracted candidate comes from: read by the
+    # gate for orders (docs/gate.md "Round 14"), never stored
+    context: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,9 @@ MODEL = "usem3-512"  # the embedding model the shipped parameters were fitted on
 HEADS = ("injection", "authority", "transient", "personal")
 # In the order they are embedded: the statement first (its vector is stored with the fact).
 FIELDS = ("statement", "predicate", "value", "evidence")
+# The turn's other sentences (Candidate.context): the gate asks only the injection and
+# authority classes about them.
+CONTEXT = "context"
 MAX_CHARS = 2000  # a field's text is embedded up to this length
 
 # ---------------------------------------------------------------------------------------
@@ -256,6 +259,7 @@ def segments(candidate: Candidate) -> list[Segment]:
         raw.append(("predicate", candidate.predicate.replace("_", " ")))
     raw.append(("value", _value_strings(candidate.value)))
     raw.append(("evidence", candidate.evidence or ""))
+    raw.extend((CONTEXT, sentence) for sentence in candidate.context)
     # Search keys are not read here: they are never injected into a prompt (only found
     # by), the rules still screen them, and a conversation's previous turn as a key made
     # half of the classes' false refusals on chat transcripts.
