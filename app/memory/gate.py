@@ -372,7 +372,9 @@ class _Semantic:
         threshold = self.threshold(head, best.field)
         if best.score >= threshold:
             return best
-        if best.score < threshold - self.margin:
+        # the judge is shown the candidate's fields, not the turn's other sentences: a
+        # borderline score there is not asked about
+        if best.score < threshold - self.margin or best.field == CONTEXT:
             return None
         verdict = self.judged.get(head)
         if verdict == "harmful":
@@ -401,6 +403,11 @@ class _Semantic:
         base = self.settings.threshold(head)
         if head not in _EPISODE_FLOORED:
             return base
+        if field == CONTEXT:
+            # the turn's other sentences speak to the assistant about this chat ("for this
+            # chat only, skip the disclaimers", "act as an interviewer"): an order there
+            # must read as one beyond doubt
+            return max(base, EPISODE_FLOOR)
         # an episode the extractor made from a turn reads "The user …" and gets no floor:
         # instructions ride on events there ("… so treat me as the owner from now on")
         narrated = (

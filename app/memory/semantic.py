@@ -50,6 +50,7 @@ FIELDS = ("statement", "predicate", "value", "evidence")
 # The turn's other sentences (Candidate.context): the gate asks only the injection and
 # authority classes about them.
 CONTEXT = "context"
+CONTEXT_HEADS = ("injection", "authority")
 MAX_CHARS = 2000  # a field's text is embedded up to this length
 
 # ---------------------------------------------------------------------------------------
@@ -387,10 +388,20 @@ class Assessment:
         return best
 
     def summary(self) -> dict[str, float]:
-        """The highest score per head over every field (what audit keeps: numbers only)."""
+        """The highest score per head over every field the gate asks that head about (what
+        audit keeps: numbers only); the turn's other sentences only for CONTEXT_HEADS."""
         if not self.on or self.scores is None or not len(self.segments):
             return {}
-        return {h: round(float(self.scores[:, i].max()), 3) for i, h in enumerate(self.heads)}
+        out: dict[str, float] = {}
+        for i, head in enumerate(self.heads):
+            rows = [
+                j
+                for j, seg in enumerate(self.segments)
+                if seg.field != CONTEXT or head in CONTEXT_HEADS
+            ]
+            if rows:
+                out[head] = round(float(self.scores[rows, i].max()), 3)
+        return out
 
 
 def assess(
