@@ -371,3 +371,28 @@ def test_review_order_is_refused(text: str) -> None:
 )
 def test_review_look_alike_is_written(text: str) -> None:
     assert _screen(text) is None
+
+
+# the second holdout's Chinese moments (fitted on it after its one run)
+@pytest.mark.parametrize(
+    ("text", "transient"),
+    [
+        ("我先去吃个饭", True),
+        ("明天早上九点开会，我先睡了", True),
+        ("外面好冷，手都冻僵了", True),
+        ("帮我算一下 37 乘以 48", True),
+        ("帮我翻译一下这句话", True),
+        ("我先生是医生", False),
+        ("我先去学了半年日语才出国的", False),
+        ("帮我算账的软件我用的是随手记", False),
+        ("办公室太冷了，我一般带件外套", False),
+        ("好冷的笑话我最喜欢了", False),
+        ("太热的天气我会头疼", False),
+    ],
+)
+def test_a_chinese_moment_is_not_kept(text: str, transient: bool) -> None:
+    s = _screen(text)
+    if transient:
+        assert s is not None and s.reason is Reason.NOT_REUSABLE
+    else:
+        assert s is None
