@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from app.memory import detectors, structural
+from app.memory import detectors, instructions, structural
 from app.memory.dedupe import may_merge
 from app.memory.model import (
     SENSITIVITY_RANK,
@@ -42,7 +42,7 @@ from app.memory.normalize import (
     value_key,
 )
 from app.memory.policy import Policy
-from app.memory.semantic import CONTEXT, FIELDS, Assessment, Hit
+from app.memory.semantic import CONTEXT, FIELDS, REQUEST, Assessment, Hit, mentions_other_person
 
 # Default confidence by source when the writer gives none (docs/data-model.md#the-fact:
 # 低质事实与确认事实同权).
@@ -254,6 +254,22 @@ def _source_authority(candidate: Candidate) -> int:
 def _is_explicit(candidate: Candidate) -> bool:
     """The user (or operator) said it on purpose: an instruction or a correction."""
     return candidate.origin is Origin.CORRECTION or candidate.source_kind in _CONSENTING_SOURCES
+
+
+def _asked_to_remember(candidate: Candidate) -> bool:
+    """A relayed user message whose own words ask for it to be kept ("Remember I'm allergic
+    to peanuts", "记住我有糖尿病"): the explicit instruction that consents to the user's own
+    sensitive data (docs/gate.md#consent), as "记住…" in a conversation turn does. Only
+    the statement asks: evidence may hold other sentences. Only for a statement about
+    the user alone: with anyone else in it ("my coworker told me she's HIV positive, keep
+    that in mind") the sensitive detail may be theirs, which no request of the user's
+    consents to, so it stays held when the third-party rules miss it."""
+    return (
+        candidate.origin is Origin.EXPLICIT
+        and candidate.source_kind is SourceKind.USER_MESSAGE
+        and instructions.asks_to_remember(candidate.statement)
+        and not mentions_other_person(candidate.statement)
+    )
 
 
 def sensitive_categories(candidate: Candidate, policy: Policy) -> list[str]:
@@ -583,7 +599,7 @@ def _screen(
     if personal is not None and personal.other_person:
         return _reject(candidate, Reason.THIRD_PARTY_PII, **sem.detail(personal))
 
-    consented = candidate.consent or _is_explicit(candidate)
+    consented = candidate.consent or _is_explicit(candidate) or _asked_to_remember(candidate)
     categories = sensitive_categories(candidate, policy)
     own = personal is not None and not personal.other_person
     if (categories or own) and not consented:
@@ -607,6 +623,14 @@ def _screen(
     # led to a durable fact ("记住我对花生过敏好吗？").
     episode = candidate.type is FactType.EPISODIC
     transient = detectors.find_transient(candidate.statement, episode=episode)
+    # "Could you remember that I take lithium?" is a request, not a question to answer:
+    # what it asks to keep is judged instead, by the rules and by the transient class
+    # (semantic.REQUEST, embedded beside the statement)
+    polite = instructions.is_polite_request(candidate.statement)
+    if polite:
+        transient = detectors.find_transient(
+            instructions.remembered_part(candidate.statement) or "", episode=episode
+        )
     if transient:
         return _reject(
             candidate,
@@ -619,7 +643,7 @@ def _screen(
     # by its meaning (the rules above still refuse a greeting or a question); a document
     # is not chatter either (a transcript's notes say "now" of lasting progress).
     if not episode and candidate.source_kind is not SourceKind.DOCUMENT:
-        momentary = sem.hit("transient", ("statement",))
+        momentary = sem.hit("transient", (REQUEST,) if polite else ("statement",))
         if momentary is not None:
             return _reject(candidate, Reason.NOT_REUSABLE, **sem.detail(momentary))
 

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from app.memory import unmask
+from app.memory import instructions, unmask
 from app.memory.model import Candidate
 from app.memory.text import SPEAKER_LABEL, nfkc
 
@@ -51,6 +51,10 @@ FIELDS = ("statement", "predicate", "value", "evidence")
 # authority classes about them.
 CONTEXT = "context"
 CONTEXT_HEADS = ("injection", "authority")
+# What a request put as a question asks to keep ("Could you remember that I'm vegan?" →
+# "I'm vegan"): the transient class reads it instead of the question form
+# (app.memory.instructions.is_polite_request).
+REQUEST = "request"
 MAX_CHARS = 2000  # a field's text is embedded up to this length
 
 # ---------------------------------------------------------------------------------------
@@ -261,6 +265,8 @@ def segments(candidate: Candidate) -> list[Segment]:
     raw.append(("value", _value_strings(candidate.value)))
     raw.append(("evidence", candidate.evidence or ""))
     raw.extend((CONTEXT, sentence) for sentence in candidate.context)
+    if instructions.is_polite_request(candidate.statement):
+        raw.append((REQUEST, instructions.remembered_part(candidate.statement) or ""))
     # Search keys are not read here: they are never injected into a prompt (only found
     # by), the rules still screen them, and a conversation's previous turn as a key made
     # half of the classes' false refusals on chat transcripts.

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from app.memory.instructions import peel_instruction
 from app.memory.model import Candidate, FactType, Origin, SourceKind
 from app.providers.extract_rules import RuleExtractor, split_sentences
 from app.providers.extractor import Turn, assign_turn_ids, build_extractor, cap_per_turn
 from app.providers.rules.extractor import extract_sentence
-from app.providers.rules.instructions import peel_instruction
 
 P = FactType.PROFILE
 S = FactType.SEMANTIC

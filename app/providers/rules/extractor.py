@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from app.memory.instructions import GROUP_MARKER, peel_instruction
 from app.memory.model import Candidate, FactType, Origin, SourceKind
 from app.memory.text import detect_lang, nfkc, split_sentences
 from app.providers import extract_prefs
@@ -25,7 +26,6 @@ from app.providers.rules.en import (
     where_en,
 )
 from app.providers.rules.hits import CONF_EXPLICIT, Hit, Matcher
-from app.providers.rules.instructions import GROUP_MARKER, peel_instruction
 from app.providers.rules.screening import FILLER, HEDGE_EN, HEDGE_ZH, is_sarcastic, screen
 from app.providers.rules.text import TRAILING_PUNCT, third_person_en
 from app.providers.rules.zh import (

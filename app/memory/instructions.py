@@ -1,0 +1,197 @@
+"""Explicit instructions: the "记住…", "以后都…", "remember…", "from now on…" prefix (or
+a "…记住了" / "…remember that" tail) peeled off a sentence (`peel_instruction`), and
+whether a sentence asks the assistant to remember it (`asks_to_remember`).
+
+Pure: the rule extractor (app.providers.rules) peels turns with it, the gate
+(app.memory.gate) reads a relayed user message's request to remember as that user's
+consent (docs/gate.md#consent).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_LEAD_ZH = r"^(?:好的|好|那|那么|对了|另外|还有|顺便说一下|顺便|嗯)?[,\s]*"
+# asked to be kept: "记住…", "帮我记一下…", "别忘了…"
+_REMEMBER_VERBS_ZH = r"记住|记一下|记下来|记下|记好|牢记|别忘了|不要忘了|记得(?=我)"
+# said for the assistant to know: "跟你说一下，…", "说一下背景：…"
+_FOR_YOUR_INFO_ZH = (
+    r"跟你说一下|跟你说下|告诉你一下|和你说一下|说一下背景|补充一下背景|补充一下|提醒一下|说明一下"
+)
+_ZH_OPENING = r"(?:了|哦|啊|一下|哈)?[:：,，\s]*"
+_REMEMBER_ZH = re.compile(
+    _LEAD_ZH
+    + r"(?:请|麻烦|你)*(?:帮我|给我)?(?:"
+    + _REMEMBER_VERBS_ZH
+    + "|"
+    + _FOR_YOUR_INFO_ZH
+    + ")"
+    + _ZH_OPENING
+)
+_REMEMBER_TAIL_ZH = re.compile(
+    r"(?<![,\s])[,\s]*(?:请|你)?(?:要)?(?:记住|记好|记下|记一下)(?:了|哦|啊|啦|一下)?\s*$"
+)
+_STANDING_ZH = re.compile(
+    _LEAD_ZH
+    + r"(?:请|你)?我?(?:以后|今后|从现在起|从现在开始|从今以后|往后|以后的话|一律|永远|每次都|总是)"
+    r"(?:请|你|都|也|一律|一直|每次|全部|统统|要)*[,\s]*"
+)
+_EN_LEAD = r"(?i)^(?:ok(?:ay)?|so|also|and|btw|by the way|oh)?[,\s]*(?:please\s+)?"
+_REMEMBER_VERBS_EN = (
+    r"remember|keep in mind|don't forget|do not forget|never forget|make a note|take note|"
+    r"note|for (?:future )?reference|save (?:this|that)|memorize"
+)
+# said for the assistant to know: "FYI, …", "just so you know, …", "for context: …"
+_FOR_YOUR_INFO_EN = (
+    r"fyi|f\.y\.i\.|just so you know|so you know|for context|"
+    r"for your (?:info|information|reference)|heads up"
+)
+_EN_OPENING = r"(?:\s+(?:this|that|of this|of that))?(?:\s*[:,\-]\s*|\s+that\s+|\s+|$)"
+_REMEMBER_EN = re.compile(
+    _EN_LEAD + "(?:" + _REMEMBER_VERBS_EN + "|" + _FOR_YOUR_INFO_EN + ")" + _EN_OPENING
+)
+_REMEMBER_TAIL_EN = re.compile(
+    r"(?i)(?<![,\s\-])[,\s\-]*(?:please\s+)?remember\s+(?:that|this)[.!\s]*$"
+)
+_STANDING_EN = re.compile(
+    r"(?i)^(?:ok(?:ay)?|so|also|and)?[,\s]*(?:please\s+)?"
+    r"(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|always)"
+    r"[,\s]*(?:please\s+)?(?:always\s+)?"
+)
+# "…, so keep that in mind (for recipes)", "…，推荐饮食的时候注意一下": what comes before is
+# said to be remembered
+_KEEP_IN_MIND_TAIL_EN = re.compile(
+    # one start per run of separators (a search from every blank of a long run is quadratic)
+    r"(?i)(?<=[^\s,;\-])[,;\s\-]+(?:so\s+|and\s+|please\s+){0,3}(?:(?:keep|bear)\s+(?:that|this|it)\s+"
+    r"in\s+mind|"
+    r"(?:take|factor)\s+(?:that|this|it)\s+(?:into\s+account|in)|keep\s+(?:suggestions|it|things|"
+    r"recommendations)\s+within\s+(?:that|this|it)|if\s+that\s+matters|fyi|for\s+context|"
+    # "…, so keep the meal plans low in sugar", "…, so no jumping exercises": an
+    # instruction drawn from the fact
+    r"so\s+(?:please\s+)?(?:keep|make|plan|avoid|skip|flag|no|don'?t|never|only)\b[^.!?]{0,60})"
+    r"(?:\s+(?:for|when|with|while)\s+[^.!?]{0,40})?[.!\s]*$"
+)
+_KEEP_IN_MIND_TAIL_ZH = re.compile(
+    r"[,，]\s*(?:[^，。！？,]{0,12}?(?:的时候|时|方面))?(?:请|你)?(?:注意一下|注意下|注意点|留意一下|留意下|"
+    r"记着点|考虑一下|考虑进去|多注意)[。！!\s]*$"
+)
+GROUP_MARKER = re.compile(
+    r"(?i)^(?:以下|以下几点|下面|下面几点|这些|这几点|the following|this|these)?\s*$"
+)
+
+
+@dataclass(frozen=True)
+class _Instruction:
+    explicit: bool
+    body: str
+    remember: bool  # "记住/remember": free statements may be kept when no rule matches
+
+
+def peel_instruction(s: str) -> _Instruction:
+    for pattern, remember in (
+        (_REMEMBER_ZH, True),
+        (_REMEMBER_EN, True),
+        (_STANDING_ZH, False),
+        (_STANDING_EN, False),
+    ):
+        m = pattern.match(s)
+        if m and m.end() > 0 and m.group(0).strip(" ,"):
+            return _Instruction(True, s[m.end() :].strip(), remember)
+    for pattern in (
+        _REMEMBER_TAIL_ZH,
+        _REMEMBER_TAIL_EN,
+        _KEEP_IN_MIND_TAIL_EN,
+        _KEEP_IN_MIND_TAIL_ZH,
+    ):
+        m = pattern.search(s)
+        if m and m.start() > 0:
+            return _Instruction(True, s[: m.start()].strip(" ,，"), True)
+    return _Instruction(False, s, False)
+
+
+# A request to remember, the sentence's own words: asked, not told "for your information".
+# "Remember I'm allergic to peanuts", "could you please remember that I'm vegan",
+# "I'd like you to keep in mind that …", "请帮我记住…", "你要记住…".
+_ASKS_EN = re.compile(
+    _EN_LEAD + r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|you\s+(?:can|may|should)\s+|"
+    r"feel\s+free\s+to\s+|"
+    r"i(?:'d| would)\s+like\s+you\s+to\s+|i\s+(?:want|need)\s+you\s+to\s+)?"
+    + "(?:"
+    + _REMEMBER_VERBS_EN
+    + ")"
+    # "remember when we…?" recalls; it does not ask
+    + r"(?!\s+(?:when|how|what|who|where|why|if|whether)\b)"
+    # as _EN_OPENING, but a dash only as a dash: "note-taking helps" asks nothing
+    + r"(?:\s+(?:this|that|of this|of that))?(?:\s*[:,]\s*|\s+-\s*|\s+that\s+|\s+|$)"
+)
+_ASKS_ZH = re.compile(
+    _LEAD_ZH
+    + r"(?:我希望你|希望你|你要|你得|你一定要)?(?:请|麻烦|你)*(?:帮我|给我)?(?:"
+    + _REMEMBER_VERBS_ZH
+    + ")"
+    + _ZH_OPENING
+)
+# "…, please remember that (for recipes)", "…; keep it in mind when you plan meals"
+_ASKS_TAIL_EN = re.compile(
+    # one start per run of separators (a search from every blank of a long run is quadratic)
+    r"(?i)(?<=[^\s,;\-])[,;\s\-]+(?:so\s+|and\s+|please\s+){0,3}"
+    r"(?:(?:remember|note|save|(?:keep|bear)(?=\s+(?:that|this|it)\s+in\s+mind)|"
+    r"(?:take|factor)(?=\s+(?:that|this|it)\s+into\s+account))"
+    r"\s+(?:that|this|it)(?:\s+in\s+mind|\s+into\s+account)?"
+    r"(?:\s+(?:for|when|with|while|in)\s+[^.!?]{0,40})?"
+    # "…, so please remember to break long tasks into small steps"
+    r"|remember\s+to\s+[^.!?]{1,80})[.!\s]*$"
+)
+# "…，记下来", "…，你记住就行"
+_ASKS_TAIL_ZH = re.compile(
+    r"(?<![,\s])[,，\s]*(?:请|你)?(?:要)?(?:记住|记好|记下来|记下|记一下)"
+    r"(?:了|哦|啊|啦|一下|就行|就好|哈|吧)*[。！!\s]*$"
+)
+
+
+# the request's own question mark or tag: "…, ok?", "…好吗？"
+_QUESTION_TAG = re.compile(
+    r"(?i)[,，\s]*(?:好吗|可以吗|行吗|好不好|好嘛|ok|okay|please)?\s*[?？]+\s*$"
+)
+
+
+def remembered_part(sentence: str) -> str | None:
+    """What the sentence asks the assistant to remember ("记住我对花生过敏" → "我对花生过敏",
+    "I'm lactose intolerant - please remember that for recipes" → "I'm lactose intolerant"),
+    or None when it asks nothing. "FYI …" tells; it does not ask. Nor does an instruction
+    drawn from what is said ("We observe Shabbos, so no meetings Friday night"), which a
+    conversation turn's extractor peels as explicit (peel_instruction): consent to keep
+    the user's sensitive data asks for it in words."""
+    s = sentence.strip()
+    m = _ASKS_EN.match(s) or _ASKS_ZH.match(s)
+    if m is not None:
+        return _QUESTION_TAG.sub("", s[m.end() :]).strip()
+    for p in (
+        _ASKS_TAIL_EN,
+        _ASKS_TAIL_ZH,
+        _REMEMBER_TAIL_EN,
+        _KEEP_IN_MIND_TAIL_ZH,
+    ):
+        t = p.search(s)
+        if t is not None and t.start() > 0:
+            return s[: t.start()].strip(" ,，")
+    return None
+
+
+def asks_to_remember(sentence: str) -> bool:
+    """The sentence asks the assistant to remember what it says: an explicit instruction,
+    said in the user's own words."""
+    return remembered_part(sentence) is not None
+
+
+# "Could you (please) remember that …?": a request put as a question
+_POLITE_ASK = re.compile(
+    r"(?i)^(?:ok(?:ay)?|so|also|and|btw|by the way|oh)?[,\s]*(?:please\s+)?"
+    r"(?:can|could|would|will)\s+you\b|[?？]\s*$"
+)
+
+
+def is_polite_request(sentence: str) -> bool:
+    """A request to remember put as a question: "Could you remember that I'm vegan?"."""
+    return asks_to_remember(sentence) and _POLITE_ASK.search(sentence.strip()) is not None
