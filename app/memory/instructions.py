@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_LEAD_ZH = r"^(?:好的|好|那|那么|对了|另外|还有|顺便说一下|顺便|嗯)?[,\s]*"
+_LEAD_ZH = (
+    r"^(?:好的|好|那|那么|对了|另外|还有|顺便说一下|顺便|嗯|先说一句|先说一下|说一句)?[,:：\s]*"
+)
 # asked to be kept: "记住…", "帮我记一下…", "别忘了…"
 _REMEMBER_VERBS_ZH = r"记住|记一下|记下来|记下|记好|牢记|别忘了|不要忘了|记得(?=我)"
 # said for the assistant to know: "跟你说一下，…", "说一下背景：…"

@@ -117,7 +117,42 @@ def _prefs(
     return out
 
 
-def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[list[Hit], bool]:
+# Clauses of one sentence: "，" / "；" / ";" / a dash between blanks, and ", " before a
+# first-person word or a bare verb phrase in English ("it's for my PhD, I'm a second-year at
+# TU Delft"). Linear: each separator is one character or one fixed run.
+_CLAUSE_SPLIT = re.compile(
+    r"\s*[，；;]\s*|\s+[—–-]{1,2}\s+|\s*—\s*"
+    # NFKC has made "，" a ","; between Chinese words it is a clause's end
+    r"|(?<=[\u4e00-\u9fff]),\s*|,\s*(?=[\u4e00-\u9fff])"
+    r"|,\s+(?=(?:i|i'm|i've|we|we're|my|our|so|but|and|because|since|can|could|would|what|"
+    r"how|any|is|are|do|does|should|which)\b)"
+    # "I'm sitting the bar in July and I work part-time at a bookstore"
+    r"|\s+and\s+(?=(?:i|i'm|i've|we|we're|my|our)\b)",
+    re.IGNORECASE,
+)
+MAX_CLAUSES = 6
+
+
+def _clause_hits(s: str) -> list[Hit]:
+    """The hits of a sentence's clauses read one by one, when the sentence as a whole gave
+    none: a fact said before a question ("I'm vegan and training for a half marathon —
+    what's a protein-heavy breakfast?", "我学钢琴三个月了，练习时间怎么分配比较好？") or beside
+    chat ("我在西安，典型夜猫子"). Each clause goes through the same screening and rules as
+    a sentence (a question, a plan or someone else's data is still dropped); the candidate
+    keeps the whole sentence as its evidence, which the gate reads."""
+    clauses = [c for c in _CLAUSE_SPLIT.split(s) if c and c.strip()]
+    if len(clauses) < 2:
+        return []
+    out: list[Hit] = []
+    for clause in clauses[:MAX_CLAUSES]:
+        hits, _ = extract_sentence(clause, clauses=False)
+        out.extend(h for h in hits if not h.standing)
+    return out
+
+
+def extract_sentence(
+    sentence: str, *, force_explicit: bool = False, clauses: bool = True
+) -> tuple[list[Hit], bool]:
     """Hits in one sentence, and whether it was an explicit instruction (docs/extraction.md)."""
     s = nfkc(sentence).strip()
     s = FILLER.sub("", s)
@@ -125,7 +160,7 @@ def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[li
         return [], False
     screened = screen(s)
     if screened is None:
-        return [], False
+        return (_clause_hits(s) if clauses and not force_explicit else []), False
     instruction = peel_instruction(screened)
     explicit = instruction.explicit or force_explicit
     body = instruction.body
@@ -146,6 +181,8 @@ def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[li
         # no typed rule understood it: a first-person preference, habit, trait or
         # attribute is kept as a free statement ("I prefer dark mode in every editor")
         hits.extend(_prefs(extract_prefs.FALLBACK, inner, hits))
+    if not hits and not instruction.explicit:
+        hits.extend(_prefs(extract_prefs.PLAIN, inner, hits))
     if not hits and instruction.explicit and instruction.remember:
         free = _free_statement(body)
         if free is not None:
@@ -163,6 +200,8 @@ def extract_sentence(sentence: str, *, force_explicit: bool = False) -> tuple[li
                     True,
                 )
             )
+    if not hits and clauses and not explicit:
+        hits.extend(_clause_hits(s))
     # "大概两千", "about 400": an approximate amount, not doubt about the fact
     unhedged = _APPROXIMATE.sub("", body)
     hedged = bool(HEDGE_ZH.search(unhedged) or HEDGE_EN.search(unhedged))
