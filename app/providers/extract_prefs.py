@@ -1353,7 +1353,8 @@ _PLAIN_BE_EN = re.compile(
     r"(?i)^(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+"
     + _PLAIN_ADV_EN
     + r"(?:(?:a|an)\s+(?P<role>[a-z][\w\-]*(?:\s+[\w\-]+){0,6})"
-    r"|(?:on|based\s+in|from|doing|running|using|vegan|vegetarian|pescatarian|self-employed|"
+    # not "on" ("I'm on a strict diet", "I'm on Lexapro") nor "doing" ("I'm doing laundry")
+    r"|(?:based\s+in|from|using|vegan|vegetarian|pescatarian|self-employed|"
     r"retired|remote|fully\s+remote|freelancing|in\s+charge\s+of|responsible\s+for)\b(?P<o>[^?,;]{0,80}))$"
 )
 # "I've been on Fedora since 33", "been using vim for ten years", "I've lived here 3 years"

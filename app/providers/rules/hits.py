@@ -27,6 +27,10 @@ class Hit:
     # A standing request said without a "记住/from now on" prefix ("别再…", "don't … anymore",
     # "stop …-ing"): written as an explicit instruction, like "以后别发短信".
     standing: bool = False
+    # The clause of its sentence the hit was read in, when the sentence as a whole gave
+    # none (app.providers.rules.extractor._clause_hits); the rest of the sentence is then
+    # the candidate's context.
+    clause: str | None = None
 
 
 Matcher = Callable[[str], list[Hit]]

@@ -172,6 +172,12 @@ _HOUSEHOLD_ZH = re.compile(
 )
 
 
+def is_hypothetical(s: str) -> bool:
+    """ "要是我是产品经理，我会用表格", "if I were rich, I'd fly business": the whole sentence is
+    a supposition, whichever clause says it."""
+    return bool(_HYPOTHETICAL_ZH.intersection(segment(s)) or _HYPOTHETICAL_EN.search(s))
+
+
 def screen(s: str) -> str | None:
     """The sentence if it may carry a reusable first-person assertion, else None (dropped)."""
     tokens = segment(s)
