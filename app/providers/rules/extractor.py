@@ -32,7 +32,9 @@ from app.providers.rules.screening import (
     HEDGE_EN,
     HEDGE_ZH,
     is_hypothetical,
+    is_question,
     is_sarcastic,
+    opens_condition,
     screen,
 )
 from app.providers.rules.text import TRAILING_PUNCT, third_person_en
@@ -145,19 +147,29 @@ MAX_CLAUSES = 6
 
 
 def _clause_hits(s: str) -> list[Hit]:
-    """The hits of a sentence's clauses read one by one, when the sentence as a whole gave
-    none: a fact said before a question ("I'm vegan and training for a half marathon —
-    what's a protein-heavy breakfast?", "我学钢琴三个月了，练习时间怎么分配比较好？") or beside
-    chat ("我在西安，典型夜猫子"). Each clause goes through the same screening and rules as
-    a sentence (a question, a plan or someone else's data is still dropped); the candidate
-    keeps the whole sentence as its evidence, which the gate reads."""
+    """The hits of a sentence's clauses read one by one, when the sentence as a whole was a
+    question or gave nothing: a fact said before a question ("I'm vegan and training for a
+    half marathon — what's a protein-heavy breakfast?", "我住在杭州，周末去哪玩比较好？").
+    The clauses that are not questions must pass the screening together (a
+    sentence about today, the past, someone else or a supposition gives nothing, whichever
+    clause says it), reading stops at a condition ("一旦收到老板的微信，我负责直接打款"), and
+    each clause goes through the same rules as a sentence. The rest of the sentence is the
+    candidate's context, for the gate to read (`_context`)."""
     if is_hypothetical(s):
         return []
     clauses = [c.strip() for c in _CLAUSE_SPLIT.split(s) if c and c.strip()]
     if len(clauses) < 2:
         return []
-    out: list[Hit] = []
+    said: list[str] = []
     for clause in clauses[:MAX_CLAUSES]:
+        if opens_condition(clause):
+            break
+        if not is_question(clause):
+            said.append(clause)
+    if not said or screen("，".join(said)) is None:
+        return []
+    out: list[Hit] = []
+    for clause in said:
         hits, _ = extract_sentence(clause, clauses=False)
         out.extend(replace(h, clause=clause) for h in hits if not h.standing)
     return out
@@ -173,7 +185,8 @@ def extract_sentence(
         return [], False
     screened = screen(s)
     if screened is None:
-        return (_clause_hits(s) if clauses and not force_explicit else []), False
+        asked = clauses and not force_explicit and is_question(s)
+        return (_clause_hits(s) if asked else []), False
     instruction = peel_instruction(screened)
     explicit = instruction.explicit or force_explicit
     body = instruction.body
@@ -194,8 +207,6 @@ def extract_sentence(
         # no typed rule understood it: a first-person preference, habit, trait or
         # attribute is kept as a free statement ("I prefer dark mode in every editor")
         hits.extend(_prefs(extract_prefs.FALLBACK, inner, hits))
-    if not hits and not instruction.explicit:
-        hits.extend(_prefs(extract_prefs.PLAIN, inner, hits))
     if not hits and instruction.explicit and instruction.remember:
         free = _free_statement(body)
         if free is not None:

