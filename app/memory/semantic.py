@@ -206,6 +206,14 @@ def _someone_they_could_be(text: str) -> bool:
     )
 
 
+# The user as a patient ("我是 1 型糖尿病患者", "I'm a type 1 diabetes patient") is not
+# someone else, though "patient" / "患者" usually is.
+_SELF_AS_PATIENT = re.compile(
+    r"我是[^，,。；;]{0,16}?(?:患者|病人)"
+    r"|(?i:\bi(?:'m|\s+am)\s+an?\s+(?:[\w-]+\s+){0,3}?patient\b)"
+)
+
+
 @functools.lru_cache(maxsize=1024)
 def mentions_other_person(text: str) -> bool:
     """Whether the text is about someone besides the user (decides third_party_pii over
@@ -214,7 +222,7 @@ def mentions_other_person(text: str) -> bool:
     help me"), unless someone it could be is in the text: a relative, a role, a name, an
     indefinite person ("I met someone at the clinic, they…"). Cached: pure, and asked of
     the same segment once per class (`Assessment.best`)."""
-    folded = nfkc(text)
+    folded = _SELF_AS_PATIENT.sub(" ", nfkc(text))
     pattern = _FEATURES[FEATURE_NAMES.index("other_person")][1]
     found = {m.group(0).casefold() for m in pattern.finditer(folded)} - _NOT_SOMEONES
     if not found:

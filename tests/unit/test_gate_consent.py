@@ -42,6 +42,9 @@ ASKS = [
     "帮我记一下，我有哮喘",
     "别忘了我在吃抗抑郁药",
     "我对海鲜过敏，记住了",
+    # the user as a patient is not another person (round 15's holdout)
+    "请记住我是 1 型糖尿病患者，给我推荐食谱时注意碳水。",
+    "Please remember I'm a type 1 diabetes patient",
     "我有糖尿病，推荐饮食的时候注意一下",
 ]
 
@@ -109,6 +112,7 @@ def test_told_without_a_request_is_still_held_for_consent(text: str) -> None:
         "请记住我妈有高血压",
         "Please remember that my coworker Dana is in rehab",
         "记住我同事小王得了抑郁症",
+        "Remember that my patient in room 4 has diabetes",
     ],
 )
 def test_a_request_never_consents_to_another_persons_data(text: str) -> None:
@@ -126,6 +130,7 @@ def test_a_request_never_consents_to_another_persons_data(text: str) -> None:
         "Remember that Priya from accounting is pregnant, she told me in confidence",
         "记住，我朋友跟我说她得了抑郁症",
         "Please note I'm gay and married to my husband Daniel",
+        "记住，这个患者有高血压",
     ],
 )
 def test_a_request_about_anyone_else_is_still_held(text: str) -> None:
