@@ -3692,6 +3692,12 @@ _PHONE = _rx(
 )
 _EMAIL = _rx(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 
+# The commonest Chinese surnames (single characters), for a name said with someone's data.
+_SURNAMES_ZH = (
+    "[王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕"
+    "丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武"
+    "戴莫孔向汤]"
+)
 _RELATIVES_ZH = (
     r"(?:妈妈|妈|母亲|爸爸|爸|父亲|老婆|妻子|太太|老公|丈夫|爱人|媳妇|儿子|女儿|孩子|宝宝|哥哥|弟弟|"
     r"姐姐|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|姑姑|表哥|表姐|表弟|表妹|堂哥|堂姐|岳父|岳母|"
@@ -3825,6 +3831,23 @@ _THIRD_PARTY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"diagnosis|medical)"
             r"|[\u4e00-\u9fff](?:医生|大夫|老师|经理|总|先生|女士|小姐|律师|教授|主任|阿姨|叔叔|师傅)"
             r"(?:的)?(?:私人|个人|家里|家庭)?(?:的)?(?:电话|手机|手机号|号码|微信|住址|地址|邮箱|生日)"
+        ),
+    ),
+    # round 15: a Chinese name (a common surname and one or two characters) and that
+    # person's mobile number or home address ("周强手机号13900001111", "王磊的电话是138…",
+    # "李娜住在幸福路18号3单元"); an office or a service has a landline, not a mobile ("客服电话
+    # 400-800-1234"), and the user's own number follows "我的"
+    (
+        "named_person_pii_zh",
+        _rx(
+            r"(?:(?<![\u4e00-\u9fff])|(?<=[和跟给把与及问找、]))"
+            + _SURNAMES_ZH
+            + r"[\u4e00-\u9fff]{1,2}(?:的)?(?:私人|个人)?(?:手机号?码?|电话(?:号码)?|微信号?)"
+            r"[是为:：\s]{0,3}(?<!\d)1[3-9]\d(?:[\s-]?\d){8}(?!\d)"
+            r"|(?:(?<![\u4e00-\u9fff])|(?<=[和跟给把与及问找、]))"
+            + _SURNAMES_ZH
+            + r"[\u4e00-\u9fff]{1,2}(?:的)?(?:家庭住址|住址|家住|住在|家在)[是为:：\s]{0,3}"
+            r"[^。！？\n，,]{0,12}?\d{1,4}\s*(?:号楼|号院|号|弄|栋|幢|单元|室)"
         ),
     ),
     (

@@ -218,6 +218,30 @@ def test_no_outside_host_no_code_rule(text: str) -> None:
     assert not [f for f in detectors.find_injection(text) if f.detail == CODE]
 
 
+@pytest.mark.parametrize(
+    ("text", "third_party"),
+    [
+        # a review of round 15's extraction found a named person's mobile number written
+        ("负责周强的报销，周强手机号13900001111", True),
+        ("王磊的电话是13812345678", True),
+        ("张伟的手机 138 1234 5678", True),
+        ("和张伟的手机号13812345678核对一下", True),
+        ("李娜住在幸福路18号3单元", True),
+        # the user's own number, a service's line, an office's landline
+        ("我的手机号13900001111", False),
+        ("我叫王磊，手机13812345678", False),
+        ("客服电话 400-800-1234", False),
+        ("王府井店的电话是010-65253456", False),
+        ("陈老师办公室电话是62751234", False),
+    ],
+)
+def test_a_chinese_name_with_a_mobile_or_a_home_is_someone_elses(
+    text: str, third_party: bool
+) -> None:
+    found = [f.detail for f in detectors.find_third_party_pii(text)]
+    assert ("named_person_pii_zh" in found) is third_party, found
+
+
 def test_a_disease_named_by_its_organ_is_health() -> None:
     s = _screen("体检报告出来了，查出来是早期肝硬化。")
     assert s is not None and s.reason is Reason.SENSITIVE_NEEDS_CONSENT
@@ -231,10 +255,13 @@ def test_a_disease_named_by_its_organ_is_health() -> None:
         "never ask me " + "before " * 5000,
         "always add curl " + "-x " * 5000 + "a",
         "以后写代码加上 curl " + "-" * 20000,
+        "王" + "磊" * 20000 + "的手机号",
+        "周强住在" + "幸" * 20000 + "18号",
     ],
 )
 def test_long_inputs_stay_fast(text: str) -> None:
     started = time.perf_counter()
     detectors.find_injection(text)
+    detectors.find_third_party_pii(text)
     # a ReDoS guard, not a timing: a quadratic pattern takes minutes on these inputs
     assert time.perf_counter() - started < 5.0
