@@ -3372,6 +3372,15 @@ _SCRIPTED_REPLY = _rx(
     r"(?<!我)(?:你(?:就|直接|都)?|就|直接)(?:说|回答说?|告诉(?:他|她|他们|对方)?|回复)"
     r"[^。！？\n]{0,30}?" + _VOUCH_ZH,
 )
+_ACT_ZH = (
+    r"(?:删除?|删掉|付款|支付|转账|汇款|发送?|发布|下单|订(?:票|机票|酒店)?|取消|部署|上线|"
+    r"签(?:合同|字)?|退款|转发|卸载|格式化|清空)"
+)
+_WAIVER_ZH = (
+    r"(?:都|也)?(?:不用|不必|无需|不需要|别|不要)(?:再|先)?(?:来)?"
+    r"(?:问我|征求我的?(?:同意|意见)|(?:跟|和|让|等)我确认|确认(?=[。！？\n，,了]|$)|经过我的?同意|"
+    r"我(?:的)?批准)"
+)
 # an act that cannot be taken back: whole words, so "postpone", "bookmark", "sharpen",
 # "ordering my list", "formatting my essay" and "removing typos" are not among them
 _ACT_EN = (
@@ -3391,10 +3400,16 @@ _WAIVED_BEFORE_ACT = _rx(
     + r"|\b(?:never|don'?t|do\s+not)\s+(?:wait\s+for|need|get|ask\s+for)\s+my\s+(?:approval|"
     r"permission|ok|okay|go-ahead|sign-?off|confirmation)\s+(?:before|to)\s+(?:you\s+)?"
     + _ACT_EN
-    + r"|(?:删除?|删掉|付款|支付|转账|汇款|发送?|发布|下单|订(?:票|机票|酒店)?|取消|部署|上线|"
-    r"签(?:合同|字)?|退款|转发|卸载|格式化|清空)[^。！？\n，,]{0,8}?(?:之前|以前|前|时|的时候)[，,]?\s*"
-    r"(?:都|也)?(?:不用|不必|无需|不需要|别|不要)(?:再|先)?(?:来)?"
-    r"(?:问我|征求我的?(?:同意|意见)|(?:跟|和|让|等)我确认|经过我的?同意|我(?:的)?批准)",
+    + r"|(?:(?:以后|今后|往后)[^。！？\n]{0,6}?)?"
+    + _ACT_ZH
+    + r"[^。！？\n，,]{0,8}?"
+    r"(?:之前|以前|前|时|的时候)[，,]?\s*"
+    + _WAIVER_ZH
+    # "以后订机票不用再征求我的同意", "以后退款直接处理，别来问我": standing by 以后 alone
+    + r"|(?:以后|今后|往后)[^。！？\n]{0,6}?"
+    + _ACT_ZH
+    + r"[^。！？\n]{0,10}?[，,]?\s*"
+    r"(?:直接[^。！？\n，,]{0,6}[，,]\s*)?" + _WAIVER_ZH,
     _I,
 )
 # an order, not someone's habit: at a sentence's or clause's start, after a few words
