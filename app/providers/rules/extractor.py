@@ -127,12 +127,12 @@ def _prefs(
     return out
 
 
-# Clauses of one sentence: "，" / "；" / ";" / a dash between blanks, and ", " before a
-# first-person word or a bare verb phrase in English ("it's for my PhD, I'm a second-year at
-# TU Delft"). Linear: each separator is one character or one fixed run.
-# Every alternative starts at a separator character or word, never at a blank: a pattern
-# that opened on blanks rescanned a long run of them from each one (quadratic: 1.3 s on
-# 8,000 blanks). The clauses are stripped after the split.
+# Clauses of one sentence: "，" / "；" / ";" / a dash between blanks; a "," between Chinese
+# words; in English a "," before a first-person word, a conjunction or a question word
+# ("I'm vegan, what's a good breakfast?"), and "and" before a first-person word. Every
+# alternative starts at a separator character or word, never at a blank: a pattern that
+# opened on blanks rescanned a long run of them from each one (quadratic: 1.3 s on 8,000
+# blanks). The clauses are stripped after the split.
 _CLAUSE_SPLIT = re.compile(
     r"[，；;]|(?<=\s)[—–-]{1,2}(?=\s)|—"
     # NFKC has made "，" a ","; between Chinese words it is a clause's end
