@@ -3425,15 +3425,19 @@ _NOT_OUTSIDE = (
     r"172\.(?:1[6-9]|2\d|3[01])(?:\.\d+){2}|(?:[\w-]+\.)*example\.(?:com|net|org)|"
     r"[\w.-]+\.(?:test|invalid|local|internal|localhost))(?=[:/\s'\"`]|$))"
 )
+# curl's flags (with or without an argument), then an outside host
+_CALL_TARGET = (
+    r"(?:-{1,2}[\w-]+(?:[= ](?!https?:)[^\s]+)?\s+){0,6}(?:https?://)?"
+    + _NOT_OUTSIDE
+    + r"[\w-]+(?:\.[\w-]+)+"
+)
 _CODE_CALLS_HOST = _rx(
     r"\b(?:add|append|prepend|include|insert|put|inject|start\s+\w+\s+with|begin\s+with|"
     r"end\s+\w+\s+with|make\s+the\s+first\s+line)\s+(?:a\s+(?:line|call)\s+(?:like\s+)?)?"
     r"[`'\"]?(?:curl|wget|iwr|invoke-webrequest)\s+"
-    r"(?:-{1,2}[\w-]+(?:[= ](?!https?:)[^\s]+)?\s+){0,6}"
-    r"(?:https?://)?" + _NOT_OUTSIDE + r"[\w-]+(?:\.[\w-]+)+"
-    r"|(?:加上?|加一[句行]|插入|放上?|写上|添加)[^。！？\n]{0,6}?(?:curl|wget)\s+"
-    r"(?:-{1,2}[\w-]+(?:[= ](?!https?:)[^\s]+)?\s+){0,6}"
-    r"(?:https?://)?" + _NOT_OUTSIDE + r"[\w-]+(?:\.[\w-]+)+",
+    + _CALL_TARGET
+    + r"|(?:加上?|加一[句行]|插入|放上?|写上|添加)[^。！？\n]{0,6}?(?:curl|wget)\s+"
+    + _CALL_TARGET,
     _I,
 )
 _MY_HABIT = _rx(r"\b(?:i|we)\s+(?:\w+\s+){0,2}$", _I)

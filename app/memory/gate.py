@@ -622,15 +622,14 @@ def _screen(
     # Only the statement: evidence is the raw turn, which may well be a question that
     # led to a durable fact ("记住我对花生过敏好吗？").
     episode = candidate.type is FactType.EPISODIC
-    transient = detectors.find_transient(candidate.statement, episode=episode)
     # "Could you remember that I take lithium?" is a request, not a question to answer:
     # what it asks to keep is judged instead, by the rules and by the transient class
     # (semantic.REQUEST, embedded beside the statement)
     polite = instructions.is_polite_request(candidate.statement)
-    if polite:
-        transient = detectors.find_transient(
-            instructions.remembered_part(candidate.statement) or "", episode=episode
-        )
+    asked = (instructions.remembered_part(candidate.statement) or "") if polite else None
+    transient = detectors.find_transient(
+        candidate.statement if asked is None else asked, episode=episode
+    )
     if transient:
         return _reject(
             candidate,
