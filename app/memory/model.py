@@ -174,6 +174,10 @@ class Candidate:
     # the other sentences of the user turn an extracted candidate comes from: read by the
     # gate for orders (docs/gate.md "Round 14"), never stored
     context: tuple[str, ...] = ()
+    # an extracted statement said in passing, with no mark of a preference or an
+    # instruction ("I teach high school physics"): the gate reads it at the strict
+    # thresholds (docs/gate.md#tentative); never stored
+    tentative: bool = False
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.memory.model import FactType
 from app.memory.text import detect_lang
@@ -47,6 +47,9 @@ class Pref:
     value: str
     statement: str
     confidence: float
+    # said in passing, with no mark of a preference or an instruction (`PLAIN`): the gate
+    # reads it at its strict thresholds (docs/gate.md#tentative)
+    tentative: bool = False
 
 
 PrefMatcher = Callable[[str], list[Pref]]
@@ -1319,6 +1322,204 @@ def standing_request(body: str, *, explicit: bool) -> Pref | None:
     return Pref(FactType.SEMANTIC, CONSTRAINT, text, statement, CONF_STYLE)
 
 
+# ---------------------------------------------------------------------------------------
+# FALLBACK, last: a plain first-person statement of the user's standing life
+# ---------------------------------------------------------------------------------------
+
+# What the user does as a matter of course, in the present tense: "I teach high school
+# physics", "I track all my spending there", "we deploy with ArgoCD", "I'm a second-year at
+# TU Delft", "I'm on a Chromebook", "I've been on Fedora since 33", "我在上海租房",
+# "我业余做像素风小游戏", "我们组统一用 golangci-lint". A closed list of verbs of standing
+# activity (work, live, use, teach…), never of wanting, planning or thinking; what follows
+# must be about the user (not the assistant, not the thing at hand), and the guards of
+# every free statement apply: no sensitive topic (learned by consent only), no order, no
+# credential, no claim of authority, no plan. Kept at CONF_FREE: a candidate the user's
+# next mention promotes (docs/extraction.md), and the gate reads it like any other.
+_PLAIN_ADV_EN = (
+    r"(?:(?:usually|always|often|mostly|normally|generally|mainly|only|also|still|really|"
+    r"actually|basically|currently|now|just|primarily|exclusively|regularly|typically)\s+)*"
+)
+_PLAIN_VERBS_EN = (
+    r"work|works|teach|live|rent|own|use|run|track|stick|code|program|develop|build|maintain|"
+    r"manage|lead|study|practi[cs]e|play|speak|read|cook|bake|commute|bike|cycle|walk|drive|"
+    r"ride|fly|travel|deploy|host|keep|wear|follow|volunteer|coach|freelance|design|write|"
+    r"shoot|paint|draw|garden|knit|sew|brew|homeschool|support|handle|share|split|edit|"
+    r"record|stream|collect|grow|raise|train|run|swim|climb|hike|surf|ski|lift|mentor|tutor"
+)
+_PLAIN_EN = re.compile(
+    # one clause: "…, so leave the paid ones off" is read by itself (app.providers.rules)
+    r"(?i)^(?:i|we)\s++" + _PLAIN_ADV_EN + r"(?:" + _PLAIN_VERBS_EN + r")\b(?P<o>[^?,;]{2,100})$"
+)
+# "I'm a second-year at TU Delft", "I'm an ER tech", "we're pescatarian at home",
+# "I'm on a Chromebook", "I'm doing iOS in SwiftUI now", "I'm based in Lisbon"
+_PLAIN_BE_EN = re.compile(
+    r"(?i)^(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+"
+    + _PLAIN_ADV_EN
+    + r"(?:(?:a|an)\s+(?P<role>[a-z][\w\-]*(?:\s+[\w\-]+){0,6})"
+    # not "on" ("I'm on a strict diet", "I'm on Lexapro") nor "doing" ("I'm doing laundry")
+    r"|(?:based\s+in|from|using|vegan|vegetarian|pescatarian|self-employed|"
+    r"retired|remote|fully\s+remote|freelancing|in\s+charge\s+of|responsible\s+for)\b(?P<o>[^?,;]{0,80}))$"
+)
+# "I've been on Fedora since 33", "been using vim for ten years", "I've lived here 3 years"
+_PLAIN_SINCE_EN = re.compile(
+    r"(?i)^(?:(?:i|we)(?:'ve|\s+have)\s+)?been\s+(?:on|using|doing|running|working|living|"
+    r"teaching|playing|coding|writing|learning|studying)\b(?P<o>[^?]{2,80})\b(?:since|for)\b[^?]{1,40}$"
+)
+# A role is an occupation or a course of study ("a nurse", "a second-year at TU Delft",
+# "an ER tech", "a freelance wedding photographer"): a closed list, so that "I'm a police
+# detective", "I'm a moderator on this platform" or "I'm an employee of this bank" (claims
+# that would open doors, for the gate's authority class to judge as direct writes) and
+# "I'm a nervous wreck" (a mood) are not learned from chat.
+_OCCUPATION_EN = re.compile(
+    r"(?i)\b(?:teacher|tutor|lecturer|professor|student|undergrad|grad|phd|postdoc|"
+    r"(?:first|second|third|fourth|final)[\s-]year|nurse|tech|technician|doctor|dentist|"
+    r"pharmacist|vet|engineer|developer|programmer|designer|architect|accountant|lawyer|"
+    r"paralegal|chef|cook|baker|barista|waiter|waitress|bartender|photographer|writer|"
+    r"journalist|editor|translator|artist|musician|drummer|guitarist|pianist|illustrator|"
+    r"animator|carpenter|electrician|plumber|mechanic|farmer|gardener|driver|pilot|"
+    r"analyst|scientist|researcher|consultant|marketer|recruiter|librarian|cashier|"
+    r"salesperson|realtor|freelancer|contractor|founder|entrepreneur|parent|mom|dad|"
+    r"stay-at-home|homemaker|retiree|intern|apprentice|coach|trainer|therapist|"
+    r"data\s+\w+|product\s+manager|project\s+manager|pm|ux\s+\w+|devops|sre)s?\b"
+)
+_NOT_A_ROLE_EN = re.compile(
+    r"(?i)\b(?:who|whose|that|which|police|detective|officer|agent|moderator|auditor|"
+    r"employee|staff|admin\w*|operator|reviewer|insider|official|government|security|safety|"
+    r"trust|red\s+team|owner|member|tester|qa|verified|authori[sz]ed)\b"
+)
+# nothing that signs in: "I've been using hunter2 as my login for 5 years"
+_LOGIN_EN = re.compile(r"(?i)\b(?:login|log-in|logon|username|user\s*name|code|pin)s?\b")
+_PLAIN_ADV_ZH = (
+    r"(?:一直|平时|平常|通常|一般|业余|全职|兼职|长期|主要|都|也|还|基本上?|已经|专门)*"
+)
+_OCCUPATION_ZH = (
+    r"老师|教师|医生|护士|工程师|程序员|开发|设计师|学生|研究生|博士生|大学生|高中生|研一|研二|研三|"
+    r"大一|大二|大三|大四|博一|博二|会计|律师|厨师|摄影师|自由职业|全职妈妈|全职爸爸|宝妈|产品经理|"
+    r"销售|司机|画师|作家|编辑|翻译|记者|设计|运营|前端|后端|算法|测试开发|架构师|药剂师|兽医|"
+    r"教练|健身教练|店主|个体户|退休|实习生|研究员|分析师|咨询师|建筑师|电工|厨子|面包师|咖啡师"
+)
+_PLAIN_ZH = re.compile(
+    r"^(?:我们(?:组|团队|公司|部门|家|这边)?|我家|我)"
+    + _PLAIN_ADV_ZH
+    # 在 + a place and what is done there as a matter of course (not "我在家做饭": now)
+    + r"(?:在(?=[^\s，,]{1,12}(?:工作|上班|办公|上学|读书|读研|读博|租房|住|教书))|"
+    r"是(?=[^\s，,]{0,8}(?:"
+    + _OCCUPATION_ZH
+    + r"))|做(?!题|饭|菜|作业)|用|住在|租|教|养|学|练|负责|"
+    r"从事|统一用|习惯用|一直用|在用|带)(?P<o>[^?？]{2,60})$"
+)
+# claims that open doors are the gate's to judge, never learned from chat: "我是本平台的审核员"
+_NOT_A_ROLE_ZH = re.compile(
+    r"审核|管理|站长|警|国安|公安|官方|员工|老板|测试|红队|内部|白金|会员|工号|账号|权限"
+)
+_PLAIN_SINCE_ZH = re.compile(
+    r"^(?:我|我们)?[^?？]{0,4}(?:用|做|学|练|住|干)了?[^?？]{1,20}(?:年|个月)了$"
+)
+
+
+# Said in passing, a statement is learned only when it is about the ordinary: nothing of
+# money moved or approved, secrets and where they are kept, access, accounts and systems,
+# surveillance or crime, another person by name, a number that identifies, or the moment
+# (round 16: a review's 297 turns written against the plain statements of round 15, 88 of
+# them learned, were all of these). Whatever else the user says about such things is read
+# only where they say it as a preference or an instruction, or write it directly.
+_NOT_ORDINARY = re.compile(
+    r"(?i)\b(?:money|cash|pay\w*|payroll|refunds?|loans?|lend\w*|wire\w*|transfers?|invoices?|"
+    r"approv\w*|sign[\s-]?off|budgets?|accounts?|bank\w*|fraud|crypto|bitcoin|wallet|seed|"
+    r"mnemonic|passwords?|passcodes?|pins?|logins?|credentials?|keys?|combinations?|vault|safe|"
+    r"codes?|tokens?|2fa|otp|recovery|resets?|unlock\w*|access|admin\w*|root|sudo|permissions?|"
+    r"servers?|database|prod(?:uction)?|backend|infra\w*|network|firewall|vpn|public|exposed|"
+    r"ip|port|s3|bucket|github|repo|backups?|security|safety|trust|moderat\w*|filters?|"
+    r"platform|service|app|site|this|here|police|law|court|government|agency|department|"
+    r"spy\w*|hidden\s+camera|stalk\w*|hack\w*|crack\w*|steal\w*|"
+    r"anyone|anybody|everyone|everybody|whoever|strangers?|sunday\s+school|parish|ministry|"
+    r"drugs?|cannabis|weed|meth|gambl\w*|bet\w*|fight\w*|weapons?|guns?|traced?|"
+    r"right\s+now|now|currently|today|tonight|at\s+the\s+moment)\b"
+    r"|(?-i:\b[A-Z][a-z]+\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+'s\b)|\d{5,}"
+)
+_NOT_ORDINARY_ZH = re.compile(
+    r"钱|款|账|转账|付款|支付|审批|复核|流水|报销|发票|贷|借呗|花呗|信用卡|银行|理财|基金|股票|"
+    r"密码|口令|助记词|钱包|私钥|密钥|登录|解锁|开箱码|支付码|验证码|保险箱|权限|管理员|root|"
+    r"服务器|数据库|生产|公网|外网|内网|远程|端口|仓库|备份|明文|安全|风控|审核|平台|系统|后台|"
+    r"监控|跟踪|定位|针孔|偷|撬|外挂|作弊|刷单|跑分|水军|高利贷|赌|毒|枪|假|别人|他人|客户|用户的|"
+    r"佛|教会|教堂|礼拜|古兰经|圣经|清真|基督|道观|受洗|激素|变性|药|病|症|"
+    r"现在|目前|此刻|今天|今晚|刚|正在|在用|崩溃|累死|烦死"
+    r"|\d{5,}"
+)
+
+
+# someone named twice in one sentence ("我带王磊跑步，王磊刚做完手术")
+_NAMED_TWICE_ZH = re.compile(r"([\u4e00-\u9fff]{2,3})[^。！？]*?\1")
+
+
+def ordinary(s: str) -> bool:
+    from app.memory.semantic import mentions_other_person
+
+    if _NOT_ORDINARY.search(s) or _NOT_ORDINARY_ZH.search(s) or _NAMED_TWICE_ZH.search(s):
+        return False
+    return not mentions_other_person(s)
+
+
+def _plain_en(s: str) -> list[Pref]:
+    if detect_lang(s) != "en" or _SENSITIVE_TOPIC.search(s) or orders_or_claims(s):
+        return []
+    if not ordinary(s):
+        return []
+    s = _TRAILING.sub("", s)
+    if _PLAN_EN.search(s) or len(s.split()) > 24 or _LOGIN_EN.search(s):
+        return []
+    m = _PLAIN_EN.match(s) or _PLAIN_SINCE_EN.match(s)
+    if m:
+        if not _about_user(m.group("o"), zh=False):
+            return []
+        return [
+            _free(
+                s, third_person_en(s if re.match(r"(?i)(?:i|we)\b", s) else "I've " + s), CONF_FREE
+            )
+        ]
+    m = _PLAIN_BE_EN.match(s)
+    if m:
+        role = m.group("role")
+        if role is not None and (_NOT_A_ROLE_EN.search(role) or not _OCCUPATION_EN.search(role)):
+            return []
+        obj = role if role is not None else (m.group("o") or "x" * 2)
+        if role is None and m.group("o") and not _about_user(m.group("o"), zh=False):
+            return []
+        if role is not None and not _about_user(obj, zh=False):
+            return []
+        return [_free(s, third_person_en(s), CONF_FREE)]
+    return []
+
+
+def _plain_zh(s: str) -> list[Pref]:
+    if detect_lang(s) != "zh" or _SENSITIVE_TOPIC.search(s) or orders_or_claims(s):
+        return []
+    if not ordinary(s):
+        return []
+    s = _TRAILING.sub("", s)
+    if _PLAN_ZH.search(s) or len(s) > 60:
+        return []
+    m = _PLAIN_ZH.match(s)
+    if m:
+        if not _about_user(m.group("o"), zh=True) or _NOT_A_ROLE_ZH.search(s):
+            return []
+        return [_free(s, third_person_zh(s), CONF_FREE)]
+    if _PLAIN_SINCE_ZH.match(s) and _about_user(s, zh=True):
+        return [_free(s, third_person_zh(s if s.startswith("我") else "我" + s), CONF_FREE)]
+    return []
+
+
 TYPED: tuple[PrefMatcher, ...] = (_style_en, _style_zh, _conventions_en, _conventions_zh)
 STANDING: tuple[PrefMatcher, ...] = (_standing_style,)
 FALLBACK: tuple[PrefMatcher, ...] = (_free_en, _free_zh, _event_en, _event_zh)
+
+
+def _tentative(matcher: PrefMatcher) -> PrefMatcher:
+    def read(s: str) -> list[Pref]:
+        return [replace(p, tentative=True) for p in matcher(s)]
+
+    return read
+
+
+# tried when FALLBACK found nothing
+PLAIN: tuple[PrefMatcher, ...] = (_tentative(_plain_en), _tentative(_plain_zh))

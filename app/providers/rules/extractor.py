@@ -123,7 +123,9 @@ def _prefs(
         for p in matcher(body):
             if (p.predicate, p.value) not in seen:
                 seen.add((p.predicate, p.value))
-                out.append(Hit(p.type, p.predicate, p.value, p.statement, p.confidence))
+                out.append(
+                    Hit(p.type, p.predicate, p.value, p.statement, p.confidence, tentative=p.tentative)
+                )
     return out
 
 
@@ -169,9 +171,16 @@ def _clause_hits(s: str) -> list[Hit]:
     if not said or screen("，".join(said)) is None:
         return []
     out: list[Hit] = []
+    ordinary = extract_prefs.ordinary(s)
     for clause in said:
         hits, _ = extract_sentence(clause, clauses=False)
-        out.extend(replace(h, clause=clause) for h in hits if not h.standing)
+        # a clause said in passing is as ordinary as its whole sentence, or nothing
+        # ("我带王磊跑步，王磊刚做完心脏搭桥")
+        out.extend(
+            replace(h, clause=clause)
+            for h in hits
+            if not h.standing and (ordinary or not h.tentative)
+        )
     return out
 
 
@@ -207,6 +216,8 @@ def extract_sentence(
         # no typed rule understood it: a first-person preference, habit, trait or
         # attribute is kept as a free statement ("I prefer dark mode in every editor")
         hits.extend(_prefs(extract_prefs.FALLBACK, inner, hits))
+    if not hits and not instruction.explicit:
+        hits.extend(_prefs(extract_prefs.PLAIN, inner, hits))
     if not hits and instruction.explicit and instruction.remember:
         free = _free_statement(body)
         if free is not None:
@@ -245,6 +256,7 @@ def extract_sentence(
                 round(conf, 2),
                 explicit or hit.standing,
                 hit.clause,
+                hit.tentative,
             )
         )
     return out, explicit and bool(out)
@@ -311,6 +323,7 @@ class RuleExtractor:
                 confidence=hit.confidence,
                 origin=Origin.EXTRACTED,
                 context=_context(sentences, sentence, hit.clause),
+                tentative=hit.tentative,
             )
             for hit, explicit, sentence in _dedupe(found)
         ]

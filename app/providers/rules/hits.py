@@ -31,6 +31,8 @@ class Hit:
     # none (app.providers.rules.extractor._clause_hits); the rest of the sentence is then
     # the candidate's context.
     clause: str | None = None
+    # said in passing (extract_prefs.Pref.tentative): the gate reads it strictly
+    tentative: bool = False
 
 
 Matcher = Callable[[str], list[Hit]]
