@@ -340,7 +340,8 @@ def semantic_state(policy: Policy, assessment: Assessment | None) -> str:
 _BESIDE_STATEMENT = tuple(f for f in FIELDS if f != "statement")
 # The thresholds an extracted statement said in passing (Candidate.tentative) must stay
 # under, whatever the tenant's: a review's turns written against such statements scored
-# 0.2-0.6 on these classes where the benign ones scored under 0.1 (docs/gate.md#tentative).
+# 0.2-0.6 on these classes where the benign ones scored under 0.1
+# (docs/gate.md#tentative-candidates).
 TENTATIVE_CEILING = {"injection": 0.3, "authority": 0.3, "personal": 0.6}
 EPISODE_FLOOR = 0.95
 _EPISODE_FLOORED = frozenset({"injection", "authority"})
@@ -423,7 +424,7 @@ class _Semantic:
         base = self.settings.threshold(head)
         if self.candidate.tentative:
             # said in passing, with no mark of a preference or an instruction: only what
-            # reads as ordinary is learned (docs/gate.md#tentative)
+            # reads as ordinary is learned (docs/gate.md#tentative-candidates)
             return min(base, TENTATIVE_CEILING.get(head, base))
         if head not in _EPISODE_FLOORED:
             return base

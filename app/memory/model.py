@@ -176,7 +176,7 @@ class Candidate:
     context: tuple[str, ...] = ()
     # an extracted statement said in passing, with no mark of a preference or an
     # instruction ("I teach high school physics"): the gate reads it at the strict
-    # thresholds (docs/gate.md#tentative); never stored
+    # thresholds (docs/gate.md#tentative-candidates); never stored
     tentative: bool = False
 
 

@@ -48,7 +48,7 @@ class Pref:
     statement: str
     confidence: float
     # said in passing, with no mark of a preference or an instruction (`PLAIN`): the gate
-    # reads it at its strict thresholds (docs/gate.md#tentative)
+    # reads it at its strict thresholds (docs/gate.md#tentative-candidates)
     tentative: bool = False
 
 
@@ -1389,9 +1389,7 @@ _NOT_A_ROLE_EN = re.compile(
 )
 # nothing that signs in: "I've been using hunter2 as my login for 5 years"
 _LOGIN_EN = re.compile(r"(?i)\b(?:login|log-in|logon|username|user\s*name|code|pin)s?\b")
-_PLAIN_ADV_ZH = (
-    r"(?:一直|平时|平常|通常|一般|业余|全职|兼职|长期|主要|都|也|还|基本上?|已经|专门)*"
-)
+_PLAIN_ADV_ZH = r"(?:一直|平时|平常|通常|一般|业余|全职|兼职|长期|主要|都|也|还|基本上?|已经|专门)*"
 _OCCUPATION_ZH = (
     r"老师|教师|医生|护士|工程师|程序员|开发|设计师|学生|研究生|博士生|大学生|高中生|研一|研二|研三|"
     r"大一|大二|大三|大四|博一|博二|会计|律师|厨师|摄影师|自由职业|全职妈妈|全职爸爸|宝妈|产品经理|"

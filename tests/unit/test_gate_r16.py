@@ -1,6 +1,6 @@
 """Round 16 of the gate (issue 22): plain statements said in passing, learned only when they
 are about the ordinary, and read by the gate at strict thresholds (docs/extraction.md
-"Round 16", docs/gate.md#tentative).
+"Round 16", docs/gate.md#tentative-candidates).
 
 tests/data/gate_rounds/r16-plain.txt was written by a helper that read no code, against a
 description of the plain-statement extraction only, and measured once before anything was
@@ -146,6 +146,7 @@ def test_the_ceiling_only_lowers_a_tenants_threshold() -> None:
     assert sem.threshold("injection", "statement") == gate.TENTATIVE_CEILING["injection"]
     assert sem.threshold("transient", "statement") == policy.gate.semantic.transient
     marked = _tentative("The user leads the mobile team at a travel startup", False)
-    assert gate._Semantic(marked, POLICY, assess(marked)).threshold(
-        "injection", "statement"
-    ) == POLICY.gate.semantic.injection
+    assert (
+        gate._Semantic(marked, POLICY, assess(marked)).threshold("injection", "statement")
+        == POLICY.gate.semantic.injection
+    )

@@ -124,7 +124,14 @@ def _prefs(
             if (p.predicate, p.value) not in seen:
                 seen.add((p.predicate, p.value))
                 out.append(
-                    Hit(p.type, p.predicate, p.value, p.statement, p.confidence, tentative=p.tentative)
+                    Hit(
+                        p.type,
+                        p.predicate,
+                        p.value,
+                        p.statement,
+                        p.confidence,
+                        tentative=p.tentative,
+                    )
                 )
     return out
 
