@@ -454,6 +454,8 @@ class _Semantic:
         }
         if hit.unmasked:
             out["view"] = "unmasked"
+        if self.candidate.tentative and hit.field != CONTEXT:
+            out["tentative"] = True  # said in passing: the strict thresholds applied
         if hit.head in self.judged and hit.score < out["threshold"]:
             out["judge"] = self.judged[hit.head]
         return out

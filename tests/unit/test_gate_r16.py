@@ -145,6 +145,7 @@ def test_the_gate_reads_a_tentative_candidate_at_the_strict_thresholds() -> None
     assert refused is not None and refused.decision is Decision.REJECTED
     assert refused.reason is Reason.PROMPT_INJECTION
     assert refused.detail["threshold"] == gate.TENTATIVE_CEILING["authority"]
+    assert refused.detail["tentative"] is True
     assert gate.screen(marked, AGENT, POLICY, (), assess(marked)) is None
 
 
