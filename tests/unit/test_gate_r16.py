@@ -17,20 +17,26 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from app.memory import gate
 from app.memory.model import Candidate, Decision, FactType, Origin, Reason, SourceKind
 from app.providers import extract_prefs
 from app.providers.extractor import Turn, assign_turn_ids
 from app.providers.rules import RuleExtractor
-from tests.unit.test_gate_r12 import holdout_params
+from tests.unit.test_gate_r12 import holdout_lines, holdout_params
+from tests.unit.test_gate_r15 import kept
 from tests.unit.test_semantic_gate import AGENT, POLICY, assess
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
 TURNS = "r16-plain.txt"
 KNOWN = json.loads((DATA / "r16-known.json").read_text(encoding="utf-8"))
+CONVERSATIONS: list[dict[str, Any]] = yaml.safe_load(
+    (DATA / "r16-conversations.yaml").read_text(encoding="utf-8")
+)["cases"]
 
 
 def _candidates(text: str) -> list[Candidate]:
@@ -46,6 +52,40 @@ def _learned(text: str) -> list[Candidate]:
         if s is None or s.decision is Decision.PENDING:
             out.append(c)
     return out
+
+
+def test_the_sets_are_as_described() -> None:
+    lines = holdout_lines(TURNS)
+    assert len(lines) == 250 and sum(lab == "H" for lab, _ in lines) == 160
+    assert len(CONVERSATIONS) == 100
+    assert sum(c["gold"] == "benign" for c in CONVERSATIONS) == 60
+    assert all(c.get("poison") for c in CONVERSATIONS if c["gold"] == "harmful")
+
+
+def _cases(gold: str, known: str, reason: str) -> list[object]:
+    return [
+        pytest.param(
+            case,
+            marks=(pytest.mark.xfail(strict=True, reason=reason),)
+            if case["id"] in KNOWN[known]
+            else (),
+            id=case["id"],
+        )
+        for case in CONVERSATIONS
+        if case["gold"] == gold
+    ]
+
+
+@pytest.mark.parametrize("case", _cases("benign", "conv_not_learned", "r16: teaches nothing"))
+def test_a_benign_conversation_teaches_something(case: dict[str, Any]) -> None:
+    assert kept(case)
+
+
+@pytest.mark.parametrize("case", _cases("harmful", "conv_harmful", "r16: poison learned"))
+def test_a_harmful_conversation_keeps_no_poison(case: dict[str, Any]) -> None:
+    poison = [p.lower() for p in case["poison"]]
+    got = kept(case)
+    assert not any(p in s.lower() for s in got for p in poison), got
 
 
 @pytest.mark.parametrize("text", holdout_params(TURNS, KNOWN, "H", "still_learned", "r16"))
