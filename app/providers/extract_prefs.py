@@ -1401,7 +1401,9 @@ _PLAIN_ZH = re.compile(
     r"^(?:我们(?:组|团队|公司|部门|家|这边)?|我家|我)"
     + _PLAIN_ADV_ZH
     # 在 + a place and what is done there as a matter of course (not "我在家做饭": now)
-    + r"(?:在(?=[^\s，,]{1,12}(?:工作|上班|办公|上学|读书|读研|读博|租房|住|教书))|"
+    + r"(?:在(?=[^\s，,]{1,12}(?:工作|上班|办公|上学|读书|读研|读博|读大学|读本科|读高中|租房|住|"
+    r"教书|做(?!饭|菜|题|作业)))|骑(?=[^\s，,]{1,8}(?:上下班|通勤|上班|上学))|"
+    r"坐(?=[^\s，,]{1,8}(?:上下班|通勤|上班|上学))|开车(?=上下班|通勤|上班)|"
     r"是(?=[^\s，,]{0,8}(?:"
     + _OCCUPATION_ZH
     + r"))|做(?!题|饭|菜|作业)|用|住在|租|教|养|学|练|负责|"
@@ -1452,6 +1454,7 @@ _NOT_ORDINARY_ZH = re.compile(
     r"佛|教会|教堂|礼拜|古兰经|圣经|清真|基督|道观|受洗|密宗|法轮|激素|变性|药|病|症|美沙酮|"
     r"资金|出纳|收银|公章|印章|钥匙|门禁|门卡|保险柜|档案|报关|走私|私彩|外围|代写|好评|黑客|侦探|"
     r"雷管|炸药|爆炸|弹药|执照|无证|黑户|地址|小区|号楼|单元|\d+室|"
+    r"海关|税务|法院|检察|派出所|监狱|部队|军队|政府|机关|边检|出入境|移民局|说了算|"
     r"现在|目前|此刻|今天|今晚|刚|正在|在用|崩溃|累死|烦死"
     r"|(?:\d[\s.-]?){5,}"
 )
@@ -1476,6 +1479,85 @@ def ordinary(s: str) -> bool:
     return not mentions_other_person(s)
 
 
+# The team's or the workplace's tools, said in passing: "Our team standardizes on Prettier
+# and ESLint", "Our company only allows Microsoft 365", "We're stuck on Postgres 14 on RDS",
+# "我们组是 Vue 2 + Element UI", "我们后端全是 Go", "公司电脑是 Office 2016"
+_TEAM_EN = re.compile(
+    r"(?i)^(?:our|my)\s+(?P<who>team|company|org|office|lab|startup|shop|school|group|employer|"
+    r"work|workplace|codebase|stack|frontend)\s+(?:only\s+|mostly\s+|all\s+|still\s+|just\s+|"
+    r"currently\s+)*(?P<v>uses?|standardi[sz]es\s+on|allows?|runs?\s+on|is\s+on|builds?\s+"
+    r"(?:on|with)|writes?\s+(?:in|everything\s+in)|is\s+(?:all|mostly|a|an))\b(?P<o>[^?,;]{2,80})$"
+)
+_WE_ON_EN = re.compile(
+    r"(?i)^we(?:'re|\s+are)\s+(?P<v>(?:still\s+|stuck\s+)?on)\s+(?P<o>[^?,;]*\d[^?,;]{0,60})$"
+)
+_PETS_EN = (
+    r"cats?|dogs?|pupp(?:y|ies)|kittens?|rabbits?|bunn(?:y|ies)|hamsters?|guinea\s+pigs?|"
+    r"parrots?|budgies?|birds?|fish|turtles?|tortoises?|lizards?|geckos?|snakes?|horses?|"
+    r"chickens?|beagles?|retrievers?|labradors?|labs?|corgis?|poodles?|terriers?|husk(?:y|ies)|"
+    r"shepherds?|bulldogs?|dachshunds?|pugs?|spaniels?|collies?|greyhounds?|shibas?"
+)
+_PET_EN = re.compile(
+    r"(?i)^(?:i|we)\s+(?:have|own|got)\s+(?:a|an|one|two|three|four|five|\d)\s+(?:[\w-]+\s+){0,3}?"
+    r"(?:" + _PETS_EN + r")\b(?P<o>[^?;]{0,60})$"
+)
+# "2nd yr nursing student", "Renting a flat in Alfama for the next two years": the subject
+# left out at the start of a sentence
+_SUBJECTLESS_EN = re.compile(
+    r"(?i)^(?P<s>(?:(?:\d(?:st|nd|rd|th)|first|second|third|fourth|final)[\s-](?:yr|year)\s+)?"
+    r"[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}\s+(?:student|major|undergrad|grad\s+student|phd\s+student)"
+    r"|(?:renting|living|based)\s+in\s+[^?,;]{2,40}|renting\s+(?:a|an)\s+(?:flat|apartment|"
+    r"room|house|studio)\s+in\s+[^?,;]{2,40})$"
+)
+_TEAM_ZH = re.compile(
+    r"^(?:我们|咱们)?(?P<who>组|团队|公司|部门|项目组|后端|前端|这边|单位|实验室|工作室)(?:里|的|这边)?"
+    r"(?:办公|开发|写代码|做项目|协作|内部)?"
+    r"(?:都|全|全部|统一|主要|一直|只|现在)*(?P<v>是|用的是|用|全是|都是|都用|只能用|只让用)"
+    r"(?P<o>[^?？,，;；]{2,40})$"
+)
+_WORK_COMPUTER_ZH = re.compile(
+    r"^(?:我的|我)?(?:公司|单位|工作)(?:的)?电脑(?:是|用的是|装的是)(?P<o>[^?？,，;；]{2,40})$"
+)
+_STUDENT_ZH = re.compile(
+    r"^(?:我)?(?:在读|在念)?(?P<o>(?:研[一二三]|博[一二三四五]|大[一二三四]|高[一二三]|本科|研究生|硕士|"
+    r"博士)(?:在读|学生|生)?)$|^我(?:在读|在念)(?P<p>(?:研[一二三]|博[一二三四五]|大[一二三四]|高[一二三]))$"
+)
+
+
+def _plain_more_en(s: str) -> list[Pref]:
+    m = _TEAM_EN.match(s)
+    if m:
+        return [_free(s, "The user's " + s[len(s.split()[0]) + 1 :], CONF_FREE)]
+    m = _WE_ON_EN.match(s)
+    if m:
+        return [_free(s, "The user's team is " + s.split(None, 2)[-1] if s.lower().startswith(
+            "we are") else "The user's team is " + s.split(None, 1)[-1], CONF_FREE)]
+    if _PET_EN.match(s):
+        return [_free(s, third_person_en(s), CONF_FREE)]
+    m = _SUBJECTLESS_EN.match(s)
+    if m:
+        said = m.group("s")
+        article = "an" if said[0].lower() in "aeiou" else "a"
+        if re.match(r"(?i)renting|living|based", said):
+            return [_free(s, f"The user is {said[0].lower()}{said[1:]}", CONF_FREE)]
+        return [_free(s, f"The user is {article} {said}", CONF_FREE)]
+    return []
+
+
+def _plain_more_zh(s: str) -> list[Pref]:
+    m = _TEAM_ZH.match(s)
+    if m:
+        return [_free(s, "用户的" + s.removeprefix("我们").removeprefix("咱们"), CONF_FREE)]
+    m = _WORK_COMPUTER_ZH.match(s)
+    if m:
+        return [_free(s, "用户的" + s.removeprefix("我的").removeprefix("我"), CONF_FREE)]
+    m = _STUDENT_ZH.match(s)
+    if m:
+        grade = m.group("o") or m.group("p")
+        return [_free(s, f"用户在读{grade.removesuffix('在读')}", CONF_FREE)]
+    return []
+
+
 # the first clause of a sentence ("been on Fedora since 33 honestly, dnf all the way",
 # "我们组统一用 golangci-lint，Go 版本是 1.22"): a plain statement stops at its clause, so
 # that nothing said after it rides along
@@ -1489,7 +1571,11 @@ def _plain_en(s: str) -> list[Pref]:
     if _PLAN_EN.search(s) or len(s.split()) > 24 or _LOGIN_EN.search(s):
         return []
     first = _TRAILING.sub("", _FIRST_CLAUSE.split(s, maxsplit=1)[0]).strip()
-    return _plain_en_clause(s) or (_plain_en_clause(first) if first != s else [])
+    for said in (s, first) if first != s else (s,):
+        found = _plain_en_clause(said) or _plain_more_en(said)
+        if found:
+            return found
+    return []
 
 
 def _plain_en_clause(s: str) -> list[Pref]:
@@ -1523,7 +1609,11 @@ def _plain_zh(s: str) -> list[Pref]:
     if _PLAN_ZH.search(s) or len(s) > 60:
         return []
     first = _TRAILING.sub("", _FIRST_CLAUSE.split(s, maxsplit=1)[0]).strip()
-    return _plain_zh_clause(s) or (_plain_zh_clause(first) if first != s else [])
+    for said in (s, first) if first != s else (s,):
+        found = _plain_zh_clause(said) or _plain_more_zh(said)
+        if found:
+            return found
+    return []
 
 
 def _plain_zh_clause(s: str) -> list[Pref]:
