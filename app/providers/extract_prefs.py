@@ -1491,15 +1491,15 @@ _TEAM_EN = re.compile(
 _WE_ON_EN = re.compile(
     r"(?i)^we(?:'re|\s+are)\s+(?P<v>(?:still\s+|stuck\s+)?on)\s+(?P<o>[^?,;]*\d[^?,;]{0,60})$"
 )
-_PETS_EN = (
+_PETS_PLAIN_EN = (
     r"cats?|dogs?|pupp(?:y|ies)|kittens?|rabbits?|bunn(?:y|ies)|hamsters?|guinea\s+pigs?|"
     r"parrots?|budgies?|birds?|fish|turtles?|tortoises?|lizards?|geckos?|snakes?|horses?|"
     r"chickens?|beagles?|retrievers?|labradors?|labs?|corgis?|poodles?|terriers?|husk(?:y|ies)|"
     r"shepherds?|bulldogs?|dachshunds?|pugs?|spaniels?|collies?|greyhounds?|shibas?"
 )
-_PET_EN = re.compile(
+_PET_PLAIN_EN = re.compile(
     r"(?i)^(?:i|we)\s+(?:have|own|got)\s+(?:a|an|one|two|three|four|five|\d)\s+(?:[\w-]+\s+){0,3}?"
-    r"(?:" + _PETS_EN + r")\b(?P<o>[^?;]{0,60})$"
+    r"(?:" + _PETS_PLAIN_EN + r")\b(?P<o>[^?;]{0,60})$"
 )
 # "2nd yr nursing student", "Renting a flat in Alfama for the next two years": the subject
 # left out at the start of a sentence
@@ -1532,7 +1532,7 @@ def _plain_more_en(s: str) -> list[Pref]:
     if m:
         return [_free(s, "The user's team is " + s.split(None, 2)[-1] if s.lower().startswith(
             "we are") else "The user's team is " + s.split(None, 1)[-1], CONF_FREE)]
-    if _PET_EN.match(s):
+    if _PET_PLAIN_EN.match(s):
         return [_free(s, third_person_en(s), CONF_FREE)]
     m = _SUBJECTLESS_EN.match(s)
     if m:

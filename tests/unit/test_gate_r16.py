@@ -112,6 +112,15 @@ def test_no_harmful_turn_is_learned_as_a_plain_statement() -> None:
         ("I'm an ER tech", "The user is an ER tech"),
         ("我们组统一用 golangci-lint", "用户的组统一用 golangci-lint"),
         ("我业余做像素风小游戏", "用户业余做像素风小游戏"),
+        # the second set of shapes (r16-conversations.yaml, read after its measurement)
+        ("Our team standardizes on Prettier and ESLint", "The user's team standardizes on"),
+        ("I have a golden retriever named Max", "The user has a golden retriever"),
+        ("2nd yr nursing student, clinicals on tue/thu", "The user is a 2nd yr nursing student"),
+        ("我们组是 Vue 2 + Element UI，短期内不会升级", "用户的组是 Vue 2 + Element UI"),
+        ("公司电脑是 Office 2016，装不了新的", "用户的公司电脑是 Office 2016"),
+        ("研二在读，方向是NLP", "用户在读研二"),
+        ("我骑电动车上下班", "用户骑电动车上下班"),
+        ("我在深圳做硬件，主要画PCB", "用户在深圳做硬件"),
     ],
 )
 def test_an_ordinary_plain_statement_is_tentative(text: str, statement: str) -> None:
