@@ -29,7 +29,8 @@ Okapi BM25 (rank_bm25) over the conversation's turns, offline, as the baseline.
 The split: memgate's ranking was tuned on three LoCoMo conversations and is reported on
 the other two (`TUNE`, chosen with random.Random(14).sample from the five of the
 development half before any tuning), and on the Chinese set's first conversation,
-reported on the others (zh-03 was added held out, after the ranking was final). Any other file is reported whole.
+reported on the others (zh-03 was added held out, after the ranking was final). Any
+other file is reported whole.
 """
 
 from __future__ import annotations

@@ -45,7 +45,13 @@ def test_split_is_fixed_for_the_development_half_and_whole_otherwise() -> None:
 
 def test_the_chinese_set_loads_with_bodies_and_a_baseline() -> None:
     convs = locomo.load(locomo.ZH_SET)
-    assert len(convs) == 2
+    assert [c.sample_id for c in convs] == ["zh-01", "zh-02", "zh-03"]
+    # zh-01 is tuned on; zh-02 and zh-03 (added held out) are reported
+    assert locomo.splits(convs) == {
+        "tune": ["zh-01"],
+        "report": ["zh-02", "zh-03"],
+        "all": ["zh-01", "zh-02", "zh-03"],
+    }
     c = convs[0]
     assert len(c.turns) > 150 and c.questions and c.observations
     assert all(q.evidence for q in c.questions)
