@@ -1333,8 +1333,9 @@ def standing_request(body: str, *, explicit: bool) -> Pref | None:
 # activity (work, live, use, teach…), never of wanting, planning or thinking; what follows
 # must be about the user (not the assistant, not the thing at hand), and the guards of
 # every free statement apply: no sensitive topic (learned by consent only), no order, no
-# credential, no claim of authority, no plan. Kept at CONF_FREE: a candidate the user's
-# next mention promotes (docs/extraction.md), and the gate reads it like any other.
+# credential, no claim of authority, no plan; and the sentence must read as ordinary
+# (`ordinary`). Kept at CONF_FREE and marked tentative (`PLAIN`): the gate reads it at its
+# strict thresholds (docs/gate.md#tentative-candidates).
 _PLAIN_ADV_EN = (
     r"(?:(?:usually|always|often|mostly|normally|generally|mainly|only|also|still|really|"
     r"actually|basically|just|primarily|exclusively|regularly|typically)\s+)*"

@@ -226,9 +226,9 @@ _RECALL_PROLOGUE = """
   EXECUTE format('SET LOCAL app.tenant_id = %L', $1::text);
 """
 # The statement's plan is made once per connection and reused (a generic plan). Left to
-# PostgreSQL's default (`auto`), PL/pgSQL re-planned it on most calls: the custom plan's
-# estimate beats the generic one's, so the plan cache keeps choosing custom plans, and
-# planning this statement costs more than running it. Measured on one connection, backend
+# PostgreSQL's default (`auto`), PL/pgSQL may keep re-planning it on every call of a
+# connection (when the custom plans' estimates beat the generic one's), and planning this
+# statement costs more than running it. Measured on one such connection, backend
 # CPU per call: a 10-fact user 1.98 ms (auto) → 0.43 ms (generic), a 125-fact user 1.55–2.6
 # → 1.07 ms; a 400-fact user 2.08 ms either way. The generic plan is the same shape: the
 # pool is read through `facts_pool` whatever the parameters, and every channel works on it.
