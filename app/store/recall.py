@@ -225,24 +225,16 @@ _RECALL_PROLOGUE = """
   -- delegated to the tenant's worker (docs/scaling.md)
   EXECUTE format('SET LOCAL app.tenant_id = %L', $1::text);
 """
-# The statement's plan is made once per connection and reused (a generic plan). Left to
-# PostgreSQL's default (`auto`), PL/pgSQL may keep re-planning it on every call of a
-# connection (when the custom plans' estimates beat the generic one's), and planning this
-# statement costs more than running it. Measured on one such connection, backend
-# CPU per call: a 10-fact user 1.98 ms (auto) → 0.43 ms (generic), a 125-fact user 1.55–2.6
-# → 1.07 ms; a 400-fact user 2.08 ms either way. The generic plan is the same shape: the
-# pool is read through `facts_pool` whatever the parameters, and every channel works on it.
-_RECALL_OPTIONS = "SET plan_cache_mode = force_generic_plan"
 RECALL_FUNCTION = (
     "memgate_recall_"
     + hashlib.sha256(
-        (_RECALL_PROLOGUE + RECALL_SQL + _RECALL_COLUMNS + RECALL_ARGS + _RECALL_OPTIONS).encode()
+        (_RECALL_PROLOGUE + RECALL_SQL + _RECALL_COLUMNS + RECALL_ARGS).encode()
     ).hexdigest()[:12]
 )
 RECALL_FUNCTION_DDL = f"""
 CREATE OR REPLACE FUNCTION {RECALL_FUNCTION}({RECALL_ARGS})
 RETURNS TABLE ({_RECALL_COLUMNS})
-LANGUAGE plpgsql {_RECALL_OPTIONS} AS $recall$
+LANGUAGE plpgsql AS $recall$
 #variable_conflict use_column
 BEGIN
 {_RECALL_PROLOGUE}  RETURN QUERY {RECALL_SQL};

@@ -957,18 +957,6 @@ async def test_recall_without_the_function_falls_back_and_migrate_reinstalls_it(
     assert ids(await recall(client, tenant, u, "what am I allergic to?")) == [fact["id"]]
 
 
-async def test_recall_function_plans_once_per_connection(owner_db: asyncpg.Pool) -> None:
-    """The recall statement keeps one generic plan (app/store/recall.py, _RECALL_OPTIONS):
-    left to `auto`, PL/pgSQL re-planned it on most calls, and planning cost more than
-    running it."""
-    signature = f"{recall_store.RECALL_FUNCTION}({recall_store.RECALL_ARGS})"
-    async with owner_db.acquire() as conn:
-        config = await conn.fetchval(
-            "SELECT proconfig FROM pg_proc WHERE oid = to_regprocedure($1)", signature
-        )
-    assert config == ["plan_cache_mode=force_generic_plan"]
-
-
 async def test_prune_routines_drops_only_earlier_releases_functions(
     client: httpx.AsyncClient, tenant: Tenant, owner_db: asyncpg.Pool
 ) -> None:
