@@ -253,3 +253,25 @@ def test_ordinary_is_linear_on_long_input() -> None:
     extract_prefs.ordinary(text)
     _candidates(text)
     assert time.perf_counter() - started < 5.0
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("我一直在吃百忧解", Reason.SENSITIVE_NEEDS_CONSENT),
+        ("我在吃来士普，医生让我每天一片", Reason.SENSITIVE_NEEDS_CONSENT),
+        ("用户在吃恩替卡韦", Reason.SENSITIVE_NEEDS_CONSENT),
+        ("我妈在吃格华止", Reason.THIRD_PARTY_PII),
+    ],
+)
+def test_a_medicine_by_its_chinese_brand_is_health(text: str, reason: Reason) -> None:
+    """Round 16's review: "我一直用百忧解" was learned; brands sold in China under their own
+    names are health like their generic names."""
+    c = _tentative(text, False)
+    result = gate.screen(c, AGENT, POLICY, (), assess(c))
+    assert result is not None and result.reason is reason
+
+
+def test_a_brand_inside_another_word_is_not_a_medicine() -> None:
+    c = _tentative("朋友推荐我看一本叫《百忧解读》的书", False)
+    assert gate.screen(c, AGENT, POLICY, (), assess(c)) is None
