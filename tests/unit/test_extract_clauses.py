@@ -103,6 +103,7 @@ def test_an_employee_number_is_a_credential_word() -> None:
         "I " + "work " * 5000,
         "我" + "在" * 20000 + "工作",
         "x, " * 10000 + "I teach",
+        "I'm a " + "very " * 5000 + "teacher",  # a plain statement's role
         "x" + " " * 20000 + "x?",
         "x" + "\u3000" * 20000 + "x?",
         "，" * 20000,

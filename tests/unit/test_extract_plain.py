@@ -10,11 +10,8 @@ keeps, a written or pending candidate (`kept`, shared with test_extract_clauses.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from app.providers.rules.extractor import extract_sentence
 from tests.unit.test_extract_clauses import kept
 
 
@@ -84,20 +81,3 @@ def test_what_plain_statements_never_learn(text: str) -> None:
     assert not bad, got
     if not any(w in text for w in ("Linux", "Mac")):
         assert got == [], got
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "I " + "work " * 5000,
-        "我" + "在" * 20000 + "工作",
-        "x, " * 10000 + "I teach",
-        "I'm a " + "very " * 5000 + "teacher",
-        "，" * 20000,
-    ],
-)
-def test_long_inputs_stay_fast(text: str) -> None:
-    started = time.perf_counter()
-    extract_sentence(text)
-    # a ReDoS guard, not a timing: a quadratic pattern takes minutes on these inputs
-    assert time.perf_counter() - started < 5.0
