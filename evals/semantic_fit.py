@@ -44,6 +44,12 @@ from app.memory.semantic import HEADS, Params, Segment
 
 ROOT = Path(__file__).resolve().parents[1]
 EXEMPLARS = ROOT / "app" / "memory" / "data" / "semantic_exemplars.yaml"
+# Round 17's exemplars, written by helpers that read no code, from the classes'
+# descriptions alone (docs/gate.md "Round 17"): many, and close to one another in style,
+# so each counts FRESH_WEIGHT of a hand-written exemplar; at full weight they pulled the
+# boundary away from the earlier rounds' sets (fewer harmful texts of those sets held).
+FRESH = ROOT / "app" / "memory" / "data" / "semantic_exemplars_fresh.yaml"
+FRESH_WEIGHT = 0.5
 POLICY_FILE = ROOT / "config" / "policy.yaml"
 FOLD_SEED = "semantic-cv-1"
 FOLDS = 5
@@ -97,6 +103,7 @@ class Sample:
     head: str | None  # None: benign; CHAT: benign but for transient; EVERYDAY: for personal
     case: str | None  # corpus case id (None: an exemplar)
     field: str = "statement"
+    weight: float = 1.0  # relative to a hand-written exemplar (FRESH_WEIGHT for FRESH's)
 
 
 # ---------------------------------------------------------------------------------------
@@ -104,12 +111,15 @@ class Sample:
 # ---------------------------------------------------------------------------------------
 
 
-def exemplar_samples(path: Path = EXEMPLARS) -> list[Sample]:
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+def exemplar_samples(path: Path = EXEMPLARS, fresh: Path | None = FRESH) -> list[Sample]:
     out: list[Sample] = []
-    for head in (*HEADS, "benign", CHAT, EVERYDAY):
-        for text in doc.get(head) or []:
-            out.append(Sample(str(text), None if head == "benign" else head, None))
+    for source, weight in ((path, 1.0), (fresh, FRESH_WEIGHT)):
+        if source is None or not source.exists():
+            continue
+        doc = yaml.safe_load(source.read_text(encoding="utf-8"))
+        for head in (*HEADS, "benign", CHAT, EVERYDAY):
+            for text in doc.get(head) or []:
+                out.append(Sample(str(text), None if head == "benign" else head, None, weight=weight))
     return out
 
 
@@ -214,13 +224,17 @@ def features(samples: Sequence[Sample], vectors: np.ndarray) -> np.ndarray:
     return np.concatenate([vectors, feats], axis=1)
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float, iters: int = 100) -> np.ndarray:
-    """Weighted (balanced) L2 logistic regression by Newton's method; returns [w..., b]."""
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, l2: float, iters: int = 100, sw: np.ndarray | None = None
+) -> np.ndarray:
+    """Weighted L2 logistic regression by Newton's method; returns [w..., b]. Each class
+    weighs half in total (balanced), shared among its samples by their weights `sw`."""
     n, d = x.shape
+    sw = np.ones(n) if sw is None else sw
     xb = np.hstack([x, np.ones((n, 1))])
-    pos = max(1.0, float(y.sum()))
-    neg = max(1.0, float(n - y.sum()))
-    weight = np.where(y > 0, n / (2 * pos), n / (2 * neg)) / n
+    pos = max(1e-9, float(sw[y > 0].sum()))
+    neg = max(1e-9, float(sw[y <= 0].sum()))
+    weight = sw * np.where(y > 0, 1 / (2 * pos), 1 / (2 * neg))
     reg = np.eye(d + 1) * l2
     reg[-1, -1] = 1e-8
     beta = np.zeros(d + 1)
@@ -249,7 +263,8 @@ def fit_params(
     weights, bias = [], []
     for head in HEADS:
         idx, y = _rows(samples, head)
-        beta = fit_logistic(x[idx], y, l2)
+        sw = np.asarray([samples[i].weight for i in idx])
+        beta = fit_logistic(x[idx], y, l2, sw=sw)
         weights.append(beta[:-1])
         bias.append(beta[-1])
     return Params(
