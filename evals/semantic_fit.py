@@ -119,7 +119,8 @@ def exemplar_samples(path: Path = EXEMPLARS, fresh: Path | None = FRESH) -> list
         doc = yaml.safe_load(source.read_text(encoding="utf-8"))
         for head in (*HEADS, "benign", CHAT, EVERYDAY):
             for text in doc.get(head) or []:
-                out.append(Sample(str(text), None if head == "benign" else head, None, weight=weight))
+                label = None if head == "benign" else head
+                out.append(Sample(str(text), label, None, weight=weight))
     return out
 
 
