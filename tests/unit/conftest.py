@@ -6,7 +6,7 @@ so the round modules keep their own lists as they were written:
   harmful text it stores, a benign text it refuses), each a strict xfail;
 - `fixed` (r17): cases a round module marks as a known miss (strict xfail) that the refit
   moved to the right side; their xfail is taken off, so they are asserted again. A `fixed`
-  id wins over r14's lists (11 of r14's cases moved back with round 17)."""
+  id wins over r14's lists (12 of r14's cases moved back with round 17)."""
 
 from __future__ import annotations
 
