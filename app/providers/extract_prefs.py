@@ -155,51 +155,18 @@ def third_person_en(text: str) -> str:
     # "I" + up to three adverbs + the verb: the verb agrees with "the user"
     t = re.sub(r"(?i)^we\b((?: [a-z]+){1,4})", lambda m: "the user's team " + subject(m), t)
     t = re.sub(r"(?i)\bour\b", "the team's", t)
-    t = re.sub(_PRONOUN_I + r"((?: [a-z]+){1,4})", lambda m: "the user " + subject(m), t)
+    t = re.sub(_PRONOUN_I + r"((?i:(?: [a-z]+){1,4}))", lambda m: "the user " + subject(m), t)
     t = re.sub(_PRONOUN_I, "the user", t)
     return t[:1].upper() + t[1:]
 
 
-# "I" the numeral after a name is not the user: "a Title I school", "World War I history",
+# "I" the numeral after a numbered title word is not the user: "a Title I school", "World War I history",
 # "Phase I trials" ("The user teaches at a Title the user schools" before). Lookbehinds
 # of one fixed width each, as the re module wants them.
 _NUMBERED = (
-    "Title",
-    "War",
-    "Phase",
-    "Type",
-    "Part",
-    "Chapter",
-    "Class",
-    "Grade",
-    "Level",
-    "Stage",
-    "Act",
-    "Book",
-    "Volume",
-    "Vol.",
-    "Episode",
-    "Season",
-    "Round",
-    "Tier",
-    "Division",
-    "Section",
-    "Article",
-    "Schedule",
-    "Form",
-    "Henry",
-    "Elizabeth",
-    "Charles",
-    "George",
-    "James",
-    "Louis",
-    "Pope",
-    "Richard",
-    "Edward",
-    "William",
-    "Mary",
-    "Napoleon",
-)
+    "Title", "War", "Phase", "Type", "Part", "Chapter", "Stage", "Volume", "Vol.",
+    "Episode", "Season", "Tier", "Division", "Section", "Article", "Schedule",
+)  # fmt: skip
 _PRONOUN_I = "".join(f"(?<!\\b{re.escape(w)} )" for w in _NUMBERED) + r"(?i:\bi\b)"
 
 

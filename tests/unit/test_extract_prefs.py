@@ -420,6 +420,8 @@ def test_third_person() -> None:
         "The user reads World War I history and the user loves it"
     )
     assert third_person_en("every Tuesday I swim") == "Every Tuesday the user swims"
+    assert third_person_en("With Mary I bake bread") == "With Mary the user bakes bread"
+    assert third_person_en("I NEVER eat pork") == "The user NEVER eats pork"
     assert third_person_zh("我的爱好是摄影") == "用户的爱好是摄影"
     assert third_person_zh("我们喜欢用飞书沟通") == "用户团队喜欢用飞书沟通"
 
