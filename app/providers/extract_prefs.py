@@ -160,9 +160,9 @@ def third_person_en(text: str) -> str:
     return t[:1].upper() + t[1:]
 
 
-# "I" the numeral after a numbered title word is not the user: "a Title I school", "World War I history",
-# "Phase I trials" ("The user teaches at a Title the user schools" before). Lookbehinds
-# of one fixed width each, as the re module wants them.
+# "I" the numeral after a numbered title word is not the user: "a Title I school",
+# "World War I history", "Phase I trials" ("The user teaches at a Title the user schools"
+# before). Lookbehinds of one fixed width each, as the re module wants them.
 _NUMBERED = (
     "Title", "War", "Phase", "Type", "Part", "Chapter", "Stage", "Volume", "Vol.",
     "Episode", "Season", "Tier", "Division", "Section", "Article", "Schedule",
