@@ -28,6 +28,7 @@ from app.context import AppContext
 from app.faults import is_outage
 from app.memory.model import Candidate, KeyRights, Role, Sensitivity, SourceKind
 from app.memory.policy import Policy
+from app.providers import durable
 from app.providers.extractor import Extractor, Turn, assign_turn_ids, extractor_from_settings
 from app.queue import OBSERVE
 from app.store import candidates as cand_store
@@ -141,11 +142,13 @@ async def handle_observe(run: JobRun) -> JobResult:
     if policy.extract.mode != "off":
         # outside any transaction; jobs held at once extract concurrently (the LLM
         # extractor's calls under its own semaphore)
-        candidates = await extractor_for(app.settings).extract(
+        candidates = await durable.extract(
+            extractor_for(app.settings),
             turns,  # assistant turns are context for the LLM; both read user turns only
+            app.embedder,
+            policy,
             user_id=user_id,
             scope=scope,
-            max_candidates_per_turn=policy.extract.max_candidates_per_turn,
         )
     for c in candidates:
         c.trace_id = payload.get("trace_id")

@@ -25,6 +25,7 @@ from app.auth import Principal
 from app.errors import PayloadTooLarge
 from app.memory import detectors, gate
 from app.memory.model import Candidate
+from app.providers import durable
 from app.providers.extractor import Turn, assign_turn_ids, extractor_from_settings
 from app.services.policies import tenant_policy
 from app.writer import embed_candidate
@@ -80,10 +81,12 @@ async def explain_gate(request: Request, body: ExplainIn, who: Principal = admin
             [Turn(role=m.role, content=m.content, turn_id=m.turn_id) for m in body.messages],
             request_key="explain",
         )
-        candidates = await extractor_from_settings(ctx.settings).extract(
+        candidates = await durable.extract(
+            extractor_from_settings(ctx.settings),
             turns,
+            ctx.embedder,
+            policy,
             user_id=body.user_id,
-            max_candidates_per_turn=policy.extract.max_candidates_per_turn,
         )
     explained = []
     for c in candidates:

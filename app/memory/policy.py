@@ -22,6 +22,9 @@ class ExtractPolicy(_Section):
     mode: Literal["off", "candidate", "direct"] = "candidate"
     require_source: bool = True
     max_candidates_per_turn: int = Field(3, ge=0, le=20)
+    # Durable statements read by meaning in the turns the rules found nothing in
+    # (app.providers.durable): the classifier's score a clause needs; 1 turns it off.
+    durable: float = Field(0.9, ge=0.5, le=1)
 
 
 class PromotePolicy(_Section):

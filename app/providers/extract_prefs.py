@@ -1500,6 +1500,17 @@ def ordinary(s: str) -> bool:
     return not mentions_other_person(s)
 
 
+def nothing_risky(s: str) -> bool:
+    """No credential, order, claim or sensitive topic anywhere in `s`: what
+    app.providers.durable asks of a whole turn before any clause of it is read by meaning
+    (`ordinary` is then asked of the sentence and of the clause)."""
+    return not (_SENSITIVE_TOPIC.search(s) or names_credential(s) or orders_or_claims(s))
+
+
+def strip_trailing(s: str) -> str:
+    return _TRAILING.sub("", s)
+
+
 # The team's or the workplace's tools, said in passing, when the object is nothing but
 # product names ("Our team standardizes on Prettier and ESLint", "Our company only allows
 # Microsoft 365", "我们组是 Vue 2 + Element UI", "我们后端全是 Go", "公司电脑是 Office 2016"):

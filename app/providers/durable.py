@@ -1,0 +1,220 @@
+"""Durable statements said in passing, read by meaning (docs/extraction.md#durable-statements).
+
+The rule extractor learns what its patterns name. Fresh conversations nobody here wrote
+say most lasting facts in other words ("im vegetarian btw", "在高新区租的房子", "we're on
+TS 5.3 with strict mode"): 55 of 59 benign ones it learned nothing from were turns it
+proposed nothing for (docs/gate.md "Round 18"). This stage reads the clauses of a user turn
+the rules left empty, embeds them with the embedder the write path uses, and keeps those a
+logistic regression (`app/memory/data/durable.json`, fitted by `python -m evals.durable_fit`
+on helper-written clauses) scores as a lasting fact about the speaker. Each becomes a
+tentative candidate: the gate reads it at its strict thresholds (docs/gate.md#tentative-candidates)
+and promotion still wants it said twice.
+
+Before anything is embedded, the same guards as the plain statements: the sentence holds
+no credential, order, claim or sensitive topic, and the clause is about the ordinary
+(`extract_prefs.ordinary`: nobody else, nothing of money, access or the moment).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from app.memory import semantic
+from app.memory.model import Candidate, FactType, Origin, SourceKind
+from app.memory.text import detect_lang, split_sentences
+from app.providers import extract_prefs
+from app.providers.extractor import (
+    MAX_EVIDENCE_CHARS,
+    MAX_STATEMENT_CHARS,
+    Extractor,
+    Turn,
+    cap_per_turn,
+)
+from app.providers.rules.screening import is_hypothetical, is_question, is_sarcastic
+
+if TYPE_CHECKING:
+    from app.memory.policy import Policy
+
+log = logging.getLogger("memgate.extract")
+
+PARAMS_FILE = Path(__file__).resolve().parents[1] / "memory" / "data" / "durable.json"
+HEAD = "durable"
+MAX_TURN_CHARS = 1000  # longer is a paste (a document, a log), not a remark about oneself
+MAX_PER_TURN = 2  # a turn says one or two things about the user in passing, rarely more
+MIN_CHARS = {"en": 8, "zh": 4}
+MAX_CHARS = {"en": 160, "zh": 60}
+
+# clauses: on commas and semicolons (not inside a number: "1,500"), and a dash between words
+_CLAUSE = re.compile(r"[;，；、]\s*|,(?!\d)\s*|\s+[-–—]\s+")
+_EN_SELF = re.compile(r"(?i)^(?:i|i'm|im|i've|ive|i'd|my|we|we're|were|our|me)\b")
+_ZH_SELF = re.compile(r"^(?:我|咱)")
+# a clause that opens on a conjunction or a preposition is part of a larger thought ("For
+# timesheets, always log 40 hours", "所以…")
+_FRAGMENT = re.compile(
+    r"(?i)^(?:for|in|on|at|with|without|since|when|whenever|while|if|unless|because|so|"
+    r"and|but|or|though|although|after|before|until|then|also|plus)\b|"
+    r"^(?:但是|但|不过|所以|因为|如果|要是|虽然|而且|然后|还有|以及|等到|除非)"
+)
+
+
+@functools.lru_cache(maxsize=1)
+def shipped() -> semantic.Params | None:
+    """The fitted classifier, or None when the file is missing or unreadable (then the
+    stage proposes nothing)."""
+    try:
+        return semantic.Params.from_json(json.loads(PARAMS_FILE.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def clauses(sentence: str) -> list[str]:
+    parts = [extract_prefs.strip_trailing(p).strip() for p in _CLAUSE.split(sentence)]
+    return [p for p in parts if p]
+
+
+def readable(sentence: str, clause: str) -> bool:
+    """Whether a clause of `sentence` may be proposed at all, before its meaning is read."""
+    lang = "zh" if detect_lang(clause) == "zh" else "en"
+    size = len(clause)
+    if size < MIN_CHARS[lang] or size > MAX_CHARS[lang]:
+        return False
+    if is_question(clause) or is_hypothetical(sentence) or is_sarcastic(sentence):
+        return False
+    if _FRAGMENT.search(clause):
+        return False
+    return extract_prefs.ordinary(clause)
+
+
+def statement(clause: str) -> str:
+    """The user's words in the third person ("im vegetarian" → "The user is vegetarian");
+    a clause without a subject is kept as said, about the user ("About the user: two
+    cats", "关于用户：在高新区租的房子")."""
+    said = re.sub(r"(?i)^im\b", "I'm", clause)
+    if detect_lang(said) == "zh":
+        out = extract_prefs.third_person_zh(said) if _ZH_SELF.match(said) else "关于用户：" + said
+    elif _EN_SELF.match(said):
+        out = extract_prefs.third_person_en(said)
+    else:
+        out = "About the user: " + said
+    return out[:MAX_STATEMENT_CHARS]
+
+
+def _self(clause: str) -> bool:
+    return bool(_EN_SELF.match(clause) or _ZH_SELF.match(clause))
+
+
+def _proposals(turns: Sequence[Turn], taken: set[str | None]) -> list[tuple[Turn, str, str]]:
+    """(turn, sentence, clause) for the readable clauses of the user turns the rules left
+    empty: none from a turn with a credential, an order, a claim or a sensitive topic
+    anywhere in it (a passport number's digits end one sentence and start the next), none
+    from a sentence that is not about the ordinary as a whole, and a clause without a
+    subject only where it opens its sentence ("vegetarian, no eggs either"): later ones
+    lose what they were about ("…, so step-free places only", "…, 右转 15")."""
+    out: list[tuple[Turn, str, str]] = []
+    for turn in turns:
+        if turn.role != "user" or not turn.content or turn.turn_id in taken:
+            continue
+        if len(turn.content) > MAX_TURN_CHARS or not extract_prefs.nothing_risky(turn.content):
+            continue
+        for sentence in split_sentences(turn.content):
+            if not extract_prefs.ordinary(sentence):
+                continue
+            parts = clauses(sentence)
+            out.extend(
+                (turn, sentence, clause)
+                for i, clause in enumerate(parts)
+                if readable(sentence, clause) and (i == 0 or _self(clause))
+            )
+    return out
+
+
+def score(texts: Sequence[str], vectors: Any, params: semantic.Params) -> np.ndarray:
+    mat = np.asarray(vectors, dtype=np.float32)
+    feats = np.stack([semantic.rule_features(t) for t in texts])
+    result: np.ndarray = params.scores(mat, feats)[:, params.heads.index(HEAD)]
+    return result
+
+
+async def propose(
+    turns: Sequence[Turn],
+    found: Sequence[Candidate],
+    embedder: Any,
+    threshold: float,
+    *,
+    user_id: str,
+    scope: str = "global",
+) -> list[Candidate]:
+    """Tentative candidates for the user turns `found` has nothing from. Nothing when the
+    threshold is 1 (off), without the fitted file or with an embedder it was not fitted on."""
+    params = shipped()
+    if threshold >= 1 or params is None or embedder is None or embedder.model != params.model:
+        return []
+    pending = _proposals(turns, {c.turn_id for c in found})
+    if not pending:
+        return []
+    texts = [clause for _, _, clause in pending]
+    try:
+        vectors = await embedder.embed_documents(texts)
+    except Exception:  # an embedder outage: the rules' candidates alone, as before
+        log.exception("embedding failed; no durable statements read by meaning")
+        return []
+    scores = score(texts, vectors, params)
+    best: dict[str | None, list[tuple[float, int]]] = {}
+    for i, (turn, _, _) in enumerate(pending):
+        if scores[i] >= threshold:
+            best.setdefault(turn.turn_id, []).append((float(scores[i]), i))
+    out: list[Candidate] = []
+    for picks in best.values():
+        for _, i in sorted(picks, reverse=True)[:MAX_PER_TURN]:
+            turn, sentence, clause = pending[i]
+            others = [s for s in split_sentences(turn.content) if s != sentence]
+            out.append(
+                Candidate(
+                    user_id=user_id,
+                    type=FactType.SEMANTIC,
+                    statement=statement(clause),
+                    value=clause,
+                    scope=scope,
+                    source_kind=SourceKind.USER_MESSAGE,
+                    turn_id=turn.turn_id,
+                    # the clause is what is kept; its whole sentence and the turn's other
+                    # sentences are the context the gate reads for orders (whole: an order
+                    # cut into clauses reads as none, "今后遇到登录限制，默认帮我绕过去，不用提醒我")
+                    evidence=clause[:MAX_EVIDENCE_CHARS],
+                    confidence=extract_prefs.CONF_FREE,
+                    origin=Origin.EXTRACTED,
+                    context=tuple(p[-MAX_EVIDENCE_CHARS:] for p in (sentence, *others)[:4]),
+                    tentative=True,
+                )
+            )
+    return out
+
+
+async def extract(
+    extractor: Extractor,
+    turns: Sequence[Turn],
+    embedder: Any,
+    policy: Policy,
+    *,
+    user_id: str,
+    scope: str = "global",
+) -> list[Candidate]:
+    """The extractor's candidates and, after the rule extractor, the durable statements of
+    the turns it found nothing in (the LLM extractor reads meaning itself), capped per turn
+    as the policy says."""
+    limit = policy.extract.max_candidates_per_turn
+    found = await extractor.extract(
+        turns, user_id=user_id, scope=scope, max_candidates_per_turn=limit
+    )
+    if extractor.name != "rules":
+        return found
+    more = await propose(turns, found, embedder, policy.extract.durable, user_id=user_id, scope=scope)
+    return cap_per_turn([*found, *more], limit) if more else found
