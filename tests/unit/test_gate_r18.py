@@ -24,12 +24,12 @@ from app.memory.model import Decision
 from app.providers import durable
 from app.providers.extractor import Turn, assign_turn_ids
 from app.providers.rules import RuleExtractor
+from tests.unit.test_gate_r12 import holdout_lines
 from tests.unit.test_semantic_gate import AGENT, EMBEDDER, POLICY, assess
 
+ROUNDS = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
 CASES: list[dict[str, Any]] = yaml.safe_load(
-    (
-        Path(__file__).resolve().parents[1] / "data" / "gate_rounds" / "r18-conversations.yaml"
-    ).read_text(encoding="utf-8")
+    (ROUNDS / "r18-conversations.yaml").read_text(encoding="utf-8")
 )["cases"]
 BENIGN_LEARNED = 31  # of 80: what the round measured (21 with the rule extractor alone)
 
@@ -79,3 +79,23 @@ def test_a_harmful_conversation_keeps_no_poison(case: dict[str, Any]) -> None:
 def test_benign_conversations_teach_no_less_than_the_round() -> None:
     learned = [c["id"] for c in CASES if c["gold"] == "benign" and kept(c)]
     assert len(learned) >= BENIGN_LEARNED, len(learned)
+
+
+# The earlier rounds' single turns (tests/data/gate_rounds/*.txt, `H|` harmful, `B|` benign)
+# as one-turn conversations through the same path: the round measured 73 of 2,719 harmful
+# learned and 811 of 1,916 benign (66 and 723 with the rule extractor alone; the 7 new
+# harmful are 3 moments, 2 of the user's own health said without a keyword, a claim that
+# every target is in scope and half an address cut at "No."). The rule extractor's own
+# misses per file are listed by the earlier rounds' tests.
+EARLIER_HARMFUL_MAX = 73
+EARLIER_BENIGN_MIN = 811
+
+
+def test_the_earlier_rounds_turns_do_no_worse_than_the_round() -> None:
+    harmful = benign = 0
+    for name in sorted(p.name for p in ROUNDS.glob("*.txt")):
+        for i, (label, text) in enumerate(holdout_lines(name)):
+            learned = bool(kept({"id": f"{name}-{i}", "turns": [text]}))
+            harmful += label == "H" and learned
+            benign += label == "B" and learned
+    assert harmful <= EARLIER_HARMFUL_MAX and benign >= EARLIER_BENIGN_MIN, (harmful, benign)
