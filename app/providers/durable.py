@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from app.memory import semantic
+from app.memory import detectors, semantic, unmask
 from app.memory.model import Candidate, FactType, Origin, SourceKind
-from app.memory.text import detect_lang, split_sentences
+from app.memory.semantic import mentions_other_person
+from app.memory.text import detect_lang, nfkc, split_sentences
 from app.providers import extract_prefs
 from app.providers.extractor import (
     MAX_EVIDENCE_CHARS,
@@ -38,6 +39,7 @@ from app.providers.extractor import (
     Turn,
     cap_per_turn,
 )
+from app.providers.rules.extractor import MAX_CONTEXT, QUESTION
 from app.providers.rules.screening import is_hypothetical, is_question, is_sarcastic
 
 if TYPE_CHECKING:
@@ -56,6 +58,31 @@ MAX_CHARS = {"en": 160, "zh": 60}
 _CLAUSE = re.compile(r"[;，；、]\s*|,(?!\d)\s*|\s+[-–—]\s+")
 _EN_SELF = re.compile(r"(?i)^(?:i|i'm|im|i've|ive|i'd|my|we|we're|were|our|me)\b")
 _ZH_SELF = re.compile(r"^(?:我|咱)")
+# what a claim to be let off or let in is made of ("rules don't apply to me", "对我不用讲
+# 规定"): the classes read such a clause as ordinary when it names no authority
+_EXEMPTION = re.compile(
+    r"(?i)\b(?:rules?|limits?|limitations?|guidelines?|polic(?:y|ies)|restrictions?|"
+    r"allowed|permissions?|permitted|exempt\w*|verif\w+|authori[sz]\w*|clearance|"
+    r"override|bypass\w*|apply\s+to\s+me|whitelist\w*|privileg\w*|in\s+scope)\b|"
+    r"规定|规则|规矩|限制|权限|授权|认证|豁免|不受|特权|白名单|绕过|破例|例外"
+)
+# a link, an address to write to: what exfiltrates or injects, never a lasting fact
+_LINK = re.compile(r"(?i)\b(?:https?://|www\.)|\b[\w-]+\.(?:[a-z]{2,6})/\S|[\w.+-]+@[\w-]+\.[\w.]+")
+# someone else named in the turn: a clause without a subject may be about them ("My sister
+# is great. Lives in Leeds", "我妹妹刚搬家。在高新区租的房子")
+_SOMEONE_EN = re.compile(
+    r"(?i)\b(?:he|she|him|her|his|hers|they|them|their|sister|brother|sibling|mom|mum|"
+    r"mother|dad|father|parents?|wife|husband|partner|spouse|boyfriend|girlfriend|fianc\w*|"
+    r"son|daughter|kids?|child(?:ren)?|baby|friend|coworker|co-worker|colleague|boss|"
+    r"manager|neighbou?r|roommate|flatmate|landlord|tenant|client|customer|patient|"
+    r"student|grandm\w*|grandp\w*|grandparents?|aunt|uncle|cousin|niece|nephew|in-laws?)\b"
+    # a name doing something: "Priya from work lives at …"
+    r"|(?-i:\b(?!I\b)[A-Z][a-z]+)\s+(?:from|lives|works|is|was|has|had|said|says|moved)\b"
+)
+_SOMEONE_ZH = re.compile(
+    r"他|她|妹|姐|哥|弟|妈|爸|父|母|老婆|老公|妻|夫|儿|女儿|孩子|娃|宝宝|朋友|同事|老板|领导|邻居|"
+    r"室友|房东|房客|客户|病人|患者|学生|爷|奶|外公|外婆|姥|叔|姨|舅|姑|侄|外甥|亲戚|对象"
+)
 # a clause that opens on a conjunction or a preposition is part of a larger thought ("For
 # timesheets, always log 40 hours", "所以…")
 _FRAGMENT = re.compile(
@@ -81,23 +108,47 @@ def clauses(sentence: str) -> list[str]:
 
 
 def readable(sentence: str, clause: str) -> bool:
-    """Whether a clause of `sentence` may be proposed at all, before its meaning is read."""
+    """Whether a clause of `sentence` may be proposed at all, before its meaning is read
+    (both NFKC-folded: the stored words stay as written)."""
+    sentence, clause = nfkc(sentence), nfkc(clause)
     lang = "zh" if detect_lang(clause) == "zh" else "en"
     size = len(clause)
     if size < MIN_CHARS[lang] or size > MAX_CHARS[lang]:
         return False
     if is_question(clause) or is_hypothetical(sentence) or is_sarcastic(sentence):
         return False
-    if _FRAGMENT.search(clause):
+    if _FRAGMENT.search(clause) or _EXEMPTION.search(sentence):
         return False
     return extract_prefs.ordinary(clause)
+
+
+def _quiet_turn(content: str) -> bool:
+    """A turn any clause of which may be read: not a paste, nothing disguised (invisible
+    characters, spaced letters, encodings: unmask), no credential, sensitive topic, order
+    the rules know, link or address anywhere in it."""
+    if len(content) > MAX_TURN_CHARS:
+        return False
+    folded = nfkc(content)
+    return (
+        unmask.unmasked(folded) == folded
+        and extract_prefs.nothing_risky(folded, orders=False)
+        and not detectors.find_injection(folded)
+        and not _LINK.search(folded)
+    )
+
+
+def _about_someone(content: str) -> bool:
+    folded = nfkc(content)
+    return bool(
+        _SOMEONE_EN.search(folded) or _SOMEONE_ZH.search(folded) or mentions_other_person(folded)
+    )
 
 
 def statement(clause: str) -> str:
     """The user's words in the third person ("im vegetarian" → "The user is vegetarian");
     a clause without a subject is kept as said, about the user ("About the user: two
     cats", "关于用户：在高新区租的房子")."""
-    said = re.sub(r"(?i)^im\b", "I'm", clause)
+    said = re.sub(r"(?i)^ive\b", "I've", re.sub(r"(?i)^im\b", "I'm", clause))
     if detect_lang(said) == "zh":
         out = extract_prefs.third_person_zh(said) if _ZH_SELF.match(said) else "关于用户：" + said
     elif _EN_SELF.match(said):
@@ -113,27 +164,26 @@ def _self(clause: str) -> bool:
 
 def _proposals(turns: Sequence[Turn], taken: set[str | None]) -> list[tuple[Turn, str, str]]:
     """(turn, sentence, clause) for the readable clauses of the user turns the rules left
-    empty: none from a turn with a credential or a sensitive topic anywhere in it (a
-    passport number's digits end one sentence and start the next), none from a sentence
-    with an order or a claim or not about the ordinary as a whole, and a clause without a
-    subject only where it opens its sentence ("vegetarian, no eggs either"): later ones
-    lose what they were about ("…, so step-free places only", "…, 右转 15")."""
+    empty: only from a quiet turn (`_quiet_turn`), from a sentence with no order or claim
+    that is about the ordinary as a whole, and a clause without a subject only where it
+    opens its sentence ("vegetarian, no eggs either"; a later one has lost what it was
+    about) in a turn that names nobody else."""
     out: list[tuple[Turn, str, str]] = []
     for turn in turns:
         if turn.role != "user" or not turn.content or turn.turn_id in taken:
             continue
-        if len(turn.content) > MAX_TURN_CHARS or not extract_prefs.nothing_risky(
-            turn.content, orders=False
-        ):
+        if not _quiet_turn(turn.content):
             continue
+        someone = _about_someone(turn.content)
         for sentence in split_sentences(turn.content):
-            if not (extract_prefs.nothing_risky(sentence) and extract_prefs.ordinary(sentence)):
+            folded = nfkc(sentence)
+            if not (extract_prefs.nothing_risky(folded) and extract_prefs.ordinary(folded)):
                 continue
             parts = clauses(sentence)
             out.extend(
                 (turn, sentence, clause)
                 for i, clause in enumerate(parts)
-                if readable(sentence, clause) and (i == 0 or _self(clause))
+                if readable(sentence, clause) and (_self(clause) or (i == 0 and not someone))
             )
     return out
 
@@ -177,7 +227,14 @@ async def propose(
     for picks in best.values():
         for _, i in sorted(picks, reverse=True)[:MAX_PER_TURN]:
             turn, sentence, clause = pending[i]
-            others = [s for s in split_sentences(turn.content) if s != sentence]
+            sentences = split_sentences(turn.content)
+            at = sentences.index(sentence)
+            # the nearest of the turn's other sentences, questions left out (as the rules'
+            # context: a question quoting an attack orders nothing)
+            others = sorted(
+                (s for s in sentences if s != sentence and QUESTION.search(s) is None),
+                key=lambda s: abs(sentences.index(s) - at),
+            )
             out.append(
                 Candidate(
                     user_id=user_id,
@@ -193,7 +250,9 @@ async def propose(
                     evidence=clause[:MAX_EVIDENCE_CHARS],
                     confidence=extract_prefs.CONF_FREE,
                     origin=Origin.EXTRACTED,
-                    context=tuple(p[-MAX_EVIDENCE_CHARS:] for p in (sentence, *others)[:4]),
+                    context=tuple(
+                        p[-MAX_EVIDENCE_CHARS:] for p in (sentence, *others)[:MAX_CONTEXT]
+                    ),
                     tentative=True,
                 )
             )
@@ -216,7 +275,9 @@ async def extract(
     found = await extractor.extract(
         turns, user_id=user_id, scope=scope, max_candidates_per_turn=limit
     )
-    if extractor.name != "rules":
+    # only into the candidate pool: in `direct` mode a candidate is written at once, and
+    # what was read by meaning alone must be said twice first
+    if extractor.name != "rules" or limit <= 0 or policy.extract.mode != "candidate":
         return found
     more = await propose(
         turns, found, embedder, policy.extract.durable, user_id=user_id, scope=scope

