@@ -10,9 +10,12 @@ on helper-written clauses) scores as a lasting fact about the speaker. Each beco
 tentative candidate: the gate reads it at its strict thresholds (docs/gate.md#tentative-candidates)
 and promotion still wants it said twice.
 
-Before anything is embedded, the same guards as the plain statements: the sentence holds
-no credential, order, claim or sensitive topic, and the clause is about the ordinary
-(`extract_prefs.ordinary`: nobody else, nothing of money, access or the moment).
+Before anything is embedded, guards (docs/extraction.md#durable-statements): a quiet turn
+(no paste, nothing disguised, no credential, sensitive topic, known order or link
+anywhere), a sentence with no order, claim or exemption wording that is about the ordinary
+(`extract_prefs.ordinary`: nobody else, nothing of money, access or the moment), and a
+clause that is ordinary too and, without a subject, opens its sentence in a turn that
+names nobody else. Only into the candidate pool (`candidate` mode), only on usem3.
 """
 
 from __future__ import annotations
