@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,7 +32,7 @@ import numpy as np
 from app.memory import semantic
 from app.memory.semantic import FEATURE_NAMES, Params
 from app.providers import durable
-from evals.semantic_fit import auc, embed, fit_logistic
+from evals.semantic_fit import auc, check_or_write, embed, fit_logistic
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "app" / "memory" / "data" / "durable_exemplars.jsonl"
@@ -116,25 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(rows)} clauses ({int(y.sum())} durable); out-of-fold, L2={args.l2}:")
     print("\n".join(report(rows, y, oof(rows, x, y, args.l2))))
     params = fit(x, y, args.l2, {"l2": args.l2, "samples": len(rows), "digest": _digest(rows)})
-    if args.check:
-        shipped = durable.shipped()
-        if shipped is None:
-            print("no shipped parameters", file=sys.stderr)
-            return 1
-        diff = float(
-            max(
-                np.abs(params.weights - shipped.weights).max(),
-                np.abs(params.bias - shipped.bias).max(),
-            )
-        )
-        print(f"shipped vs re-fit: max |difference| = {diff:.2e}")
-        return 0 if diff < 1e-3 else 1
-    durable.PARAMS_FILE.write_text(
-        json.dumps(params.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n",
-        encoding="utf-8",
-    )
-    print(f"wrote {durable.PARAMS_FILE.relative_to(ROOT)}")
-    return 0
+    return check_or_write(params, durable.shipped(), durable.PARAMS_FILE, check=args.check)
 
 
 if __name__ == "__main__":

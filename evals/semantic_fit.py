@@ -496,6 +496,24 @@ def max_difference(a: Params, b: Params) -> float:
     return float(max(np.abs(a.weights - b.weights).max(), np.abs(a.bias - b.bias).max()))
 
 
+def check_or_write(params: Params, shipped: Params | None, path: Path, *, check: bool) -> int:
+    """`--check`: the re-fit against the shipped file (exit 1 when they differ or it is
+    missing); else write `params` to `path`. Shared by the fit scripts."""
+    if check:
+        if shipped is None:
+            print("no shipped parameters", file=sys.stderr)
+            return 1
+        diff = max_difference(params, shipped)
+        print(f"shipped vs re-fit: max |difference| = {diff:.2e}")
+        return 0 if diff < 1e-3 else 1
+    path.write_text(
+        json.dumps(params.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n",
+        encoding="utf-8",
+    )
+    print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m evals.semantic_fit")
     ap.add_argument("--check", action="store_true", help="compare with the shipped file")
@@ -552,21 +570,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  miss {case_id} [{kind}]")
 
     params = fit_all(samples, x)
-    if args.check:
-        shipped = semantic.shipped()
-        if shipped is None:
-            print("no shipped parameters", file=sys.stderr)
-            return 1
-        diff = max_difference(params, shipped)
-        print(f"shipped vs re-fit: max |difference| = {diff:.2e}")
-        return 0 if diff < 1e-3 else 1
-    if not args.report:
-        semantic.PARAMS_FILE.write_text(
-            json.dumps(params.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n",
-            encoding="utf-8",
-        )
-        print(f"wrote {semantic.PARAMS_FILE.relative_to(ROOT)}")
-    return 0
+    if args.report and not args.check:
+        return 0
+    return check_or_write(params, semantic.shipped(), semantic.PARAMS_FILE, check=args.check)
 
 
 if __name__ == "__main__":
