@@ -55,6 +55,16 @@ FOLD_SEED = "semantic-cv-1"
 FOLDS = 5
 # One strength for every class, chosen by the out-of-fold comparison (see --sweep).
 L2 = 1e-4
+# The exemplar bank beside the injection class (app.memory.semantic.Bank): its rows are the
+# samples that teach that class. Chosen on the gate rounds 9-16's direct writes (5,106
+# texts), which the bank is not built from (docs/gate.md "Round 19"): k = 3 and beta = 10
+# took the class's refusals of their benign texts from 83 to 54; lowering a score only
+# where the 3 nearest benign texts are at a mean cosine of 0.55 or more (`rescue`) kept
+# every harmful text the gate held (from 0.5 down, 2 went through) and 19 of the benign.
+BANK_HEAD = "injection"
+BANK_K = 3
+BANK_BETA = 10.0
+BANK_RESCUE = 0.55
 
 # Corpus kinds → the class their harmful field teaches; None: not a semantic class
 # (secrets, ids and cards are the rules' job, their texts teach nothing here).
@@ -268,14 +278,33 @@ def fit_params(
         beta = fit_logistic(x[idx], y, l2, sw=sw)
         weights.append(beta[:-1])
         bias.append(beta[-1])
+    dim = x.shape[1] - len(semantic.FEATURE_NAMES)
     return Params(
         model=semantic.MODEL,
-        dim=x.shape[1] - len(semantic.FEATURE_NAMES),
+        dim=dim,
         heads=HEADS,
         features=semantic.FEATURE_NAMES,
         weights=np.asarray(weights, dtype=np.float32),
         bias=np.asarray(bias, dtype=np.float32),
         meta=meta or {},
+        bank=fit_bank(samples, x[:, :dim]),
+    )
+
+
+def fit_bank(samples: Sequence[Sample], vectors: np.ndarray) -> semantic.Bank:
+    """BANK_HEAD's exemplar bank: the samples that teach it, as its regression sees them
+    (its siblings left out), each text once, rounded to float16 as shipped."""
+    idx, y = _rows(samples, BANK_HEAD)
+    seen: dict[str, float] = {}
+    rows: list[int] = []
+    for i, label in zip(idx, y, strict=True):
+        if samples[i].text not in seen:
+            seen[samples[i].text] = label
+            rows.append(int(i))
+    labels = np.asarray([seen[samples[i].text] for i in rows])
+    mat = vectors[rows].astype(np.float16).astype(np.float32)
+    return semantic.Bank(
+        BANK_HEAD, BANK_K, BANK_BETA, BANK_RESCUE, mat[labels > 0], mat[labels <= 0]
     )
 
 
@@ -319,7 +348,9 @@ def oof_scores(samples: Sequence[Sample], x: np.ndarray, l2: float) -> dict[str,
         te = np.where(folds == k)[0]
         params = fit_params([samples[i] for i in tr], x[tr], l2)
         probs = params.scores(
-            x[te, : params.dim].astype(np.float32), x[te, params.dim :].astype(np.float32)
+            x[te, : params.dim].astype(np.float32),
+            x[te, params.dim :].astype(np.float32),
+            [samples[i].field == "statement" for i in te],
         )
         for j, head in enumerate(HEADS):
             out[f"lr:{head}"][te] = probs[:, j]
@@ -493,7 +524,18 @@ def fit_all(samples: Sequence[Sample], x: np.ndarray) -> Params:
 
 
 def max_difference(a: Params, b: Params) -> float:
-    return float(max(np.abs(a.weights - b.weights).max(), np.abs(a.bias - b.bias).max()))
+    diff = max(np.abs(a.weights - b.weights).max(), np.abs(a.bias - b.bias).max())
+    if (a.bank is None) != (b.bank is None):
+        return float("inf")
+    if a.bank is not None and b.bank is not None:
+        if a.bank.meta() != b.bank.meta():
+            return float("inf")
+        for mine, theirs in (
+            (a.bank.positives, b.bank.positives),
+            (a.bank.negatives, b.bank.negatives),
+        ):
+            diff = max(diff, np.abs(mine - theirs).max())
+    return float(diff)
 
 
 def check_or_write(params: Params, shipped: Params | None, path: Path, *, check: bool) -> int:
@@ -511,6 +553,10 @@ def check_or_write(params: Params, shipped: Params | None, path: Path, *, check:
         encoding="utf-8",
     )
     print(f"wrote {path.relative_to(ROOT)}")
+    if params.bank is not None:
+        bank_file = path.with_name(semantic.BANK_FILE.name)
+        params.bank.save(bank_file)
+        print(f"wrote {bank_file.relative_to(ROOT)}")
     return 0
 
 

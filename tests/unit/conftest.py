@@ -1,12 +1,14 @@
 """Earlier rounds' cases that a later refit of the semantic classes moved, listed by test id
 so the round modules keep their own lists as they were written:
 
-- tests/data/gate_rounds/r14-shifts.json (docs/gate.md "Round 14") and r17-shifts.json
-  ("Round 17"): `stored` and `refused` are cases the refit moved to the wrong side (a
-  harmful text it stores, a benign text it refuses), each a strict xfail;
-- `fixed` (r17): cases a round module marks as a known miss (strict xfail) that the refit
-  moved to the right side; their xfail is taken off, so they are asserted again. A `fixed`
-  id wins over r14's lists (12 of r14's cases moved back with round 17)."""
+- tests/data/gate_rounds/r14-shifts.json (docs/gate.md "Round 14"), r17-shifts.json
+  ("Round 17") and r19-shifts.json ("Round 19", the exemplar bank): `stored` and `refused`
+  are cases the refit moved to the wrong side (a harmful text it stores, a benign text it
+  refuses), each a strict xfail;
+- `fixed` (r17, r19): cases a round module marks as a known miss (strict xfail) that the
+  refit moved to the right side; their xfail is taken off, so they are asserted again. A
+  `fixed` id wins over every file's lists (12 of r14's cases moved back with round 17, and
+  some of r17's with round 19)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROUNDS = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
-SHIFTS = (ROUNDS / "r14-shifts.json", ROUNDS / "r17-shifts.json")
+SHIFTS = tuple(ROUNDS / f"{r}-shifts.json" for r in ("r14", "r17", "r19"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
