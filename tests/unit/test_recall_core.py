@@ -12,6 +12,7 @@ import pytest
 
 from app.memory.intent import predicates_for_query
 from app.memory.model import FactType, SourceKind
+from app.memory import packing
 from app.memory.packing import HEADER, count_tokens, pack
 from app.memory.policy import Policy
 from app.memory.scoring import (
@@ -572,6 +573,16 @@ def test_token_estimate_basics(text: str, at_least: int) -> None:
 def test_token_count_is_additive_over_lines() -> None:
     a, b = "用户对花生过敏。（来源：用户明确指示）", "User prefers tables (0.95)"
     assert count_tokens(f"{a}\n{b}") == count_tokens(a) + 1 + count_tokens(b)
+
+
+def test_ascii_lines_count_as_the_general_rules_do() -> None:
+    """_line_tokens counts an ASCII line in one regex pass: the same as _run_tokens."""
+    rng = random.Random(19)
+    alphabet = "  \t\tabcXYZ0123456789.,;:!?-'\"()[]/\\@#%&*_+=~|<>\r\x00\x7f\x0b"
+    lines = ["- User likes tea. (user message, 2024-01-03, confidence 0.70)", "a  1\t b ", " "]
+    lines += ["".join(rng.choices(alphabet, k=rng.randrange(40))) for _ in range(20_000)]
+    for line in lines:
+        assert packing._line_tokens.__wrapped__(line) == packing._run_tokens(line), repr(line)
 
 
 def test_rendered_lines_have_no_stray_whitespace() -> None:
