@@ -343,11 +343,11 @@ def _row(
     _last_session_hint: Any,
     _pool_size: Any,
     _bm25_ideal: Any,
-    id: uuid.UUID,  # noqa: A002 (the column's name)
+    id: uuid.UUID,
     statement: str,
     predicate: str | None,
     value: Any,
-    type: str,  # noqa: A002
+    type: str,
     scope: str,
     source_kind: str,
     confidence: float,
