@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.memory import intent, packing
 from app.memory.intent import predicates_for_query
 from app.memory.model import FactType, SourceKind
-from app.memory import packing
 from app.memory.packing import HEADER, count_tokens, pack
 from app.memory.policy import Policy
 from app.memory.scoring import (
@@ -22,6 +22,7 @@ from app.memory.scoring import (
     is_stale,
     score_facts,
 )
+from app.memory.text import nfkc
 from app.memory.tiers import admit_for_tier, tier
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -154,6 +155,27 @@ def test_intent_maps_question_to_predicates(query: str, expected: list[str]) -> 
     if not expected:
         assert got == []
     assert len(got) == len(set(got))  # each once
+
+
+def test_intent_patterns_match_as_case_insensitive_ones_did() -> None:
+    """The intent patterns are compiled case-sensitive for speed and read lowercased text:
+    written in lower case, they find what re.IGNORECASE found (a dotless ı included)."""
+    for pattern, _ in intent._COMPILED:
+        assert not re.search(r"(?<!\\)[A-Z]", re.sub(r"\\.", "", pattern.pattern))
+    queries = [q for q, _ in INTENT_CASES] + [
+        "Am I ALLERGIC to nuts?",
+        "am ı allergıc to nuts? what cuısıne should we try",  # Turkish dotless ı
+        "İs thıs food okay? ſhrimp, K",
+        "WHAT'S MY JOB",
+        "ΣΊΣΥΦΟΣ cuisine",
+    ]
+    for q in queries:
+        text = nfkc(q).lower()
+        expected: dict[str, None] = {}
+        for pattern, predicates in intent._COMPILED:
+            if re.compile(pattern.pattern, re.IGNORECASE).search(text):
+                expected.update(dict.fromkeys(predicates))
+        assert predicates_for_query(q) == list(expected), q
 
 
 def test_food_question_surfaces_allergy_in_both_languages() -> None:
