@@ -31,11 +31,13 @@ channel found them.
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import pairwise
 from typing import Any
 
 from app.memory import text, timeref
@@ -545,14 +547,21 @@ def diverse(kept: list[_Kept], rows: Sequence[RecallRow], k: int) -> list[_Kept]
     return taken
 
 
+# what str.isalnum() is not, character for character (re's \w is isalnum() or "_")
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
 def bigrams(text: str) -> frozenset[str]:
     """Character bigrams of the casefolded text without blanks and punctuation: one
     measure for Chinese and English alike."""
-    folded = "".join(ch for ch in text.casefold() if ch.isalnum())
-    return frozenset(folded[i : i + 2] for i in range(max(1, len(folded) - 1)))
+    folded = _NOT_ALNUM.sub("", text.casefold())
+    if len(folded) < 2:
+        return frozenset((folded,))
+    return frozenset([a + b for a, b in pairwise(folded)])
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
-    return len(a & b) / len(a | b)
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)  # |a ∪ b| without building it

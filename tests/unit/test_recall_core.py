@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.memory import intent, packing
 from app.memory.intent import predicates_for_query
 from app.memory.model import FactType, SourceKind
 from app.memory.packing import HEADER, count_tokens, pack
@@ -21,6 +22,7 @@ from app.memory.scoring import (
     is_stale,
     score_facts,
 )
+from app.memory.text import nfkc
 from app.memory.tiers import admit_for_tier, tier
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -153,6 +155,27 @@ def test_intent_maps_question_to_predicates(query: str, expected: list[str]) -> 
     if not expected:
         assert got == []
     assert len(got) == len(set(got))  # each once
+
+
+def test_intent_patterns_match_as_case_insensitive_ones_did() -> None:
+    """The intent patterns are compiled case-sensitive for speed and read lowercased text:
+    written in lower case, they find what re.IGNORECASE found (a dotless ı included)."""
+    for pattern, _ in intent._COMPILED:
+        assert not re.search(r"(?<!\\)[A-Z]", re.sub(r"\\.", "", pattern.pattern))
+    queries = [q for q, _ in INTENT_CASES] + [
+        "Am I ALLERGIC to nuts?",
+        "am ı allergıc to nuts? what cuısıne should we try",  # Turkish dotless ı
+        "İs thıs food okay? ſhrimp, K",
+        "WHAT'S MY JOB",
+        "ΣΊΣΥΦΟΣ cuisine",
+    ]
+    for q in queries:
+        text = nfkc(q).lower()
+        expected: dict[str, None] = {}
+        for pattern, predicates in intent._COMPILED:
+            if re.compile(pattern.pattern, re.IGNORECASE).search(text):
+                expected.update(dict.fromkeys(predicates))
+        assert predicates_for_query(q) == list(expected), q
 
 
 def test_food_question_surfaces_allergy_in_both_languages() -> None:
@@ -572,6 +595,16 @@ def test_token_estimate_basics(text: str, at_least: int) -> None:
 def test_token_count_is_additive_over_lines() -> None:
     a, b = "用户对花生过敏。（来源：用户明确指示）", "User prefers tables (0.95)"
     assert count_tokens(f"{a}\n{b}") == count_tokens(a) + 1 + count_tokens(b)
+
+
+def test_ascii_lines_count_as_the_general_rules_do() -> None:
+    """_line_tokens counts an ASCII line in one regex pass: the same as _run_tokens."""
+    rng = random.Random(19)
+    alphabet = "  \t\tabcXYZ0123456789.,;:!?-'\"()[]/\\@#%&*_+=~|<>\r\x00\x7f\x0b"
+    lines = ["- User likes tea. (user message, 2024-01-03, confidence 0.70)", "a  1\t b ", " "]
+    lines += ["".join(rng.choices(alphabet, k=rng.randrange(40))) for _ in range(20_000)]
+    for line in lines:
+        assert packing._line_tokens.__wrapped__(line) == packing._run_tokens(line), repr(line)
 
 
 def test_rendered_lines_have_no_stray_whitespace() -> None:
