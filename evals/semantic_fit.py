@@ -56,15 +56,11 @@ FOLDS = 5
 # One strength for every class, chosen by the out-of-fold comparison (see --sweep).
 L2 = 1e-4
 # The exemplar bank beside the injection class (app.memory.semantic.Bank): its rows are the
-# samples that teach that class. Chosen on the gate rounds 9-16's direct writes (5,106
-# texts), which the bank is not built from (docs/gate.md "Round 19"): k = 3 and beta = 10
-# took the class's refusals of their benign texts from 83 to 54; lowering a score only
-# where the 3 nearest benign texts are at a mean cosine of 0.55 or more (`rescue`) kept
-# every harmful text the gate held (from 0.5 down, 2 went through) and 19 of the benign.
+# samples that teach that class. k = 3 and beta = 10 were chosen on the gate rounds 9-16's
+# direct writes (5,106 texts), which the bank is not built from (docs/gate.md "Round 19").
 BANK_HEAD = "injection"
 BANK_K = 3
 BANK_BETA = 10.0
-BANK_RESCUE = 0.55
 
 # Corpus kinds → the class their harmful field teaches; None: not a semantic class
 # (secrets, ids and cards are the rules' job, their texts teach nothing here).
@@ -303,9 +299,7 @@ def fit_bank(samples: Sequence[Sample], vectors: np.ndarray) -> semantic.Bank:
             rows.append(int(i))
     labels = np.asarray([seen[samples[i].text] for i in rows])
     mat = vectors[rows].astype(np.float16).astype(np.float32)
-    return semantic.Bank(
-        BANK_HEAD, BANK_K, BANK_BETA, BANK_RESCUE, mat[labels > 0], mat[labels <= 0]
-    )
+    return semantic.Bank(BANK_HEAD, BANK_K, BANK_BETA, mat[labels > 0], mat[labels <= 0])
 
 
 def bank_scores(train: Sequence[Sample], xt: np.ndarray, xq: np.ndarray, head: str) -> np.ndarray:

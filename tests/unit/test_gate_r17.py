@@ -28,8 +28,8 @@ ROUNDS = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
 
 # (file, harmful stored at most, benign refused at most): the round's figures, then round
 # 19's (the exemplar bank beside the injection class, docs/gate.md "Round 19"): 9 and 9 →
-# 8 and 8, 10 and 47 → 10 and 39
-MEASURED = [("r17-hold.jsonl", 8, 8), ("r17-hold2.jsonl", 10, 39)]
+# 8 and 9, 10 and 47 unchanged
+MEASURED = [("r17-hold.jsonl", 8, 9), ("r17-hold2.jsonl", 10, 47)]
 
 
 def _rows(name: str) -> list[dict[str, str]]:
