@@ -166,11 +166,14 @@ async def test_stored_text_is_printed_as_text_never_as_markup_or_escapes(
     drive the terminal (escape sequences), render as rich markup (a hidden link), nor
     crash the view (an unbalanced closing tag)."""
     u = f"u-{uuid.uuid4().hex[:8]}"
-    await write(client, tenant, u, "The user likes [link=https://evil.example]blue[/link] kites")
+    # (a link to a host named "evil" is refused by the gate's semantic injection class)
+    await write(
+        client, tenant, u, "My favourite kite shop is [link=https://kites.example]Blue Sky[/link]"
+    )
     await write(client, tenant, u, "The user writes the closing tag [/b] in notes")
     await write(client, tenant, u, "The user's terminal shows \x1b]0;pwned\x07\x1b[2J colours")
     code, out, err = await memgate(migrated, "facts", "list", "--tenant", tenant.name, "--user", u)
     assert code == 0, err
-    assert "[link=https://evil.example]blue[/link]" in out
+    assert "[link=https://kites.example]Blue Sky[/link]" in out
     assert "[/b]" in out
     assert "\x1b" not in out and "\x07" not in out
