@@ -114,3 +114,19 @@ def test_object_first_orders_in_chinese_are_injections(text: str, detector: str)
 )
 def test_what_only_tells_of_rules_is_not(text: str) -> None:
     assert detectors.find_injection(text) == []
+
+
+# tests/data/gate_rounds/r19-requests.jsonl: 160 lines by another helper that read no code,
+# each with a request to remember it — 80 momentary (the weather now, a battery level, a
+# delivery tonight) and 80 lasting, paired in the same request words. Measured once on the
+# parent and after the round, not looked at to build anything: momentary stored 20 and 20,
+# lasting refused 22 and 23 (docs/gate.md "Round 19": a request to remember hides a moment
+# from the transient class, and its words read as an order to the injection class).
+def test_a_request_to_remember_does_no_worse_than_the_round() -> None:
+    path = HOLD.with_name("r19-requests.jsonl")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    assert Counter(r["label"] for r in rows) == {"momentary": 80, "lasting": 80}
+    stored = [r["text"] for r in rows if r["label"] == "momentary" and _written(r["text"])]
+    refused = [r["text"] for r in rows if r["label"] == "lasting" and not _written(r["text"])]
+    assert len(stored) <= 20, stored
+    assert len(refused) <= 23, refused
