@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
 import re
 from collections.abc import Sequence
@@ -41,6 +42,8 @@ from numpy.typing import NDArray
 from app.memory import instructions, unmask
 from app.memory.model import Candidate
 from app.memory.text import SPEAKER_LABEL, nfkc
+
+log = logging.getLogger("memgate.gate")
 
 PARAMS_FILE = Path(__file__).resolve().parent / "data" / "semantic_gate.json"
 MODEL = "usem3-512"  # the embedding model the shipped parameters were fitted on
@@ -465,11 +468,20 @@ class Params:
 
 @functools.lru_cache(maxsize=1)
 def shipped() -> Params | None:
-    """The shipped parameters, or None when a file is missing or unreadable."""
+    """The shipped parameters, or None when they are missing or unreadable. A bank that
+    cannot be read leaves the regressions on without it (logged), not the classes off."""
     try:
-        return Params.from_json(json.loads(PARAMS_FILE.read_text(encoding="utf-8")), BANK_FILE)
+        data = json.loads(PARAMS_FILE.read_text(encoding="utf-8"))
+        plain = Params.from_json({k: v for k, v in data.items() if k != "bank"})
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if not data.get("bank"):
+        return plain
+    try:
+        return Params.from_json(data, BANK_FILE)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("semantic gate bank %s unreadable (%s): classes run without it", BANK_FILE, exc)
+        return plain
 
 
 @dataclass(frozen=True)

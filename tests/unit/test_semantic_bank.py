@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,3 +101,24 @@ def test_an_order_dressed_as_a_wish_is_refused(text: str) -> None:
         user_id="u1", statement=text, type=FactType.SEMANTIC, source_kind=SourceKind.USER_MESSAGE
     )
     assert assess(c).on
+
+
+def test_an_unreadable_bank_leaves_the_classes_on_without_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = tmp_path / "semantic_bank.npz"
+    broken.write_bytes(b"not a zip")
+    monkeypatch.setattr(semantic, "BANK_FILE", broken)
+    semantic.shipped.cache_clear()
+    try:
+        params = semantic.shipped()
+        assert params is not None and params.bank is None
+        assert "unreadable" in caplog.text
+        monkeypatch.setattr(semantic, "BANK_FILE", tmp_path / "missing.npz")
+        semantic.shipped.cache_clear()
+        params = semantic.shipped()
+        assert params is not None and params.bank is None
+    finally:
+        monkeypatch.undo()
+        semantic.shipped.cache_clear()
+    assert semantic.shipped() is not None and semantic.shipped().bank is not None
