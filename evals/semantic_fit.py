@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from app.memory import gate, semantic
+from app.memory import gate, instructions, semantic
 from app.memory.model import Candidate, Decision, KeyRights, Role, SourceKind
 from app.memory.policy import Policy
 from app.memory.semantic import HEADS, Params, Segment
@@ -184,6 +184,10 @@ def case_samples(case: dict[str, Any]) -> list[Sample]:
         c = write_candidate(case)
         target = PLACEMENT_FIELD[case["placement"]]
         for seg in semantic.segments(c):
+            if seg.field == semantic.REQUEST and not instructions.is_polite_request(c.statement):
+                # the fit reads what a request asks to keep only where it did before round
+                # 20 (a question's form): the classes' parameters stay those fitted then
+                continue
             if not harmful or seg.field != target:
                 out.append(Sample(seg.text, None, case["id"], seg.field))
             elif kind == "injection_disguised" and not seg.unmasked:

@@ -3751,6 +3751,8 @@ _RELATIVES_ZH = (
     r"姐姐|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|姑姑|表哥|表姐|表弟|表妹|堂哥|堂姐|岳父|岳母|"
     r"公公|婆婆|男朋友|女朋友|男友|女友|对象|室友|邻居|同学|同事|朋友|老板|领导|上司|经理|客户(?!端)|家人|亲戚|"
     r"前夫|前妻|前男友|前女友|前任|继父|继母|闺蜜|发小|我[姐哥弟妹](?=家|的|住)|隔壁|"
+    # round 20: a household's, a workplace's people ("我的租客是…", "我们的实习生欠了…")
+    r"租客|房客|租户|实习生|保姆|护工|下属|徒弟|"
     r"(?<!其)他|她|(?<![\u4e00-\u9fff])[小老](?!时|是|实|小|大|师傅)[\u4e00-\u9fff]"
     r"(?=的|得|患|有|住|电|手|邮|地|身|生|工|家住))"
 )
@@ -3771,7 +3773,12 @@ _RELATIVES_EN = (
     r"niece|nephew|boss|manager|colleague|co-?worker|friend|neighbou?r|roommate|flatmate|"
     r"girlfriend|boyfriend|fianc[eé]e?|in-laws?|mother-in-law|father-in-law|"
     r"classmate|teammate|landlord|ex-?(?:husband|wife|partner|boyfriend|girlfriend)|ex|"
-    r"step-?(?:mother|father|son|daughter|mom|dad)|best\s+friend)"
+    r"step-?(?:mother|father|son|daughter|mom|dad)|best\s+friend|"
+    # round 20: the people of a household, a workplace or a trade ("My lodger Ana is
+    # undocumented", "our intern Jake owes 40k"); not "student", "patient", "client",
+    # "employee" ("my student loan", "my patient portal", "my employee benefits")
+    r"house-?mate|lodger|(?:sub)?tenant|intern|babysitter|sitter|nanny|au\s+pair|caregiver|"
+    r"carer|housekeeper|staffer|subordinate|direct\s+report|mentee|trainee|apprentice|tutee)"
 )
 _PII_EN = (
     r"(?:phone(?!\s+calls?\b)|cell|mobile|number|address|"
@@ -3952,7 +3959,8 @@ _OTHER_PERSON_EN = _rx(
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
     r"Everyone|Nobody|Someone|User)\b)[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)?)"
     r"\s+(?:from|in|on|at)\s+(?:the\s+|my\s+)?\w+(?:\s+team)?"
-    r"(?=\s+(?:is|was|got|did|used\s+to|recently|just)\b)"
+    r"(?=\s+(?:is|was|has|had|got|did|does|owes|owed|takes|took|used\s+to|recently|just|"
+    r"still)\b)"
     # round 13: a first and last name, and where the user knows them from in a few words ("Tom
     # Reyes on the 3rd floor of my building is undocumented"); not a place ("Church on the
     # corner of Main Street is Catholic": one capitalized word)

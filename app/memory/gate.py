@@ -360,6 +360,16 @@ class _Undecided(Exception):
         self.hit = hit
 
 
+def _request_fields(sem: _Semantic, asked: str | None, polite: bool) -> tuple[str, ...]:
+    """Where the transient class reads a statement: also what a request asks to keep (the
+    request's words may hide a moment), or only that where the request is a question (its
+    form reads as a question, not as a moment); the statement alone when the part says
+    too little to embed."""
+    if asked is None or not sem.assessment.has(REQUEST):
+        return ("statement",)
+    return (REQUEST,) if polite else ("statement", REQUEST)
+
+
 class _Semantic:
     """The semantic classes as this candidate and policy apply them (app/memory/semantic.py),
     and the judge's verdicts on the borderline ones (docs/gate.md#the-llm-judge)."""
@@ -634,13 +644,18 @@ def _screen(
     # Only the statement: evidence is the raw turn, which may well be a question that
     # led to a durable fact ("记住我对花生过敏好吗？").
     episode = candidate.type is FactType.EPISODIC
-    # "Could you remember that I take lithium?" is a request, not a question to answer:
-    # what it asks to keep is judged instead, by the rules and by the transient class
-    # (semantic.REQUEST, embedded beside the statement)
+    # "Could you remember that I take lithium?" is a request, not a question to answer, and
+    # "Remember for good that I'm at gate B12" keeps a moment all the same: what a request
+    # asks to keep is judged too, by the rules and by the transient class (semantic.REQUEST,
+    # embedded beside the statement); a question's form only through what it asks
     polite = instructions.is_polite_request(candidate.statement)
-    asked = (instructions.remembered_part(candidate.statement) or "") if polite else None
-    transient = detectors.find_transient(
-        candidate.statement if asked is None else asked, episode=episode
+    asked = instructions.remembered_part(candidate.statement)
+    read = [candidate.statement]
+    if asked:
+        read = [asked] if polite else [candidate.statement, asked]
+    transient = next(
+        (found for text in read if (found := detectors.find_transient(text, episode=episode))),
+        None,
     )
     if transient:
         return _reject(
@@ -654,7 +669,7 @@ def _screen(
     # by its meaning (the rules above still refuse a greeting or a question); a document
     # is not chatter either (a transcript's notes say "now" of lasting progress).
     if not episode and candidate.source_kind is not SourceKind.DOCUMENT:
-        momentary = sem.hit("transient", (REQUEST,) if polite else ("statement",))
+        momentary = sem.hit("transient", _request_fields(sem, asked, polite))
         if momentary is not None:
             return _reject(candidate, Reason.NOT_REUSABLE, **sem.detail(momentary))
 

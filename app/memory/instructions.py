@@ -168,6 +168,99 @@ _QUESTION_TAG = re.compile(
 )
 
 
+# Round 20: a request to remember in more words ("Store this in your long-term memory: …",
+# "Could you save the fact that …?", "…, commit that to memory", "写进长期笔记：…",
+# "…，加到我的档案里", "…先存着"), from closed lists — a verb of keeping, what and where
+# to keep it, for how long, a lead-in, politeness — so that the part kept is all content
+# ("from now on", "以后" are not among them: a standing rule is content).
+_EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d"
+_KEEP_OBJECT_EN = r"(?:this|that|it|these|those|the\s+following|(?:this|the)\s+fact|this\s+one)"
+_KEEP_PLACE_EN = (
+    r"(?:in|into|to|on|onto|under)\s+(?:your\s+|my\s+|the\s+)?(?:long[\s-]?term\s+|permanent\s+|"
+    r"persistent\s+|personal\s+)?(?:memory\s+bank|memory|memories|notes?|records?|profile|file|"
+    r"knowledge\s+base)(?:\s+(?:about|on|of)\s+me)?"
+)
+_KEEP_LONG_EN = (
+    r"(?:permanently|forever|for\s+good|for\s+later|for\s+the\s+future|for\s+the\s+long\s+term|"
+    r"for\s+(?:future\s+)?reference|long[\s-]?term)"
+)
+_KEEP_MOD_EN = rf"(?:[\s,]+(?:{_KEEP_PLACE_EN}|{_KEEP_LONG_EN}))"
+# verbs that ask on their own ("remember: …") ...
+_KEEP_VERB_EN = (
+    r"(?:remember(?!\s+(?:when|how|what|who|where|why|if|whether)\b)|memori[sz]e|"
+    rf"(?:note|jot|write)(?:\s+{_KEEP_OBJECT_EN})?\s+down|note|"
+    rf"(?:keep|bear)(?:\s+{_KEEP_OBJECT_EN})?\s+in\s+mind|commit(?:\s+{_KEEP_OBJECT_EN})?\s+to\s+memory|"
+    r"don'?t\s+forget|do\s+not\s+forget|never\s+forget|"
+    r"(?:make|take)\s+(?:a\s+)?(?:mental\s+)?note(?:\s+of)?|"
+    r"keep\s+(?:a\s+)?(?:permanent\s+)?(?:record|note)(?:\s+of)?)"
+)
+# ... and verbs that need what or where: "store this: …", "add to my profile: …" ("save
+# the file as PDF" asks nothing)
+_KEEP_VERB_PLACED_EN = r"(?:save|store|keep|log|record|add|put|file|write|update)"
+_KEEP_PHRASE_EN = (
+    rf"(?:{_KEEP_VERB_EN}(?:\s+{_KEEP_OBJECT_EN})?{_KEEP_MOD_EN}*"
+    rf"|{_KEEP_VERB_PLACED_EN}(?:\s+{_KEEP_OBJECT_EN})?{_KEEP_MOD_EN}+"
+    rf"|{_KEEP_VERB_PLACED_EN}\s+{_KEEP_OBJECT_EN}(?=\s*[:\-\u2014\u2013]|\s+that\s))"
+)
+_REQUEST_LEAD_EN = (
+    r"(?:(?:oh\s+)?(?:and\s+)?(?:a\s+)?(?:quick|one\s+more|another|small|last)\s+(?:thing|note)|"
+    r"heads\s+up|fyi|for\s+your\s+records?|for\s+the\s+record|for\s+(?:future\s+)?reference|"
+    r"note\s+to\s+(?:self|you)|(?:hey|hi|hello)(?:\s+there)?)\s*[:,\-\u2014\u2013!]+\s*"
+)
+_REQUEST_ASK_EN = (
+    r"(?:please\s+|pls\s+|kindly\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|"
+    r"i(?:'d|\s+would)\s+like\s+you\s+to\s+|i\s+(?:want|need)\s+you\s+to\s+|"
+    r"you\s+(?:should|must|can|may)\s+|feel\s+free\s+to\s+)?"
+)
+_REQUEST_HEAD_EN = re.compile(
+    rf"(?i)^(?:{_REQUEST_LEAD_EN})*(?:ok(?:ay)?|so|also|and|btw|by\s+the\s+way|oh)?[,\s]*"
+    + _REQUEST_ASK_EN
+    + _KEEP_PHRASE_EN
+    # a dash only as a dash: "note-taking helps" asks nothing
+    + r"(?:,?\s+please)?(?:\s*[:,]\s*|\s+[\-\u2014\u2013]\s*|[\u2014\u2013]\s*|\s+that\s+|\s+)"
+)
+_REQUEST_TAIL_EN = re.compile(
+    rf"(?i)(?<=[^\s,;\-\u2014\u2013])[,;\s\-\u2014\u2013]+(?:(?:so|and|please|pls|just|ok(?:ay)?)[,\s]+)"
+    r"{0,3}(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
+    rf"(?:{_KEEP_VERB_EN}\s+{_KEEP_OBJECT_EN}{_KEEP_MOD_EN}*|{_KEEP_VERB_EN}{_KEEP_MOD_EN}+"
+    rf"|{_KEEP_VERB_PLACED_EN}(?:\s+{_KEEP_OBJECT_EN})?{_KEEP_MOD_EN}+"
+    rf"|{_KEEP_VERB_PLACED_EN}\s+{_KEEP_OBJECT_EN}|(?:keep|bear)\s+in\s+mind|commit\s+to\s+memory"
+    # the object inside the verb: "…, commit that to memory", "…, jot it down"
+    rf"|(?:(?:note|jot|write)\s+{_KEEP_OBJECT_EN}\s+down|(?:keep|bear)\s+{_KEEP_OBJECT_EN}\s+in\s+mind"
+    rf"|commit\s+{_KEEP_OBJECT_EN}\s+to\s+memory){_KEEP_MOD_EN}*)"
+    rf"(?:,?\s+(?:please|pls|thanks|thank\s+you|ok(?:ay)?|thx))?[\s.!?{_EMOJI}]*$"
+)
+_KEEP_PLACE_ZH = (
+    r"(?:你的|我的|我)?(?:长期|永久)?(?:记忆库|记忆|笔记本|笔记|备忘录|档案|小本本|本本|资料|个人资料|"
+    r"记录)(?:里面|里|中|上)?"
+)
+_KEEP_LONG_ZH = r"(?:永远|一直|长期|永久|好好|牢牢|务必|千万|一定|先|快|赶紧|要)"
+_KEEP_VERB_ZH = (
+    r"(?:记住|记一下|记下来|记下|记好|记着|牢记|别忘了|不要忘了|不要忘记|别忘记|备忘一下|备忘|"
+    r"记录一下|记录下来)"
+)
+# kept somewhere: "写进长期笔记", "加到我的档案里", "存长期记忆", "记在小本本上"; "存着", "存一下"
+_KEEP_PLACED_ZH = (
+    rf"(?:(?:存|保存|存档|写|记|加|添加|放|收|录)(?:到|进|在|入)?{_KEEP_PLACE_ZH}"
+    r"|(?:存|保存)(?:一下|下来|下|着|起来)|存档)"
+)
+_ZH_PARTICLE = r"(?:了|哦|啊|啦|一下|哈|吧|呀|呢|就行|就好)*"
+_REQUEST_HEAD_ZH = re.compile(
+    _LEAD_ZH
+    + rf"(?:请|麻烦|你|帮忙)*(?:帮我|给我|替我)?{_KEEP_LONG_ZH}*"
+    + rf"(?:{_KEEP_VERB_ZH}|{_KEEP_PLACED_ZH}){_ZH_PARTICLE}[:：,，\s]*"
+)
+_ZH_SEP = rf"[,，。.!！~～\s{_EMOJI}]"
+_REQUEST_TAIL_ZH = re.compile(
+    # a verb of remembering may follow the content directly ("…记住了"); keeping it
+    # somewhere needs a break before it ("…，先存着"); one start per run of breaks (a
+    # search from every break of a long run is quadratic)
+    rf"(?<!{_ZH_SEP})(?:{_ZH_SEP}*(?:请|麻烦|你|帮我|给我)*{_KEEP_LONG_ZH}*{_KEEP_VERB_ZH}"
+    rf"|{_ZH_SEP}+(?:请|麻烦|你|帮我|给我)*{_KEEP_LONG_ZH}*{_KEEP_PLACED_ZH})"
+    rf"{_ZH_PARTICLE}[。.!！~～\s{_EMOJI}]*$"
+)
+
+
 def remembered_part(sentence: str) -> str | None:
     """What the sentence asks the assistant to remember ("记住我对花生过敏" → "我对花生过敏",
     "I'm lactose intolerant - please remember that for recipes" → "I'm lactose intolerant"),
@@ -176,6 +269,15 @@ def remembered_part(sentence: str) -> str | None:
     conversation turn's extractor peels as explicit (peel_instruction): consent to keep
     the user's sensitive data asks for it in words."""
     s = sentence.strip()
+    m = _REQUEST_HEAD_EN.match(s) or _REQUEST_HEAD_ZH.match(s)
+    if m is not None and m.group(0).strip(" ,") and m.end() < len(s):
+        part = _QUESTION_TAG.sub("", s[m.end() :]).strip()
+        if part:
+            return part
+    for p in (_REQUEST_TAIL_EN, _REQUEST_TAIL_ZH):
+        t = p.search(s)
+        if t is not None and t.start() > 0 and s[: t.start()].strip(" ,，"):
+            return s[: t.start()].strip(" ,，")
     m = _ASKS_EN.match(s) or _ASKS_ZH.match(s)
     if m is not None:
         return _QUESTION_TAG.sub("", s[m.end() :]).strip()

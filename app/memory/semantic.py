@@ -54,9 +54,9 @@ FIELDS = ("statement", "predicate", "value", "evidence")
 # authority classes about them.
 CONTEXT = "context"
 CONTEXT_HEADS = ("injection", "authority")
-# What a request put as a question asks to keep ("Could you remember that I'm vegan?" →
-# "I'm vegan"): the transient class reads it instead of the question form
-# (app.memory.instructions.is_polite_request).
+# What a request to remember asks to keep ("Could you remember that I'm vegan?", "Store
+# this in your long-term memory: I'm vegan" → "I'm vegan"; instructions.remembered_part):
+# the transient class reads it beside the statement, or instead of a question's form.
 REQUEST = "request"
 MAX_CHARS = 2000  # a field's text is embedded up to this length
 
@@ -277,8 +277,9 @@ def segments(candidate: Candidate) -> list[Segment]:
     raw.append(("value", _value_strings(candidate.value)))
     raw.append(("evidence", candidate.evidence or ""))
     raw.extend((CONTEXT, sentence) for sentence in candidate.context)
-    if instructions.is_polite_request(candidate.statement):
-        raw.append((REQUEST, instructions.remembered_part(candidate.statement) or ""))
+    asked = instructions.remembered_part(candidate.statement)
+    if asked:
+        raw.append((REQUEST, asked))
     # Search keys are not read here: they are never injected into a prompt (only found
     # by), the rules still screen them, and a conversation's previous turn as a key made
     # half of the classes' false refusals on chat transcripts.
@@ -512,6 +513,10 @@ class Assessment:
     @property
     def on(self) -> bool:
         return self.off is None and self.scores is not None
+
+    def has(self, field: str) -> bool:
+        """A segment of `field` was embedded (a field saying too little is not)."""
+        return any(seg.field == field for seg in self.segments)
 
     def best(self, head: str, fields: Sequence[str] = FIELDS) -> Hit | None:
         """The highest-scoring segment of `head` among `fields` (None when off/none)."""
