@@ -220,7 +220,9 @@ _REQUEST_HEAD_EN = re.compile(
     + r"(?:,?\s+please)?(?:\s*[:,]\s*|\s+[\-\u2014\u2013]\s*|[\u2014\u2013]\s*|\s+that\s+|\s+)"
 )
 _REQUEST_TAIL_EN = re.compile(
-    rf"(?i)(?<=[^\s,;\-\u2014\u2013])[,;\s\-\u2014\u2013]+(?:(?:so|and|please|pls|just|ok(?:ay)?)[,\s]+)"
+    # after a break in the sentence, not after a subject ("… - I'll never forget it!")
+    rf"(?i)(?<=[^\s,;\-\u2014\u2013])\s*[,;\-\u2014\u2013][,;\s\-\u2014\u2013]*"
+    r"(?:(?:so|and|please|pls|just|ok(?:ay)?)[,\s]+)"
     r"{0,3}(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
     rf"(?:{_KEEP_VERB_EN}\s+{_KEEP_OBJECT_EN}{_KEEP_MOD_EN}*|{_KEEP_VERB_EN}{_KEEP_MOD_EN}+"
     rf"|{_KEEP_VERB_PLACED_EN}(?:\s+{_KEEP_OBJECT_EN})?{_KEEP_MOD_EN}+"
@@ -252,11 +254,14 @@ _REQUEST_HEAD_ZH = re.compile(
 )
 _ZH_SEP = rf"[,，。.!！~～\s{_EMOJI}]"
 _REQUEST_TAIL_ZH = re.compile(
-    # a verb of remembering may follow the content directly ("…记住了"); keeping it
-    # somewhere needs a break before it ("…，先存着"); one start per run of breaks (a
-    # search from every break of a long run is quadratic)
-    rf"(?<!{_ZH_SEP})(?:{_ZH_SEP}*(?:请|麻烦|你|帮我|给我)*{_KEEP_LONG_ZH}*{_KEEP_VERB_ZH}"
-    rf"|{_ZH_SEP}+(?:请|麻烦|你|帮我|给我)*{_KEEP_LONG_ZH}*{_KEEP_PLACED_ZH})"
+    # after a break ("…，先存着", "…！！快记住"); a verb of remembering may also follow the
+    # content directly ("…过敏记住了"), though not a subject or an adverb of its ("他说的话我
+    # 一直记着" remembers; it does not ask). One start per run of breaks (a search from every
+    # break of a long run is quadratic).
+    rf"(?:(?<!{_ZH_SEP}){_ZH_SEP}+(?:请|麻烦|你|帮我|给我)*{_KEEP_LONG_ZH}*"
+    rf"(?:{_KEEP_VERB_ZH}|{_KEEP_PLACED_ZH})"
+    rf"|(?<![我你他她们会都也就还能远直期久好牢必万定先快紧要]|{_ZH_SEP})(?:请|麻烦|帮我|给我)*"
+    rf"{_KEEP_VERB_ZH})"
     rf"{_ZH_PARTICLE}[。.!！~～\s{_EMOJI}]*$"
 )
 

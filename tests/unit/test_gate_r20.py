@@ -114,6 +114,9 @@ def test_a_request_is_read_for_what_it_asks(text: str, asked: str) -> None:
         "Store credit is fine for returns",
         "I keep a record of my runs in Strava",
         "我喜欢记笔记",
+        "他说的话我一直记着",
+        "我会永远记住这一天",
+        "It was so special having these moments together as a family - I'll never forget it!",
     ],
 )
 def test_what_asks_nothing_is_no_request(text: str) -> None:
