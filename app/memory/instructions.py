@@ -164,7 +164,9 @@ _ASKS_TAIL_ZH = re.compile(
 
 # the request's own question mark or tag: "…, ok?", "…好吗？"
 _QUESTION_TAG = re.compile(
-    r"(?i)[,，\s]*(?:好吗|可以吗|行吗|好不好|好嘛|ok|okay|please)?\s*[?？]+\s*$"
+    # one start per run of blanks and commas: two quantifiers over one run, tried from
+    # every blank of it, took 19 s on "Remember: a" + 2,000 blanks + "b"
+    r"(?i)(?<![,，\s])[,，\s]*(?:(?:好吗|可以吗|行吗|好不好|好嘛|ok|okay|please)\s*)?[?？]+\s*$"
 )
 
 
@@ -260,7 +262,7 @@ _REQUEST_TAIL_ZH = re.compile(
     # break of a long run is quadratic).
     rf"(?:(?<!{_ZH_SEP}){_ZH_SEP}+(?:请|麻烦|你|帮我|给我)*{_KEEP_LONG_ZH}*"
     rf"(?:{_KEEP_VERB_ZH}|{_KEEP_PLACED_ZH})"
-    rf"|(?<![我你他她们会都也就还能远直期久好牢必万定先快紧要]|{_ZH_SEP})(?:请|麻烦|帮我|给我)*"
+    rf"|(?<![我你他她们会都也就还能远直期久好牢必万定先快紧要请烦]|{_ZH_SEP})(?:请|麻烦|帮我|给我)*"
     rf"{_KEEP_VERB_ZH})"
     rf"{_ZH_PARTICLE}[。.!！~～\s{_EMOJI}]*$"
 )

@@ -192,6 +192,11 @@ def test_a_request_to_remember_consents_to_nothing_else(text: str) -> None:
         "a," + " ," * 10000 + "keep",
         "记住" + "，" * 20000,
         "I have asthma" + " -" * 10000 + " please remember that for",
+        # round 20: the question tag after a request took 19 s on 2,000 blanks
+        "Remember: a" + " " * 19980 + "b",
+        "Store this: a" + " " * 19980 + "b?",
+        "请" * 20000,
+        "存到记忆里：我" + "，" * 19980 + "好",
     ],
 )
 def test_long_inputs_stay_fast(text: str) -> None:
