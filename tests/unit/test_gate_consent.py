@@ -197,6 +197,7 @@ def test_a_request_to_remember_consents_to_nothing_else(text: str) -> None:
         "Store this: a" + " " * 19980 + "b?",
         "请" * 20000,
         "存到记忆里：我" + "，" * 19980 + "好",
+        " ，" * 10000,  # a full-width comma was not one of a run's blanks (3 s)
     ],
 )
 def test_long_inputs_stay_fast(text: str) -> None:
