@@ -219,7 +219,10 @@ _REQUEST_HEAD_EN = re.compile(
     + _REQUEST_ASK_EN
     + _KEEP_PHRASE_EN
     # a dash only as a dash: "note-taking helps" asks nothing
-    + r"(?:,?\s+please)?(?:\s*[:,]\s*|\s+[\-\u2014\u2013]\s*|[\u2014\u2013]\s*|\s+that\s+|\s+)"
+    # after a blank only what the user says of themselves: "Remember I'm vegan", not
+    # "Write down your goals …", "Keep forever young is …", "Remember me?"
+    + r"(?:,?\s+please)?(?:\s*[:,]\s*|\s+[\-\u2014\u2013]\s*|[\u2014\u2013]\s*|\s+that\s+"
+    r"|\s+(?=(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our)\b))"
 )
 _REQUEST_TAIL_EN = re.compile(
     # after a break in the sentence, not after a subject ("… - I'll never forget it!")
@@ -228,7 +231,8 @@ _REQUEST_TAIL_EN = re.compile(
     r"{0,3}(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
     rf"(?:{_KEEP_VERB_EN}\s+{_KEEP_OBJECT_EN}{_KEEP_MOD_EN}*|{_KEEP_VERB_EN}{_KEEP_MOD_EN}+"
     rf"|{_KEEP_VERB_PLACED_EN}(?:\s+{_KEEP_OBJECT_EN})?{_KEEP_MOD_EN}+"
-    rf"|{_KEEP_VERB_PLACED_EN}\s+{_KEEP_OBJECT_EN}|(?:keep|bear)\s+in\s+mind|commit\s+to\s+memory"
+    # "…, save that"; not "…, keep it", "…, file it", "… - update it"
+    r"|(?:save|store|log|record)\s+(?:this|that)"
     # the object inside the verb: "…, commit that to memory", "…, jot it down"
     rf"|(?:(?:note|jot|write)\s+{_KEEP_OBJECT_EN}\s+down|(?:keep|bear)\s+{_KEEP_OBJECT_EN}\s+in\s+mind"
     rf"|commit\s+{_KEEP_OBJECT_EN}\s+to\s+memory){_KEEP_MOD_EN}*)"

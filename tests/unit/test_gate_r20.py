@@ -117,6 +117,14 @@ def test_a_request_is_read_for_what_it_asks(text: str, asked: str) -> None:
         "他说的话我一直记着",
         "我会永远记住这一天",
         "It was so special having these moments together as a family - I'll never forget it!",
+        "Write down your goals every morning, that's my productivity system.",
+        "Keep forever young is a song I love.",
+        "Log into my profile and check my balance.",
+        "Hi, remember me? I'm the one who asked about sourdough yesterday.",
+        "That jacket fits perfectly, keep it.",
+        "The report has a typo on page 3 - update it.",
+        "You don't have to agree, just keep in mind.",
+        "Bear in mind is an idiom I overuse.",
     ],
 )
 def test_what_asks_nothing_is_no_request(text: str) -> None:
