@@ -3751,8 +3751,6 @@ _RELATIVES_ZH = (
     r"姐姐|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|姑姑|表哥|表姐|表弟|表妹|堂哥|堂姐|岳父|岳母|"
     r"公公|婆婆|男朋友|女朋友|男友|女友|对象|室友|邻居|同学|同事|朋友|老板|领导|上司|经理|客户(?!端)|家人|亲戚|"
     r"前夫|前妻|前男友|前女友|前任|继父|继母|闺蜜|发小|我[姐哥弟妹](?=家|的|住)|隔壁|"
-    # round 20: a household's, a workplace's people ("我的租客是…", "我们的实习生欠了…")
-    r"租客|房客|租户|实习生|保姆|护工|下属|徒弟|"
     r"(?<!其)他|她|(?<![\u4e00-\u9fff])[小老](?!时|是|实|小|大|师傅)[\u4e00-\u9fff]"
     r"(?=的|得|患|有|住|电|手|邮|地|身|生|工|家住))"
 )
@@ -3773,12 +3771,7 @@ _RELATIVES_EN = (
     r"niece|nephew|boss|manager|colleague|co-?worker|friend|neighbou?r|roommate|flatmate|"
     r"girlfriend|boyfriend|fianc[eé]e?|in-laws?|mother-in-law|father-in-law|"
     r"classmate|teammate|landlord|ex-?(?:husband|wife|partner|boyfriend|girlfriend)|ex|"
-    r"step-?(?:mother|father|son|daughter|mom|dad)|best\s+friend|"
-    # round 20: the people of a household, a workplace or a trade ("My lodger Ana is
-    # undocumented", "our intern Jake owes 40k"); not "student", "patient", "client",
-    # "employee" ("my student loan", "my patient portal", "my employee benefits")
-    r"house-?mate|lodger|(?:sub)?tenant|intern|babysitter|sitter|nanny|au\s+pair|caregiver|"
-    r"carer|housekeeper|staffer|subordinate|direct\s+report|mentee|trainee|apprentice|tutee)"
+    r"step-?(?:mother|father|son|daughter|mom|dad)|best\s+friend)"
 )
 _PII_EN = (
     r"(?:phone(?!\s+calls?\b)|cell|mobile|number|address|"
@@ -3944,7 +3937,20 @@ _PRONOUN_EN = (
     r"suggests|recommended|recommends|mentioned|mentions|asked|asks|explained|explains|would|"
     r"will|can|could|should|might|wants?|wanted|prescribed|noticed|agreed|insists|insisted)\b)"
 )
+# Round 20: the people of a household or a workplace the user has ("My lodger Ana is
+# undocumented", "our intern Jake owes 40k", "我的租客是…"): someone else when the word names
+# a person — a name, a verb or a break follows — not when it qualifies a thing of the
+# user's ("my intern year", "my trainee contract", "我们实习生每个月只拿两千")
+_ROLES_EN = (
+    r"(?:house-?mate|lodger|(?:sub)?tenant|intern|babysitter|sitter|nanny|au\s+pair|caregiver|"
+    r"carer|housekeeper|staffer|subordinate|direct\s+report|mentee|trainee|apprentice|tutee)"
+    r"(?:'s|s)?(?=\s+(?-i:[A-Z][a-z]+)\b|\s+(?:is|was|has|had|owes|owed|takes|took|got|did|does|"
+    r"keeps|goes|went|can'?t|cannot|doesn'?t|didn'?t|isn'?t|wasn'?t|just|recently|still|never|"
+    r"always)\b|\s*[,.;:!?]|\s*$)"
+)
+_ROLES_ZH = r"(?:租客|房客|租户|实习生|保姆|护工|下属|徒弟)"
 _OTHER_PERSON_EN = _rx(
+    r"\b(?:my|his|her|their|our)\s+(?:\w+\s+)?" + _ROLES_EN + "|"
     r"\b(?:my|his|her|their|our|(?-i:(?!(?:It|That|There|Here|What|Who|Let|Today|Tomorrow|"
     r"Yesterday|The|This|One)'s)[A-Z][a-z]+'s))\s+(?:\w+\s+)?"
     + _RELATIVES_EN
@@ -3959,8 +3965,7 @@ _OTHER_PERSON_EN = _rx(
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
     r"Everyone|Nobody|Someone|User)\b)[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)?)"
     r"\s+(?:from|in|on|at)\s+(?:the\s+|my\s+)?\w+(?:\s+team)?"
-    r"(?=\s+(?:is|was|has|had|got|did|does|owes|owed|takes|took|used\s+to|recently|just|"
-    r"still)\b)"
+    r"(?=\s+(?:is|was|got|did|used\s+to|recently|just)\b)"
     # round 13: a first and last name, and where the user knows them from in a few words ("Tom
     # Reyes on the 3rd floor of my building is undocumented"); not a place ("Church on the
     # corner of Main Street is Catholic": one capitalized word)
@@ -3977,6 +3982,7 @@ _SURNAMES_ZH = (
     "沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
 )
 _OTHER_PERSON_ZH = _rx(
+    r"我(?:们)?(?:家)?的" + _ROLES_ZH + "|"
     r"我(?:们)?(?:的|家)?"
     + _RELATIVES_ZH
     + r"|(?<![我])(?:他|她)(?:的)?(?!们)"
@@ -4114,6 +4120,14 @@ def _third_party_spans(folded: str) -> list[Span]:
     if relation and _CONTACT_FIELD.search(folded):
         spans.append((*relation.span(), "relative_record"))
     return spans
+
+
+def names_someone_else(text: str) -> bool:
+    """Someone besides the user is named: a relative, a housemate, a colleague, a person
+    named with where the user knows them from, "he"/"she" (what a request's consent may
+    not cover, whatever is said of them)."""
+    folded = nfkc(text)
+    return bool(_OTHER_PERSON_EN.search(folded) or _OTHER_PERSON_ZH.search(folded))
 
 
 def find_third_party_pii(text: str) -> list[Finding]:

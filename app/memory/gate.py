@@ -42,7 +42,15 @@ from app.memory.normalize import (
     value_key,
 )
 from app.memory.policy import Policy
-from app.memory.semantic import CONTEXT, FIELDS, REQUEST, Assessment, Hit, mentions_other_person
+from app.memory.semantic import (
+    CONTEXT,
+    FIELDS,
+    REQUEST,
+    Assessment,
+    Hit,
+    mentions_other_person,
+    speaks_of_the_user,
+)
 
 # Default confidence by source when the writer gives none (docs/data-model.md#the-fact:
 # 低质事实与确认事实同权).
@@ -264,11 +272,19 @@ def _asked_to_remember(candidate: Candidate) -> bool:
     the user alone: with anyone else in it ("my coworker told me she's HIV positive, keep
     that in mind") the sensitive detail may be theirs, which no request of the user's
     consents to, so it stays held when the third-party rules miss it."""
+    if (
+        candidate.origin is not Origin.EXPLICIT
+        or candidate.source_kind is not SourceKind.USER_MESSAGE
+    ):
+        return False
+    asked = instructions.remembered_part(candidate.statement)
+    # what it asks to keep speaks of the user ("I", "my", "我"), and of no one else: "Priya
+    # is gay, save that to my notes" or "张伟有艾滋病，先存着" is no one's consent (round 20)
     return (
-        candidate.origin is Origin.EXPLICIT
-        and candidate.source_kind is SourceKind.USER_MESSAGE
-        and instructions.asks_to_remember(candidate.statement)
+        asked is not None
+        and speaks_of_the_user(asked)
         and not mentions_other_person(candidate.statement)
+        and not detectors.names_someone_else(asked)
     )
 
 
@@ -611,6 +627,11 @@ def _screen(
         return _reject(candidate, Reason.MISSING_SOURCE)
 
     third_party = detectors.find_third_party_pii(content)
+    # ... and in what a request asks to keep, without the request's words ("Dana is
+    # undocumented, save this to my notes": "my notes" made the data read as the user's)
+    asked = instructions.remembered_part(candidate.statement)
+    if not third_party and asked:
+        third_party = detectors.find_third_party_pii(asked)
     if third_party:
         return _reject(
             candidate,
@@ -649,7 +670,6 @@ def _screen(
     # asks to keep is judged too, by the rules and by the transient class (semantic.REQUEST,
     # embedded beside the statement); a question's form only through what it asks
     polite = instructions.is_polite_request(candidate.statement)
-    asked = instructions.remembered_part(candidate.statement)
     read = [candidate.statement]
     if asked:
         read = [asked] if polite else [candidate.statement, asked]

@@ -166,7 +166,7 @@ _ASKS_TAIL_ZH = re.compile(
 _QUESTION_TAG = re.compile(
     # one start per run of blanks and commas: two quantifiers over one run, tried from
     # every blank of it, took 19 s on "Remember: a" + 2,000 blanks + "b"
-    r"(?i)(?<![,，\s])[,，\s]*(?:(?:好吗|可以吗|行吗|好不好|好嘛|ok|okay|please)\s*)?[?？]+\s*$"
+    r"(?i)(?<![,，\s?？])[,，\s]*(?:(?:好吗|可以吗|行吗|好不好|好嘛|ok|okay|please)\s*)?[?？]+\s*$"
 )
 
 

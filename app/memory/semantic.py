@@ -217,6 +217,11 @@ _SELF_AS_PATIENT = re.compile(
 )
 
 
+def speaks_of_the_user(text: str) -> bool:
+    """The text says "I", "my", "me" or "我"."""
+    return _FIRST_PERSON.search(text) is not None
+
+
 @functools.lru_cache(maxsize=1024)
 def mentions_other_person(text: str) -> bool:
     """Whether the text is about someone besides the user (decides third_party_pii over
