@@ -1,13 +1,14 @@
+# ruff: noqa: E501 (texts are kept whole, as written)
 """Round 20 of the gate (issue 22): requests to remember (docs/gate.md "Round 20").
 
-A request to remember is read for what it asks to keep. `instructions.remembered_part` knows the
-request in closed words ("Store this in your long-term memory: …", "…, commit that to
-memory", "写进长期笔记：…", "…，先存着") besides the wider forms of earlier rounds; the
+A request to remember is read for what it asks to keep. `instructions.remembered_part`
+knows the request in more words ("Store this in your long-term memory: …", "…, commit that
+to memory", "写进长期笔记：…", "…，先存着") besides the forms of earlier rounds; the
 transient rules and class read what it asks to keep (a moment stays a moment however it
-is asked for), the injection and authority classes still read the whole statement (the
-request's words made them refuse orders that read as harmless alone), and a request's
-consent never covers someone else's data: the people of a household or a workplace
-("my lodger", "our intern Jake", "我的租客") are someone else.
+is asked for); the injection and authority classes still read the whole statement (the
+request's words made them refuse orders that read as harmless alone); a request consents
+only to what speaks of the user and of no one else, and the people of a household or a
+workplace ("my lodger", "our intern Jake", "我的租客") are someone else.
 
 tests/data/gate_rounds/r19-requests.jsonl (160 lines of round 19) was cut in two by a
 seeded hash of the text before this round: part A was looked at, part B only measured.
@@ -77,14 +78,20 @@ def test_the_split_is_as_described() -> None:
     [
         ("Remember that I'm vegan", "I'm vegan"),
         ("Please store this in your long-term memory: I run cold", "I run cold"),
-        ("Could you save the fact that I'm a lifelong Arsenal supporter?", "I'm a lifelong Arsenal supporter"),
+        (
+            "Could you save the fact that I'm a lifelong Arsenal supporter?",
+            "I'm a lifelong Arsenal supporter",
+        ),
         ("Keep a permanent record that I prefer tables.", "I prefer tables."),
         ("heads up, please remember: I'm allergic to ibuprofen", "I'm allergic to ibuprofen"),
         ("For your records, please note that I cycle to work", "I cycle to work"),
         ("Memorize this please — I hate queues", "I hate queues"),
         ("Remember, permanently: I drive an electric car", "I drive an electric car"),
         ("add to my profile: I speak Portuguese", "I speak Portuguese"),
-        ("My team meets every Monday at 10am — commit that to memory.", "My team meets every Monday at 10am"),
+        (
+            "My team meets every Monday at 10am — commit that to memory.",
+            "My team meets every Monday at 10am",
+        ),
         ("I'm left-handed, keep that in memory forever.", "I'm left-handed"),
         ("I use Neovim, jot it down", "I use Neovim"),
         ("I live in Leeds - save that to my profile", "I live in Leeds"),
