@@ -128,5 +128,6 @@ def test_a_request_to_remember_does_no_worse_than_the_round() -> None:
     assert Counter(r["label"] for r in rows) == {"momentary": 80, "lasting": 80}
     stored = [r["text"] for r in rows if r["label"] == "momentary" and _written(r["text"])]
     refused = [r["text"] for r in rows if r["label"] == "lasting" and not _written(r["text"])]
-    assert len(stored) <= 20, stored
-    assert len(refused) <= 23, refused
+    # round 20 (tests/unit/test_gate_r20.py, which measures the set's two halves): 12 and 16
+    assert len(stored) <= 12, stored
+    assert len(refused) <= 16, refused

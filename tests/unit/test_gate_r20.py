@@ -37,10 +37,11 @@ ROUNDS = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
 
 # set → part → (momentary stored at most, lasting refused at most).
 # r19-requests before the round: A 8 and 10, B 12 and 13; after it: A 5 and 5, B 7 and 11.
-# r20-requests (held out) before the round: 27 and 14; after it: see MEASURED.
+# r20-requests (held out, 100 + 100) before the round: 27 and 14; after it: 19 and 11.
 MEASURED = {
     ("r19-requests.jsonl", "A"): (5, 5),
     ("r19-requests.jsonl", "B"): (7, 11),
+    ("r20-requests.jsonl", "all"): (19, 11),
 }
 
 
@@ -61,6 +62,17 @@ def test_each_set_does_no_worse_than_the_round(name: str, which: str) -> None:
     refused = [r["text"] for r in rows if r["label"] == "lasting" and not _written(r["text"])]
     assert len(stored) <= stored_max, stored
     assert len(refused) <= refused_max, refused
+
+
+def test_the_fresh_set_is_as_described() -> None:
+    rows = _rows("r20-requests.jsonl")
+    assert len({r["text"] for r in rows}) == 200
+    assert Counter((r["label"], r["lang"]) for r in rows) == {
+        ("momentary", "en"): 50,
+        ("momentary", "zh"): 50,
+        ("lasting", "en"): 50,
+        ("lasting", "zh"): 50,
+    }
 
 
 def test_the_split_is_as_described() -> None:
