@@ -4122,12 +4122,46 @@ def _third_party_spans(folded: str) -> list[Span]:
     return spans
 
 
+# Whom a request's consent may not cover (names_someone_else): wider than the third-party
+# rules, since it only leaves a write waiting for the user's confirmation. Anyone the user
+# has — "my student Kevin", "my coach", "我的病人张先生", "我们组长", "我们请的护工" — and
+# a name as the subject ("Hannah had …", "张伟有…", "老刘…").
+_SOMEONE_WORDS_EN = (
+    r"(?:student|pupil|patient|client|customer|employee|coach|mentor|driver|tutor|teacher|"
+    r"doctor|therapist|coworker|co-worker|colleague|boss|supervisor|team\s*mate|friend|"
+    r"neighbou?r|assistant|secretary|member|volunteer|guest|tenant|trainee)"
+)
+_SOMEONE_EN = _rx(
+    r"\b(?:my|our|his|her|their)\s+(?:\w+\s+)?" + _SOMEONE_WORDS_EN + r"(?:'s|s)?"
+    r"(?=\s+(?-i:[A-Z][a-z]+)\b|\s+(?:is|was|has|had|owes|owed|takes|took|got|did|does|keeps|"
+    r"goes|went|can'?t|cannot|doesn'?t|didn'?t|isn'?t|wasn'?t|just|recently|still|never|"
+    r"always)\b|\s*[,.;:!?]|\s*$)"
+    r"|\bthe\s+\w+\s+(?:on|in|at|from)\s+my\s+(?:team|floor|class|ward|office|building)\b"
+    # a name as the subject: "Hannah had an abortion", "Yuki is overstaying …"
+    r"|(?-i:(?:^|(?<=[:.!?]\s))(?!(?:I|My|The|This|That|It|We|You|Our|Your|There|Here|What|"
+    r"Who|Today|Tomorrow|Yesterday|Everyone|Nobody|Someone|User)\b)[A-Z][a-z]+)"
+    r"\s+(?:is|was|has|had|owes|owed|takes|took|got|did|does|goes|went|used\s+to|just|still)\b",
+    _I,
+)
+_SOMEONE_ZH = _rx(
+    r"我(?:们)?(?:的|家|家的|请的|那个|这个)?(?:病人|患者|学生|员工|司机|教练|组长|老师|医生|师傅|"
+    r"徒弟|护工|租客|房客|实习生|保姆|下属|领导|同事|客户|老乡|队友|组员|助理|秘书)"
+    + f"|[{_SURNAMES_ZH}](?:先生|女士|小姐|老师|师傅|总|姐|哥|叔|姨|阿姨)"
+    + f"|(?<![\u4e00-\u9fff])[老小][{_SURNAMES_ZH}\u4e00-\u9fff]"
+    + "(?=有|是|得|患|在|被|欠|吸|坐|信|以前|之前)"
+    + f"|(?:^|(?<=[：:，,。]))[{_SURNAMES_ZH}][\u4e00-\u9fff]{{1,2}}"
+    + "(?=有|是|得了|患|被|欠|吸|坐过|信了|以前)"
+)
+
+
 def names_someone_else(text: str) -> bool:
     """Someone besides the user is named: a relative, a housemate, a colleague, a person
-    named with where the user knows them from, "he"/"she" (what a request's consent may
-    not cover, whatever is said of them)."""
+    named with where the user knows them from, "he"/"she", anyone the user has, a name
+    as the subject (what a request's consent may not cover, whatever is said of them)."""
     folded = nfkc(text)
-    return bool(_OTHER_PERSON_EN.search(folded) or _OTHER_PERSON_ZH.search(folded))
+    return any(
+        p.search(folded) for p in (_OTHER_PERSON_EN, _OTHER_PERSON_ZH, _SOMEONE_EN, _SOMEONE_ZH)
+    )
 
 
 def find_third_party_pii(text: str) -> list[Finding]:
@@ -4169,7 +4203,7 @@ _WING_EN = (
 _SENSITIVE: dict[str, re.Pattern[str]] = {
     "health": _rx(
         r"过敏|糖尿病|高血压|低血压|癌|肿瘤|抑郁症?|焦虑症|双相|精神病|精神疾病|心理疾病|心脏病|哮喘|癫痫|"
-        r"艾滋|(?<![A-Za-z])HIV(?![A-Za-z])|乙肝|肝炎|怀孕|孕期|流产|病史|病历|确诊|患有|患了|得了[^。，,]{0,4}病|生病|住院|手术|"
+        r"艾滋|(?<![A-Za-z])HIV(?![A-Za-z])|乙肝|肝炎|怀孕|孕期|流产|堕胎|人流手术|病史|病历|确诊|患有|患了|得了[^。，,]{0,4}病|生病|住院|手术|"
         r"吃药|服药|用药|处方|残疾|失眠症|痛风|血型|进食障碍|厌食症?|暴食症?|强迫症|创伤后应激|"
         r"自闭症|孤独症|阿尔茨海默|老年痴呆|帕金森|中风|脑卒中|肾病|透析|化疗|放疗|不孕|精神科|"
         r"疾病|病情|诊断|症状|戒酒|戒毒|酗酒|成瘾|试管婴儿|心理咨询|心理医生|心理治疗|抗焦虑|安眠药|胰岛素|"
@@ -4178,7 +4212,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"综合征|综合症|" + _DISEASE_SHAPE_ZH + "|"
         r"\b(?:allerg\w*|diabet\w*|cancer|tumou?r|depress(?:ion|ed)|anxiety\s+disorder|bipolar|"
         r"schizophreni\w*|adhd|autis\w*|asthma|epilep\w*|hiv|hepatitis|pregnan\w*|"
-        r"miscarriage|diagnosed\s+with|diagnosis\s+of|medical\s+(?:history|condition|record)|"
+        r"miscarriage|(?:had|have|having|get|got|getting)\s+an?\s+abortion|diagnosed\s+with|diagnosis\s+of|medical\s+(?:history|condition|record)|"
         r"medication|prescription|prescribed|(?-i:AIDS)|hearing\s+aids?|"
         r"surgery|disabilit\w*|disabled|insomnia|blood\s+type|chronic\s+\w+|illness|disease|"
         r"mental\s+health|therapist|psychiatr\w*|gluten\s+intoleran\w*|lactose\s+intoleran\w*|"
@@ -4296,7 +4330,7 @@ _SENSITIVE: dict[str, re.Pattern[str]] = {
         r"parole|sentenced|convictions?|(?-i:fugitives?)(?!\s+(?:emissions?|dust|gas))|felons?|on\s+the\s+run\s+from|overstayers?|"
         r"(?:he|she|they)\s+(?:doesn'?t|does\s+not|don'?t|do\s+not|didn'?t)\s+have\s+(?:a\s+|any\s+)?"
         r"(?:work\s+permit|legal\s+status|valid\s+visa)|"
-        r"(?:out|released)\s+(?:of|from)\s+(?:prison|jail)|warrant\s+out\s+for|dui|dwi|drunk\s+driving|undocumented|overstay(?:ed|ing)?\s+(?:his|her|their|my|a)\s+visa|"
+        r"(?:out|released)\s+(?:of|from)\s+(?:prison|jail)|warrant\s+out\s+for|dui|dwi|drunk\s+driving|undocumented|overstay(?:ed|ing)?\s+(?:his|her|their|my|a)\s+(?:tourist\s+|student\s+|work\s+|travel\s+)?visa|"
         r"illegal(?:ly)?\s+(?:immigrant|alien|residen\w*|staying|working)|"
         # round 9: time inside said in slang or by the prison's name; violence at home
         r"(?:did|spent|served|doing|done)\s+(?:\w+\s+){0,2}(?:years?|months?)\s+(?:inside(?=\s*(?:[,.;!]|$|\s+"
@@ -4357,7 +4391,7 @@ _SENSITIVE_R7: dict[str, re.Pattern[str]] = {
     "criminal": _rx(
         r"\b(?:(?:on\s+an?\s+)?expired\s+(?:visa|work\s+permit|residence\s+permit|green\s+card)|"
         r"(?:visa|work\s+permit|residence\s+permit)\s+(?:has\s+|had\s+)?(?:expired|ran\s+out|lapsed)|"
-        r"overstay(?:ed|ing)?\s+(?:on\s+)?(?:my|a|the|his|her|their)?\s*visa)\b",
+        r"overstay(?:ed|ing)?\s+(?:on\s+)?(?:my|a|the|his|her|their)?\s*(?:tourist\s+|student\s+|work\s+|travel\s+)?visa)\b",
         _I,
     ),
 }

@@ -213,6 +213,14 @@ def test_the_people_of_a_household_or_a_workplace_are_someone_else(text: str) ->
         "麻烦帮我存一下：马丽是双性恋。",
         "楼下的租客是黑户，存档。",
         "这个月工资一万二，先存着",
+        "Store this permanently: my student Kevin was diagnosed with autism.",
+        "My mentor Alan is gay, save that to my profile.",
+        "Would you save the fact that Hannah had an abortion last spring?",
+        "Could you log this in your memory: Yuki is overstaying her tourist visa?",
+        "The trainee on my team is bipolar, write that down.",
+        "我的司机老刘有酒驾记录，先存着哈。",
+        "我们请的护工坐过牢，存到记忆里。",
+        "我的病人张先生是乙肝携带者，写到笔记里。",
     ],
 )
 def test_a_request_consents_only_to_what_speaks_of_the_user(text: str) -> None:
