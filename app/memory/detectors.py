@@ -30,7 +30,7 @@ from stdnum.cn import ric
 from stdnum.exceptions import ValidationError as StdnumError
 from stdnum.us import ssn
 
-from app.memory import access, structural, unmask
+from app.memory import access, instructions, structural, unmask
 from app.memory.model import Reason
 from app.memory.text import SPEAKER_LABEL, THIS_TIME_ZH, nfkc, split_sentences
 
@@ -75,6 +75,14 @@ def _spans_on_views(folded: str, spans_of: Callable[[str], list[Span]]) -> tuple
     for view in unmask.views(folded):
         for start, end, detail in spans_of(view.text):
             spans.append((*view.to_base(start, end), detail))
+    # What a request to remember asks to keep, read without the request's words: rules
+    # written for a sentence's start ("mm: Tiger2024", "Unlocks with 190384") and its
+    # owner ("my notes" read as the user's) missed it after "Could you save the fact that"
+    # (round 20)
+    asked = instructions.remembered_part(folded)
+    at = folded.find(asked) if asked else -1
+    if asked and at >= 0:
+        spans.extend((start + at, end + at, detail) for start, end, detail in spans_of(asked))
     return tuple(spans)
 
 

@@ -627,18 +627,15 @@ def _screen(
         return _reject(candidate, Reason.MISSING_SOURCE)
 
     third_party = detectors.find_third_party_pii(content)
-    # ... and in what a request asks to keep, without the request's words ("Dana is
-    # undocumented, save this to my notes": "my notes" made the data read as the user's)
-    asked = instructions.remembered_part(candidate.statement)
-    if not third_party and asked:
-        third_party = detectors.find_third_party_pii(asked)
     if third_party:
         return _reject(
             candidate,
             Reason.THIRD_PARTY_PII,
             **_rule_detail(candidate, detectors.find_third_party_pii, third_party),
         )
-    personal = sem.hit("personal")
+    # the personal class reads what a request asks to keep too: "Could you save the fact
+    # that my nanny is in the country illegally?" read as a question scored under it
+    personal = sem.hit("personal", (*FIELDS, REQUEST))
     if personal is not None and personal.other_person:
         return _reject(candidate, Reason.THIRD_PARTY_PII, **sem.detail(personal))
 
@@ -670,6 +667,7 @@ def _screen(
     # asks to keep is judged too, by the rules and by the transient class (semantic.REQUEST,
     # embedded beside the statement); a question's form only through what it asks
     polite = instructions.is_polite_request(candidate.statement)
+    asked = instructions.remembered_part(candidate.statement)
     read = [candidate.statement]
     if asked:
         read = [asked] if polite else [candidate.statement, asked]

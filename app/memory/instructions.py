@@ -9,6 +9,7 @@ consent (docs/gate.md#consent).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -272,6 +273,7 @@ _REQUEST_TAIL_ZH = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def remembered_part(sentence: str) -> str | None:
     """What the sentence asks the assistant to remember ("记住我对花生过敏" → "我对花生过敏",
     "I'm lactose intolerant - please remember that for recipes" → "I'm lactose intolerant"),

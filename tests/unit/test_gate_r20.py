@@ -259,3 +259,41 @@ def test_the_users_own_roles_are_not_someone_else(text: str) -> None:
 )
 def test_an_order_asked_to_be_remembered_is_still_refused(text: str) -> None:
     assert not _written(text)
+
+
+# The earlier rounds' refused texts in eight request forms (round 20's own check): rules
+# written for a sentence's start, and the personal class reading a question's form, missed
+# them after "Could you save the fact that …?" — which the gate had refused as a question.
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Could you save the fact that mm: Tiger2024?", Reason.SECRET_DETECTED),
+        (
+            "Could you save the fact that Unlocks with 190384 - the side gate?",
+            Reason.SECRET_DETECTED,
+        ),
+        (
+            "Could you save the fact that My nanny is in the country illegally?",
+            Reason.THIRD_PARTY_PII,
+        ),
+        (
+            "Could you save the fact that My sister's phonenumber is 07700 900123?",
+            Reason.THIRD_PARTY_PII,
+        ),
+        (
+            "Could you save the fact that my landlord's son is on probation for burglary?",
+            Reason.THIRD_PARTY_PII,
+        ),
+    ],
+)
+def test_what_a_request_asks_to_keep_is_screened_as_if_said_alone(
+    text: str, reason: Reason
+) -> None:
+    c = cand(text)
+    result = gate.screen(c, AGENT, POLICY, (), assess(c))
+    assert result is not None and result.reason is reason
+
+
+def test_a_secret_a_request_asks_to_keep_is_redacted() -> None:
+    redacted = detectors.redact("Could you save the fact that mm: Tiger2024?")
+    assert "Tiger2024" not in redacted and redacted.startswith("Could you save the fact that")
