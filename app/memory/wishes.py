@@ -64,49 +64,49 @@ practical level beginner beginners expert experts eli5 kid them
 _THEY_EN = frozenset("they their they're themselves".split())
 # How an answer looks: its form, length, structure, language, tone, units, citations.
 _FORM_EN = """
-answer answers answered answering reply replies replied replying respond responds response
-responses write writes writing written explain explains explaining explanation explanations give
-gives giving show shows showing use uses using used cite cites citing citation citations format
-formats formatted formatting summarize summarise summarizes summarises summarizing summary
-summaries overview recap tl;dr tldr gist list lists listed put puts begin begins close closes
-finish finishes include includes including add adds skip skips skipping avoid avoids avoiding
-drop leave cut limit limited cap break broken split group grouped number numbered numbers label
-labelled labeled mark marked highlight highlighted bold italic italics underline quote quotes
-quoted define defines definition definitions spell spelled spelt spelling sort sorted order
-ordered rank ranked compare comparing comparison comparisons structure structured organize
-organise organized organised lay laid walk step steps outline outlines section sections heading
-headings header headers title titles subtitle paragraph paragraphs sentence sentences word words
-line lines character characters page pages length long longer longest short shorter shortest
-brief briefer concise terse succinct compact detailed detail details thorough deep deeper depth
-depthy shallow simple simpler plain technical jargon acronyms abbreviations terms term
-vocabulary example examples analogy analogies metaphor metaphors diagram diagrams chart charts
-graph graphs table tables column columns row rows bullet bullets point points pointed markdown
-latex mermaid ascii emoji emojis emoticons exclamation marks punctuation code codes block blocks
-fenced inline snippet snippets comment comments commented pseudocode python javascript
-typescript java rust golang sql bash shell powershell json yaml html css regex source sources
-reference references referenced footnote footnotes link links linked bibliography quotation
-quotations evidence caveat caveats assumption assumptions reasoning reason reasons rationale why
-pros cons tradeoff tradeoffs trade-offs option options alternative alternatives choice choices
-recommendation recommendations recommend suggest suggestion suggestions question questions
-clarifying ask asks asking asked tone voice style register formal informal casual friendly
-polite warm neutral direct blunt frank honest gentle encouraging professional playful serious
-humorous humor jokes small talk pleasantries chit-chat chitchat preamble intro introduction
-introductions filler fluff padding repetition repeat repeating restate restating conclusion
-conclusions takeaway takeaways bottom upfront up-front front academic slang internet emotive
-enthusiastic excited cheerful dry sarcastic condescending patronizing hedging hedge hedges
-apologetic apologize apologise apologizing apologies sorry flattery praise compliments
-sycophantic fancy flowery purple wordiness tense present past active imperative verb verbs noun
-nouns lowercase uppercase caps all-caps title-case git grams ounces cups ml liters litres
-tablespoons teaspoons ppt pptx language languages english chinese mandarin cantonese simplified
-traditional spanish french german japanese korean portuguese italian russian arabic hindi dutch
-bilingual translation translations translate translated pinyin british american australian
-canadian us uk units unit metric imperial celsius fahrenheit kilometers kilometres km miles kg
-kilograms pounds lbs meters metres cm inches feet currency usd eur gbp cny rmb dollars euros
-yuan date dates time times timezone timezones 24-hour 12-hour am pm iso yyyy-mm-dd dd/mm/yyyy
-mm/dd/yyyy decimal decimals rounded round significant digits figures percent percentages math
-formula formulas equation equations step-by-step numbered-list read reading readable scan
-scannable skim skimmable verbose verbosity wordy max maximum min minimum under over around
-roughly approximately most least exactly
+open opens answer answers answered answering reply replies replied replying respond responds
+response responses write writes writing written explain explains explaining explanation
+explanations give gives giving show shows showing use uses using used cite cites citing citation
+citations format formats formatted formatting summarize summarise summarizes summarises
+summarizing summary summaries overview recap tl;dr tldr gist list lists listed put puts begin
+begins close closes finish finishes include includes including add adds skip skips skipping
+avoid avoids avoiding drop leave cut limit limited cap break broken split group grouped number
+numbered numbers label labelled labeled mark marked highlight highlighted bold italic italics
+underline quote quotes quoted define defines definition definitions spell spelled spelt spelling
+sort sorted order ordered rank ranked compare comparing comparison comparisons structure
+structured organize organise organized organised lay laid walk step steps outline outlines
+section sections heading headings header headers title titles subtitle paragraph paragraphs
+sentence sentences word words line lines character characters page pages length long longer
+longest short shorter shortest brief briefer concise terse succinct compact detailed detail
+details thorough deep deeper depth depthy shallow simple simpler plain technical jargon acronyms
+abbreviations terms term vocabulary example examples analogy analogies metaphor metaphors
+diagram diagrams chart charts graph graphs table tables column columns row rows bullet bullets
+point points pointed markdown latex mermaid ascii emoji emojis emoticons exclamation marks
+punctuation code codes block blocks fenced inline snippet snippets comment comments commented
+pseudocode python javascript typescript java rust golang sql bash shell powershell json yaml
+html css regex source sources reference references referenced footnote footnotes link links
+linked bibliography quotation quotations evidence caveat caveats assumption assumptions
+reasoning reason reasons rationale why pros cons tradeoff tradeoffs trade-offs option options
+alternative alternatives choice choices recommendation recommendations recommend suggest
+suggestion suggestions question questions clarifying ask asks asking asked tone voice style
+register formal informal casual friendly polite warm neutral direct blunt frank honest gentle
+encouraging professional playful serious humorous humor jokes small talk pleasantries chit-chat
+chitchat preamble intro introduction introductions filler fluff padding repetition repeat
+repeating restate restating conclusion conclusions takeaway takeaways bottom upfront up-front
+front academic slang internet emotive enthusiastic excited cheerful dry sarcastic condescending
+patronizing hedging hedge hedges apologetic apologize apologise apologizing apologies sorry
+flattery praise compliments sycophantic fancy flowery purple wordiness tense present past active
+imperative verb verbs noun nouns lowercase uppercase caps all-caps title-case git grams ounces
+cups ml liters litres tablespoons teaspoons ppt pptx language languages english chinese mandarin
+cantonese simplified traditional spanish french german japanese korean portuguese italian
+russian arabic hindi dutch bilingual translation translations translate translated pinyin
+british american australian canadian us uk units unit metric imperial celsius fahrenheit
+kilometers kilometres km miles kg kilograms pounds lbs meters metres cm inches feet currency usd
+eur gbp cny rmb dollars euros yuan date dates time times timezone timezones 24-hour 12-hour am
+pm iso yyyy-mm-dd dd/mm/yyyy mm/dd/yyyy decimal decimals rounded round significant digits
+figures percent percentages math formula formulas equation equations step-by-step numbered-list
+read reading readable scan scannable skim skimmable verbose verbosity wordy max maximum min
+minimum under over around roughly approximately most least exactly
 """
 # The user's own material and what may be done to it.
 _OWN_EN = """
@@ -185,7 +185,7 @@ _SHAPES_EN = re.compile(
     r"|\b(?:answer|reply|respond)\s+(?:to\s+)?(?:any|every|all|each)\s+(?:\w+\s+)?"
     r"(?:questions?|requests?|asks?)\b"
     r"|\b(?:to|for|with)\s+them\b|\b(?:give|show)\s+them\b"
-    r"|\b(?:read|follow|load|fetch|visit)\s+(?:\w+\s+){0,3}links?\b"
+    r"|\b(?:read|follow|load|fetch|visit|open|opens)\s+(?:\w+\s+){0,3}(?:links?|attachments?)\b"
 )
 _NEGATED_EN = re.compile(
     r"\b(?:no|not|never|don't|dont|doesn't|didn't|stop|skip|skipping|without|avoid|"
