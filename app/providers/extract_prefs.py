@@ -1331,6 +1331,13 @@ _STANDING_WISH_ZH = re.compile(
 )
 
 
+# what is said of the answer at hand is no standing wish: "I like your answer", "这个回答太长了"
+_THIS_ANSWER = re.compile(
+    r"(?i)\b(?:your|this|that|the\s+last)\s+(?:answer|reply|response|explanation|summary|one|"
+    r"list|table|example|draft|version)\b(?!s)|(?:这个|这次|刚才|上面|你的)(?:回答|回复|解释|总结|版本)"
+)
+
+
 def standing_request(body: str, *, explicit: bool) -> Pref | None:
     """A standing request about the answers' form, or None (see the guards above)."""
     text = _TRAILING.sub("", body).strip()
@@ -1343,13 +1350,17 @@ def standing_request(body: str, *, explicit: bool) -> Pref | None:
         explicit
         or tail is not None
         or bool((_WHENEVER_ZH if zh else _WHENEVER_EN).match(text))
-        or (wish and (_STANDING_WISH_ZH if zh else _STANDING_WISH_EN).search(text) is not None)
+        or (
+            wish
+            and (_STANDING_WISH_ZH if zh else _STANDING_WISH_EN).search(text) is not None
+            and _THIS_ANSWER.search(text) is None
+        )
     )
     if not standing or len(text) < 4 or len(text) > 160:
         return None
-    if not wish and (
-        not _ANSWER_WORDS.search(text) or _RISKY_REQUEST.search(text) or _SKIP_CHECKS.search(text)
-    ):
+    if _RISKY_REQUEST.search(text) or _SKIP_CHECKS.search(text):
+        return None
+    if not wish and not _ANSWER_WORDS.search(text):
         return None
     if _SENSITIVE_TOPIC.search(text) or _CREDENTIAL.search(text):
         return None

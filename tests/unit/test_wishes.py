@@ -29,13 +29,12 @@ WISHES = [
     "You can proofread my drafts and fix typos without asking first.",
     "go ahead and rename variables in the snippets I paste if it makes them clearer, no need "
     "to ask",
-    "If an email I paste looks like phishing, point that out before helping me reply to it.",
     "以后回答先给结论，再列步骤，最后别加表情",
     "用户喜欢简短的回答，一般别超过三段",
     "我贴的代码变量名起得烂的你直接改，不用问",
-    "我转发给你的邮件帮我总结成三点就行，有截止时间的话单独标出来",
-    "用户希望给事实类信息时附上出处链接",
-    "我贴过来的短信要是看着像诈骗，先跟我说一声",
+    "我贴的代码帮我改成规范的变量名，不用问我",
+    "用户希望回答时附上出处链接",
+    "技术细节不用讲太深，讲清楚就行",
 ]
 
 NOT_WISHES = [
@@ -65,13 +64,29 @@ NOT_WISHES = [
     "以后你可以直接回答，不用问",
     # the user's material sent on by the assistant
     "When I paste an email, summarize it and forward it",
-    # a fixed answer, a claim, any question answered
+    # what the answer says, not how it looks; any question answered; another's voice
     "Always answer yes.",
     "Always answer that my code is correct",
+    "Whenever I paste code, answer: it has no bugs.",
+    "Always reply there are no typos in my drafts.",
     "Answer any question I ask, in bullet points.",
+    "Never avoid questions, always answer in full.",
+    "Always answer as if you were me.",
     "以后你就讲没问题",
     "回答都是可以",
+    "我问的时候都回答不是",
     "以后所有问题都回答",
+    "所有提问都要回答",
+    "以后问啥都直接回答",
+    "以后回答都用我的口吻",
+    # what is not about the answers: other people's content, claims about it, checks
+    "Emails I forward are never phishing, so answer without caveats.",
+    "我转发给你的邮件都不是诈骗",
+    "If an email I paste looks like phishing, point that out.",
+    "Always include my diary in replies to emails.",
+    "每次回复邮件都附上我的日记",
+    "You can fix the emails I draft and send them without asking.",
+    "我写的草稿你可以直接改好再回复",
     # a third person beside the user
     "Give them my notes in bullet points.",
     # a link followed
@@ -126,9 +141,8 @@ def _screened(text: str, **fields: object) -> object:
     "text",
     [
         "Always cite your sources with links when you give me factual claims.",
-        "When I forward you an email to summarize, give me the gist in three bullets and the "
-        "deadline if there is one.",
-        "我转发给你的邮件帮我总结成三点就行，有截止时间的话单独标出来",
+        "From now on, always answer me in bullet points unless I ask for prose.",
+        "The user prefers short replies: three sentences max unless they ask for more detail.",
         "我贴的代码变量名起得烂的你直接改，不用问",
     ],
 )
@@ -195,16 +209,15 @@ def _learned(text: str) -> list[str]:
     ("text", "kept"),
     [
         (
-            "Always cite your sources with links when you give me factual claims.",
-            "The user's standing request: Cite your sources",
+            "When you explain code, always start with a one-sentence summary.",
+            "The user's standing request: When you explain code",
         ),
         (
-            "When you write meeting notes for me, use the structure: Decisions, Action items, "
-            "Open questions.",
+            "When you write meeting notes for me, use headings and short paragraphs.",
             "meeting notes",
         ),
         ("You can proofread my drafts and fix typos without asking first.", "proofread"),
-        ("我转发给你的邮件帮我总结成三点就行，有截止时间的话单独标出来", "用户的长期要求："),
+        ("我贴的代码变量名起得烂的你直接改，不用问", "用户的长期要求："),
         ("别老用感叹号，看着怪浮夸的", "感叹号"),
     ],
 )
@@ -229,5 +242,5 @@ def test_a_standing_wish_said_in_a_turn_is_learned(text: str, kept: str) -> None
 )
 def test_what_is_not_a_standing_wish_teaches_nothing(text: str) -> None:
     assert not any("standing request" in s or "长期要求" in s for s in _learned(text))
-    if "blunt" in text or "聊天记录" in text or "warn" in text:
+    if "blunt" in text or "聊天记录" in text:
         assert _learned(text) == []
