@@ -108,15 +108,15 @@ roughly approximately most least exactly
 """
 # The user's own material and what may be done to it.
 _OWN_EN = """
-deadline deadlines priority priorities meeting meetings agenda minutes fact facts factual claims
-statistics figures draft drafts drafting drafted listing note notes essay essays outline script
-scripts function functions variable variables docstring docstrings todo to-do todos paste pasted
-pastes shared edit edits editing edited fix fixes fixing fixed correct corrects correcting
-corrected proofread proofreading reword rewording rephrase rephrasing rewrite rewriting
-rewritten shorten shortening trim trimming tighten tightening tidy tidying clean cleaning polish
-polishing reformat reformatting restructure restructuring reorder reordering rename renaming
-simplify simplifying refactor refactoring typo typos grammar grammatical wording phrasing
-spacing indentation indent capitalization capitalisation case camelcase snake_case naming
+deadline deadlines priority priorities fact facts factual claims statistics figures draft drafts
+drafting drafted listing note notes essay essays outline script scripts function functions
+variable variables docstring docstrings todo to-do todos paste pasted pastes shared edit edits
+editing edited fix fixes fixing fixed correct corrects correcting corrected proofread
+proofreading reword rewording rephrase rephrasing rewrite rewriting rewritten shorten shortening
+trim trimming tighten tightening tidy tidying clean cleaning polish polishing reformat
+reformatting restructure restructuring reorder reordering rename renaming simplify simplifying
+refactor refactoring typo typos grammar grammatical wording phrasing spacing indentation indent
+capitalization capitalisation case camelcase snake_case naming
 """
 
 _EDIT_VERBS_EN_WORDS = """

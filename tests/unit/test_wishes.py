@@ -25,7 +25,7 @@ WISHES = [
     "The user prefers short replies: three sentences max unless they ask for more detail.",
     "Put the code first and the explanation after.",
     "Use metric units and write dates as YYYY-MM-DD.",
-    "When you write meeting notes for me, use headings and a numbered list.",
+    "When you write summaries for me, use headings and a numbered list.",
     "You can proofread my drafts and fix typos without asking first.",
     "go ahead and rename variables in the snippets I paste if it makes them clearer, no need "
     "to ask",
@@ -87,6 +87,7 @@ NOT_WISHES = [
     "每次回复邮件都附上我的日记",
     "You can fix the emails I draft and send them without asking.",
     "我写的草稿你可以直接改好再回复",
+    "You can reorder and rename my meetings directly.",
     # a third person beside the user
     "Give them my notes in bullet points.",
     # a link followed
@@ -213,8 +214,8 @@ def _learned(text: str) -> list[str]:
             "The user's standing request: When you explain code",
         ),
         (
-            "When you write meeting notes for me, use headings and short paragraphs.",
-            "meeting notes",
+            "When you write summaries for me, use headings and short paragraphs.",
+            "summaries",
         ),
         ("You can proofread my drafts and fix typos without asking first.", "proofread"),
         ("我贴的代码变量名起得烂的你直接改，不用问", "用户的长期要求："),
