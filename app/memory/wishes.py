@@ -54,57 +54,68 @@ let let's lets make makes made get gets got keep keeps kept stay stays stick sti
 straight away directly possible necessary unnecessary relevant important main key top bottom
 beginning end start middle up down out back around through across along together separate
 separately actually basically simply user user's since because feel free ahead fit fits full
-fully remember note noted pref prefs general rule-of-thumb wall walls prose narrative phone
-mobile screen small big large everyday daily concrete practical level beginner beginners expert
-experts eli5 kid them
+fully remember note noted pref prefs general rule-of-thumb wall walls prose narrative small big
+large everyday daily concrete practical level beginner beginners expert experts eli5 kid them
 """
 # The user said in the third person: "The user prefers …; they …" (only beside "user").
 _THEY_EN = frozenset("they their they're themselves".split())
 # How an answer looks: its form, length, structure, language, tone, units, citations.
 _FORM_EN = """
-answer answers answered answering reply replies replied replying respond responds response
-responses write writes writing written explain explains explaining explanation explanations give
-gives giving show shows showing use uses using used cite cites citing citation citations format
-formats formatted formatting summarize summarise summarizes summarises summarizing summary
-summaries overview recap tl;dr tldr gist list lists listed put puts begin begins close closes
-finish finishes include includes including add adds skip skips skipping avoid avoids avoiding
-drop leave cut limit limited cap break broken split group grouped number numbered numbers label
-labelled labeled mark marked highlight highlighted bold italic italics underline quote quotes
-quoted define defines definition definitions spell spelled spelt spelling sort sorted order
-ordered rank ranked compare comparing comparison comparisons structure structured organize
-organise organized organised lay laid walk step steps outline outlines section sections heading
-headings header headers title titles subtitle paragraph paragraphs sentence sentences word words
-line lines character characters page pages length long longer longest short shorter shortest
-brief briefer concise terse succinct compact detailed detail details thorough deep deeper depth
-depthy shallow simple simpler plain technical jargon acronyms abbreviations terms term
-vocabulary example examples analogy analogies metaphor metaphors diagram diagrams chart charts
-graph graphs table tables column columns row rows bullet bullets point points pointed markdown
-latex mermaid ascii emoji emojis emoticons exclamation marks punctuation code codes block blocks
-fenced inline snippet snippets comment comments commented pseudocode python javascript
-typescript java rust golang sql bash shell powershell json yaml html css regex source sources
-reference references referenced footnote footnotes link links linked bibliography quotation
-quotations evidence caveat caveats assumption assumptions reasoning reason reasons rationale why
+concrete plain layman layman's terms jargon-free walkthrough breakdown checklist checklists
+bulleted sub-bullets nested spaces tabs single double oxford comma commas semicolons dash dashes
+em-dash em-dashes hyphens capital capitals letters acronym contractions person voice passive
+active present tense disclaimers disclaimer apologies apology apologizing flattery praise
+compliments greetings greeting sign-off sign-offs closing opening outro takeaway action items
+thousands separators separator percentages symbols symbol sign type hints typed types tests test
+unit runnable minimal complete diff diffs patch changed lines imports classes class names pep8
+lint linter formatter f-strings async kotlin swift toml zsh c++ warm patient respectful witty
+funny calm confident humble objective balanced critical skeptical opinion opinions candid
+supportive tight lengthy long-winded rambling padded exhaustive comprehensive dive high-level
+nutshell side-by-side romanization original glossary subheadings subheading timeline flowchart
+flowcharts matrix faq guess guessing assume assumptions uncertain uncertainty unsure confidence
+estimate estimates ranges range precise precision approximate exact plain-english english-only
+emoji-free answer answers answered answering reply replies replied replying respond responds
+response responses write writes writing written explain explains explaining explanation
+explanations give gives giving show shows showing use uses using used cite cites citing citation
+citations format formats formatted formatting summarize summarise summarizes summarises
+summarizing summary summaries overview recap tl;dr tldr gist list lists listed put puts begin
+begins close closes finish finishes include includes including add adds skip skips skipping
+avoid avoids avoiding drop leave cut limit limited cap break broken split group grouped number
+numbered numbers label labelled labeled mark marked highlight highlighted bold italic italics
+underline quote quotes quoted define defines definition definitions spell spelled spelt spelling
+sort sorted order ordered rank ranked compare comparing comparison comparisons structure
+structured organize organise organized organised lay laid walk step steps outline outlines
+section sections heading headings header headers title titles subtitle paragraph paragraphs
+sentence sentences word words line character characters page pages length long longer longest
+short shorter shortest brief briefer concise terse succinct compact detailed detail details
+thorough deep deeper depth depthy shallow simple simpler technical jargon acronyms abbreviations
+term vocabulary example examples analogy analogies metaphor metaphors diagram diagrams chart
+charts graph graphs table tables column columns row rows bullet bullets point points pointed
+markdown latex mermaid ascii emoji emojis emoticons exclamation marks punctuation code codes
+block blocks fenced inline snippet snippets comment comments commented pseudocode python
+javascript typescript java rust golang sql bash shell powershell json yaml html css regex source
+sources reference references referenced footnote footnotes link links linked bibliography
+quotation quotations evidence caveat caveats assumption reasoning reason reasons rationale why
 pros cons tradeoff tradeoffs trade-offs option options alternative alternatives choice choices
 recommendation recommendations recommend suggest suggestion suggestions question questions
-clarifying ask asks asking asked tone voice style register formal informal casual friendly
-polite warm neutral direct blunt frank honest gentle encouraging professional playful serious
-humorous humor jokes small talk pleasantries chit-chat chitchat preamble intro introduction
-introductions filler fluff padding repetition repeat repeating restate restating conclusion
-conclusions takeaway takeaways bottom upfront up-front front academic slang internet emotive
-enthusiastic excited cheerful dry sarcastic condescending patronizing hedging hedge hedges
-apologetic apologize apologise apologizing apologies sorry flattery praise compliments
-sycophantic fancy flowery purple wordiness tense present past active imperative verb verbs noun
-nouns lowercase uppercase caps all-caps title-case git grams ounces cups ml liters litres
-tablespoons teaspoons ppt pptx language languages english chinese mandarin cantonese simplified
-traditional spanish french german japanese korean portuguese italian russian arabic hindi dutch
-bilingual translation translations translate translated pinyin british american australian
-canadian us uk units unit metric imperial celsius fahrenheit kilometers kilometres km miles kg
-kilograms pounds lbs meters metres cm inches feet currency usd eur gbp cny rmb dollars euros
-yuan date dates time times timezone timezones 24-hour 12-hour am pm iso yyyy-mm-dd dd/mm/yyyy
-mm/dd/yyyy decimal decimals rounded round significant digits figures percent percentages math
-formula formulas equation equations step-by-step numbered-list read reading readable scan
-scannable skim skimmable verbose verbosity wordy max maximum min minimum under over around
-roughly approximately most least exactly
+clarifying ask asks asking asked tone style register formal informal casual friendly polite
+neutral direct blunt frank honest gentle encouraging professional playful serious humorous humor
+jokes small talk pleasantries chit-chat chitchat preamble intro introduction introductions
+filler fluff padding repetition repeat repeating restate restating conclusion conclusions
+takeaways bottom upfront up-front front academic slang internet emotive enthusiastic excited
+cheerful dry sarcastic condescending patronizing hedging hedge hedges apologetic apologize
+apologise sorry sycophantic fancy flowery purple wordiness past imperative verb verbs noun nouns
+lowercase uppercase caps all-caps title-case git grams ounces cups ml liters litres tablespoons
+teaspoons ppt pptx language languages english chinese mandarin cantonese simplified traditional
+spanish french german japanese korean portuguese italian russian arabic hindi dutch bilingual
+translation translations translate translated pinyin british american australian canadian us uk
+units metric imperial celsius fahrenheit kilometers kilometres km miles kg kilograms pounds lbs
+meters metres cm inches feet currency usd eur gbp cny rmb dollars euros yuan date dates time
+times timezone timezones 24-hour 12-hour am pm iso yyyy-mm-dd dd/mm/yyyy mm/dd/yyyy decimal
+decimals rounded round significant digits figures percent math formula formulas equation
+equations step-by-step numbered-list read reading readable scan scannable skim skimmable verbose
+verbosity wordy max maximum min minimum under over around roughly approximately most least
+exactly
 """
 # The user's own material and what may be done to it.
 _OWN_EN = """
@@ -165,7 +176,9 @@ _SHAPES_EN = re.compile(
     r"|\b(?:avoid|skip|refuse|dodge|ignore)\s+(?:\w+\s+){0,2}questions?\b"
     r"|\b(?:would|could|should)(?:n't|\s+not)\b"
     r"|\b(?:to|for|with)\s+them\b|\b(?:give|show)\s+them\b"
-    r"|\b(?:read|follow|load|fetch|visit|open|opens|click)\s+(?:\w+\s+){0,3}(?:links?|attachments?)\b"
+    r"|(?<!going\s)(?<!moving\s)\bforward\b"
+    r"|\b(?:read|follow|load|fetch|visit|open|opens|click|run|install)\s+(?:\w+\s+){0,3}"
+    r"(?:links?|attachments?|files?|tests?|imports?)\b"
 )
 # leave to act without a question first
 _LEAVE_EN = re.compile(
@@ -246,24 +259,29 @@ _FUNCTION_ZH = """
 就够了 够了 为主 为准 优先 主要
 """
 _FORM_ZH = """
-先给 再给 给出 给个 给几个 回答 回复 答 答复 作答 解释 讲 讲解 说明 介绍 总结 概括 归纳 概述 列
-列出 列出来 列成 列个 列一下 分点 分条 分条列 分段 写 写成 写在 改成 换成 换个 统一 保持 控制
-限制 不超过 最多 至少 控制在 举例 举个例子 举几个例子 引用 标 标出 标出来 标注 注明 附 附上 附个
-加 加上 放 放在 用 使用 带 带上 带着 说重点 说结论 讲重点 讲结论 讲清楚 讲明白 说清楚 说明白
-讲太深 讲得 说得 展开 展开讲 深入 简单说 简单讲 长话短说 开门见山 直奔主题 废话少说 结论 重点
-要点 关键点 摘要 概要 大纲 提纲 目录 标题 小标题 列表 清单 编号 序号 表格 markdown 代码 代码块
-行内代码 例子 示例 案例 类比 比喻 步骤 流程 图 图表 流程图 示意图 来源 出处 参考 参考资料 文献
-脚注 单位 公制 英制 摄氏度 华氏度 公里 千米 英里 公斤 千克 斤 米 厘米 人民币 元 美元 欧元 日期
-时间 格式 年月日 24小时制 12小时制 时区 小数 小数点 保留 位 百分比 公式 语言 中文 英文 英语 汉语
-普通话 粤语 日语 韩语 法语 德语 西班牙语 简体 繁体 简体字 繁体字 双语 中英 中英文 中英对照 拼音
-翻译 语气 口吻 风格 文风 正式 口语 口语化 通俗 通俗易懂 易懂 专业 书面 书面语 随意 轻松 客气
-礼貌 严肃 幽默 友好 温和 直白 直接 委婉 生硬 浮夸 夸张 花哨 煽情 官方 官腔 学术 学术化 网络用语
-流行语 书面化 啰里啰嗦 简明 扼要 简明扼要 干脆 利落 小时制 动词 名词 第一行 第一句 字符 行 页
-每页 一页 张 每张 画 画个表 画表 表 金额 万元 千元 货币 币种 术语 专业术语 行话 黑话 缩写
+大白话 说人话 人话 接地气 正经 严谨 专业点 简单点 详细点 多举例 举例子 代码注释 类型注解
+单元测试 完整代码 完整 全部代码 只给 改动 改动的部分 差异 补丁 缩进 空格 制表符 换行 小标题 层级
+对照表 时间线 思维导图 结论先行 先说结论 总分总 划重点 核心 一句话总结 夸我 拍马屁 恭维 奉承
+道歉 对不起 抱歉 语气词 成语 文言 古文 毒舌 温柔 耐心 鼓励 批评 客观 中立 主观 观点 不确定 确定
+假设 前提 说明理由 换算 日期格式 星期 北京时间 分级 级别 难度 入门 新手 小白 专家 深度 广度 篇
+章节 页码 行数 先给 再给 给出 给个 给几个 回答 回复 答 答复 作答 解释 讲 讲解 说明 介绍 总结
+概括 归纳 概述 列 列出 列出来 列成 列个 列一下 分点 分条 分条列 分段 写 写成 写在 改成 换成 换个
+统一 保持 控制 限制 不超过 最多 至少 控制在 举例 举个例子 举几个例子 引用 标 标出 标出来 标注
+注明 附 附上 附个 加 加上 放 放在 用 使用 带 带上 带着 说重点 说结论 讲重点 讲结论 讲清楚 讲明白
+说清楚 说明白 讲太深 讲得 说得 展开 展开讲 深入 简单说 简单讲 长话短说 开门见山 直奔主题
+废话少说 结论 重点 要点 关键点 摘要 概要 大纲 提纲 目录 标题 列表 清单 编号 序号 表格 markdown
+代码 代码块 行内代码 例子 示例 案例 类比 比喻 步骤 流程 图 图表 流程图 示意图 来源 出处 参考
+参考资料 文献 脚注 单位 公制 英制 摄氏度 华氏度 公里 千米 英里 公斤 千克 斤 米 厘米 人民币 元
+美元 欧元 日期 时间 格式 年月日 24小时制 12小时制 时区 小数 小数点 保留 位 百分比 公式 语言 中文
+英文 英语 汉语 普通话 粤语 日语 韩语 法语 德语 西班牙语 简体 繁体 简体字 繁体字 双语 中英 中英文
+中英对照 拼音 翻译 语气 口吻 风格 文风 正式 口语 口语化 通俗 通俗易懂 易懂 专业 书面 书面语 随意
+轻松 客气 礼貌 严肃 幽默 友好 温和 直白 直接 委婉 生硬 浮夸 夸张 花哨 煽情 官方 官腔 学术 学术化
+网络用语 流行语 书面化 啰里啰嗦 简明 扼要 简明扼要 干脆 利落 小时制 动词 名词 第一行 第一句 字符
+行 页 每页 一页 张 每张 画 画个表 画表 表 金额 万元 千元 货币 币种 术语 专业术语 行话 黑话 缩写
 英文缩写 表情 表情包 emoji 颜文字 感叹号 问号 标点 标点符号 加粗 斜体 字 字数 个字 句 句话
 一句话 段 段落 篇幅 长度 长 太长 短 简短 简洁 简单 精简 详细 具体 浅显 清楚 明白 清晰 太深 太多
 太少 啰嗦 冗长 废话 客套 客套话 寒暄 开场白 铺垫 前言 套话 背景 细节 技术细节 理由 原因 思路
-推理 过程 优缺点 利弊 优点 缺点 选项 方案 建议 推荐 备选 对比 比较 区别 差异 提问 反问 追问 问我
+推理 过程 优缺点 利弊 优点 缺点 选项 方案 建议 推荐 备选 对比 比较 区别 提问 反问 追问 问我
 先问我 问清楚 猜 瞎猜 乱猜 解答
 """
 # words whose parts are left out one by one (a link, a source to trust, "是") but which
