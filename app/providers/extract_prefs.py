@@ -28,7 +28,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from app.memory import wishes
 from app.memory.model import FactType
 from app.memory.text import detect_lang
 
@@ -1309,35 +1308,6 @@ _TAIL_STANDING_EN = re.compile(
 )
 
 
-# A wish about the answers in the closed grammar (app.memory.wishes) is a standing one when
-# it says so: a habit or a preference ("always", "whenever", "by default", "I prefer", "the
-# user likes", "以后", "每次", "希望", "习惯"), a condition on the user's or the assistant's
-# doing ("When you write meeting notes for me, …", "我转发给你的邮件…"), or a leave ("you
-# can …", "不用问"). A bare imperative ("give me the gist in three bullets") is about the
-# answer at hand.
-_STANDING_WISH_EN = re.compile(
-    r"(?i)\b(?:always|never|from\s+now\s+on|going\s+forward|whenever|every\s+time|each\s+time|"
-    r"any\s*time|by\s+default|in\s+general|generally|usually|as\s+a\s+rule|prefers?|preferred|"
-    r"rather|(?:i|user)\s+(?:\w+\s+)?(?:like|likes|love|loves|hate|hates|want|wants|need|needs)|"
-    r"don'?t\s+ever|no\s+more|you\s+(?:can|may)|feel\s+free|go\s+ahead|no\s+need|"
-    r"without\s+asking|(?:don'?t|do\s+not)\s+need\s+to|"
-    r"the\s+(?:snippets?|drafts?|notes?|emails?|code|text)\s+i)\b"
-    r"|^(?:when|whenever|if|for|once|before|after)\b"
-)
-_STANDING_WISH_ZH = re.compile(
-    r"以后|今后|往后|每次|每回|总是|老是|[别不]要?[老总再]|一直|一律|平时|默认|只要|凡是|希望|喜欢|偏好|"
-    r"习惯|受不了|讨厌|"
-    r"的时候|时[，,]|我(?:发|贴|转发)(?:过来|给你)?的|你可以|不用问|不必问|不用列"
-)
-
-
-# what is said of the answer at hand is no standing wish: "I like your answer", "这个回答太长了"
-_THIS_ANSWER = re.compile(
-    r"(?i)\b(?:your|this|that|the\s+last)\s+(?:answer|reply|response|explanation|summary|one|"
-    r"list|table|example|draft|version)\b(?!s)|(?:这个|这次|刚才|上面|你的)(?:回答|回复|解释|总结|版本)"
-)
-
-
 def standing_request(body: str, *, explicit: bool) -> Pref | None:
     """A standing request about the answers' form, or None (see the guards above)."""
     text = _TRAILING.sub("", body).strip()
@@ -1345,22 +1315,12 @@ def standing_request(body: str, *, explicit: bool) -> Pref | None:
     tail = _TAIL_STANDING_EN.search(text)
     if tail:
         text = text[: tail.start()].strip()
-    wish = wishes.about_the_answers(text)
     standing = (
-        explicit
-        or tail is not None
-        or bool((_WHENEVER_ZH if zh else _WHENEVER_EN).match(text))
-        or (
-            wish
-            and (_STANDING_WISH_ZH if zh else _STANDING_WISH_EN).search(text) is not None
-            and _THIS_ANSWER.search(text) is None
-        )
+        explicit or tail is not None or bool((_WHENEVER_ZH if zh else _WHENEVER_EN).match(text))
     )
     if not standing or len(text) < 4 or len(text) > 160:
         return None
-    if _RISKY_REQUEST.search(text) or _SKIP_CHECKS.search(text):
-        return None
-    if not wish and not _ANSWER_WORDS.search(text):
+    if not _ANSWER_WORDS.search(text) or _RISKY_REQUEST.search(text) or _SKIP_CHECKS.search(text):
         return None
     if _SENSITIVE_TOPIC.search(text) or _CREDENTIAL.search(text):
         return None

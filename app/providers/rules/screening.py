@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from app.memory import wishes
 from app.memory.text import THIS_TIME_ZH, nfkc, segment
 from app.providers.rules.text import TRAILING_PUNCT
 
@@ -195,26 +194,9 @@ def is_hypothetical(s: str) -> bool:
     return bool(_HYPOTHETICAL_ZH.intersection(segment(s)) or _HYPOTHETICAL_EN.search(s))
 
 
-# a wish asks nothing: no question mark, no question word first ("What format do I prefer"),
-# no question particle last ("回答要简短吗")
-_ASKS = re.compile(
-    r"[?？]|^\s*(?i:what|which|how|why|who|whom|where|do|does|did|is|are|am|was|were|can|could|"
-    r"would|should|will|shall|may|might|must|have|has)\b|[吗呢么][\s。.!！]*$"
-)
-
-
 def screen(s: str) -> str | None:
     """The sentence if it may carry a reusable first-person assertion, else None (dropped)."""
     tokens = segment(s)
-    if _ASKS.search(s) is None and wishes.about_the_answers(s):
-        # a wish about the answers (app.memory.wishes) names its occasion ("when you
-        # write meeting notes for me", "if an email I paste looks like phishing", "我转发
-        # 给你的邮件…的话") and may speak of "the user": no supposition, no one else's data
-        s = TRAILING_PUNCT.sub("", s)
-        if not (_PAST_ZH.search(s) or _PAST_EN.search(s) or _TRANSIENT_ZH.search(s)):
-            if not (_TRANSIENT_EN.search(s) or _DOUBT.search(s)):
-                return s
-        return None
     if _is_question(s, tokens):
         unwrapped = _unwrap_polite(s)
         if unwrapped is None:
