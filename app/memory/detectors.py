@@ -3554,7 +3554,7 @@ _ROUND21_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = 
             r"|\b(?:always\s+)?(?:reply|answer|say|tell\s+me)\s+(?:that\s+)?(?:the|my|this|it|your)\s+"
             r"(?:[\w-]+\s+){0,2}?(?:has|have|contains?)\s+no\s+(?:errors?|mistakes?|bugs?|typos?|"
             r"problems?|issues?|viruses?|malware)\b"
-            r"|\b(?:start|begin|open|end|finish|close)\s+(?:each|every|all|your|any)?\s*(?:[\w']+\s+){0,4}?"
+            r"|(?<!never\s)(?<!n't\s)(?<!not\s)(?<!no\s)\b(?:start|begin|open|end|finish|close)\s+(?:each|every|all|your|any)?\s*(?:[\w']+\s+){0,4}?"
             r"(?:responses?|answers?|replies|reply|summar(?:y|ies))\b[^.;\n]{0,40}?\bwith\s+"
             r"(?:the\s+(?:words?|line|phrase)\s+|the\s+same\s+line\s*:?\s*)?['\"‘“:]"
             r"|\b(?:responses?|answers?|replies|summar(?:y|ies))\b[^.:;\n]{0,40}:\s*(?:always\s+)?"
