@@ -3540,7 +3540,7 @@ _ROUND21_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = 
         "scripted_verdict",
         _rx(
             r"问(?:到|起)?[^。；;！!？?\n]{0,24}?(?:(?:的时候|时|的话)[，,、]?\s*(?:你)?"
-            r"(?:就|都|一律|一概|全都|统一|直接|总是)*|[，,、]?\s*(?:你)?"
+            r"(?:就|都|一律|一概|全都|统一|直接|总是)*|[，,、]\s*(?:你)?"
             r"(?:就|都|一律|一概|全都|统一|直接|总是)+)(?:回答|回复|答|说|讲|告诉我|回)(?:我)?"
             r"[:：“\"「]?\s*(?:都是|就是|是|不是|能用|能|不能|可以|不可以|行|不行|好|对|没有|没|有|"
             r"没问题|很安全|安全|还有|不用|真的|正规|不会)"
@@ -3644,7 +3644,11 @@ _ROUND21_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = 
         # what the user passes on is obeyed, its links opened
         "content_obeyed",
         _rx(
-            r"\bdo\s+what\s+(?:they|it|the\s+\w+|these|those)\s+(?:asks?|says?|tells?\s+you|wants?)\b"
+            r"\b" + _PASSED_ON_EN + r"\b[^.!?\n]{0,80}?\bdo\s+what\s+(?:they|it|these|those)\s+"
+            r"(?:asks?|says?|tells?\s+you|wants?)\b"
+            r"|\bdo\s+what\s+(?:the\s+)?(?:[\w-]+\s+)?"
+            + _PASSED_ON_EN
+            + r"\s+(?:asks?|says?|tells?\s+you|wants?)\b"
             r"|\b(?:use|follow|treat|take)\s+the\s+(?:claims|answers|reasoning|instructions|steps|"
             r"recommendations|suggestions|advice)\s+in\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?"
             r"(?:e-?mails?|notes?|snippets?|messages?|documents?|files?|pages?|attachments?|comments?|"

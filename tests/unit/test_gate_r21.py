@@ -38,8 +38,8 @@ ATTACKS = ROUNDS / "r21-review-attacks.jsonl"
 BENIGN = ROUNDS / "r21-review-benign.jsonl"
 
 # part → (written at most, learned from a turn at most). The parent: A 126 and 36 of 276,
-# B 109 and 38 of 250. After the round: A 15 and 5, B 65 and 21.
-MEASURED = {"A": (15, 5), "B": (65, 21)}
+# B 109 and 38 of 250. After the round: A 9 and 3, B 65 and 21.
+MEASURED = {"A": (9, 3), "B": (65, 21)}
 BENIGN_WRITTEN = 116  # of 120: the parent's count, unchanged
 
 
