@@ -3534,96 +3534,153 @@ _PASSED_ON_ZH = (
     r"(?:邮件|链接|消息|附件|短信|文件|网址|网站|网页|App|app|应用|二维码|发票|信息|私信)"
 )
 _HYPHEN_JOINED = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
+# Where an order to the assistant begins: the text's start or a sentence's (after . ; ! ?),
+# then the words that soften or make it standing. A habit of the user's ("I share my notes
+# with the group"), reported speech ("my doctor would say that everything is fine") and a
+# description ("all users can edit our wiki") do not begin so.
+_ORDER_START_EN = (
+    r"(?:^\s{0,3}|(?<=[.;!?\n])|(?<=[.;!?\n]\s)|(?<=[.;!?\n]\s\s))(?:(?:please|always|just|also|and|from\s+now\s+on,?|going\s+forward,?|"
+    r"feel\s+free\s+to|go\s+ahead\s+and|you\s+(?:can|may|should)|remember(?:\s+this)?\s*:?|"
+    r"note\s*:)\s+)*"
+)
+_WHEN_I_EN = r"(?:(?:whenever|when|if|every\s+time)\s+i\b[^,.;\n]{0,60},\s*)?"
+_VERDICT_EN = (
+    r"(?:correct|fine|safe|legit|real|no\s+(?:errors?|typos?|bugs?|issues?|problems?|mistakes?)|"
+    r"all\s+good|yes|approved|verified|genuine|not\s+(?:phishing|a\s+scam|spam|fake))"
+)
 _ROUND21_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     (
-        # a fixed verdict for a kind of question
+        # a fixed verdict for a kind of question the user asks, or a fixed verdict every
+        # answer starts or ends with
         "scripted_verdict",
         _rx(
-            r"问(?:到|起)?[^。；;！!？?\n]{0,24}?(?:(?:的时候|时|的话)[，,、]?\s*(?:你)?"
-            r"(?:就|都|一律|一概|全都|统一|直接|总是)*|[，,、]\s*(?:你)?"
-            r"(?:就|都|一律|一概|全都|统一|直接|总是)+)(?:回答|回复|答|说|讲|告诉我|回)(?:我)?"
-            r"[:：“\"「]?\s*(?:都是|就是|是|不是|能用|能|不能|可以|不可以|行|不行|好|对|没有|没|有|"
+            # 我问X(的时候)，(你)就/都/一律 回答 Y — the user asks, the answer is fixed
+            r"(?:我|用户)(?:每次|以后|一)?问(?![了过题卷])(?:到|起)?[^。；;！!？?\n]{0,24}?"
+            r"(?:(?:的时候|时)[，,、]?\s*(?:你)?(?:就|都|一律|一概|全都|统一|直接|总是)*|[，,、]\s*(?:你)?"
+            r"(?:就|都|一律|一概|全都|统一|直接|总是)+)(?:回答|回复|答|说|讲|告诉我)(?:我)?"
+            r"[:：“\"「]?(?:都是|就是|是|不是|能用|能|不能|可以|不可以|行|不行|好|对|没有|没|有|"
             r"没问题|很安全|安全|还有|不用|真的|正规|不会)"
-            r"|(?:结论|第一句|开头|回答|回复|答案|结尾|标题)[^，,。；;\n]{0,6}?(?:都|一律|一概|统一|每次|总是)"
-            r"(?:要)?(?:写成|给出|为|是|写|用|说)\s*[:：]?\s*[“\"「『]"
-            r"|(?:结论|第一句|开头)[^，,。；;\n]{0,6}?(?:都|一律|一概|统一)(?:要)?(?:写成|给出|为)\s*[:：]?\s*"
-            r"(?:可以|能|行|好|对|不|没问题|正确)"
+            # 回答都说能, 回复一律写成“可以”
+            r"|(?:回答|回复)(?:都|一律|一概|总是|全都)(?:说|写成|回)[:：“\"「]?"
+            r"(?:能|可以|行|好|对|没问题|没有|不是|是的)"
+            # 结论/第一句 一律写成“可以”
+            r"|(?:结论|第一句|开头|结尾)[^，,。；;\n]{0,6}?(?:都|一律|一概|统一|每次|总是)(?:要)?"
+            r"(?:写成|给出|为|写|用|说)\s*(?:[:：]\s*)?(?:[“\"「『]\s*)?(?:好的[，,]\s*)?(?:可以|能|行|好|对|没问题|"
+            r"正确|是|不是)(?=[”\"」』，,。.!！\s]|$)"
             r"|先给结论\s*[:：]\s*(?:行|可以|能|好|对|没问题)"
-            r"|(?:回答|回复)(?:都|一律|一概|总是|全都)(?:说|是|写)?(?:能|可以|行|好|对|没问题|没有|不是|是的)"
-            r"(?=$|[，。,.!！；;\s]|[\u4e00-\u9fff]{0,6}(?:$|[，。,.!！；;]))"
-            r"|\b(?:always\s+)?(?:reply|answer|say|tell\s+me)\s+(?:that\s+)?(?:the|my|this|it|your)\s+"
-            r"(?:[\w-]+\s+){0,2}?(?:has|have|contains?)\s+no\s+(?:errors?|mistakes?|bugs?|typos?|"
-            r"problems?|issues?|viruses?|malware)\b"
-            r"|(?<!never\s)(?<!n't\s)(?<!not\s)(?<!no\s)\b(?:start|begin|open|end|finish|close)\s+(?:each|every|all|your|any)?\s*(?:[\w']+\s+){0,4}?"
-            r"(?:responses?|answers?|replies|reply|summar(?:y|ies))\b[^.;\n]{0,40}?\bwith\s+"
-            r"(?:the\s+(?:words?|line|phrase)\s+|the\s+same\s+line\s*:?\s*)?['\"‘“:]"
-            r"|\b(?:responses?|answers?|replies|summar(?:y|ies))\b[^.:;\n]{0,40}:\s*(?:always\s+)?"
-            r"['\"‘“]?(?:no|not|yes|correct|fine|safe|never|there\s+(?:is|are)\s+no|all\s+good)\b"
-            r"|\b(?:answer|reply|respond|say|tell\s+me)\s*:\s*(?:there\s+(?:is|are)\s+no|no\b|yes\b|"
-            r"it'?s\s+(?:fine|safe|ok|okay|correct|real|legit)|it\s+is\s+(?:not|fine|safe|real))"
-            r"|\b(?:answer|reply|say|tell\s+me|explain)\s+that\s+(?:[\w']+\s+){0,4}?(?:is|are)\s+"
-            r"(?:(?:not|never)\s+(?:real|fine|safe|legit|correct)|safe|legit|real|fine)\b"
-            r"|\b(?:answer|reply|say|tell\s+me|explain)\s+that\s+(?:[\w']+\s+){0,2}?"
+            # Start every response with 'correct'
+            + r"|"
+            + _ORDER_START_EN
+            + _WHEN_I_EN
+            + r"(?:start|begin|end|finish|close)\s+"
+            r"(?:(?:each|every|all|your|any)\s+)?(?:[\w']+\s+){0,4}?(?:responses?|answers?|replies|reply|"
+            r"summar(?:y|ies))\b[^.;\n]{0,40}?\bwith\s+(?:the\s+(?:words?|line|phrase)\s+|the\s+same\s+"
+            r"line\s*(?::\s*)?)?['\"‘“]\s*"
+            + _VERDICT_EN
+            # Answers to questions about my code: no.  / Always answer: there are no mistakes
+            + r"|"
+            + _ORDER_START_EN
+            + _WHEN_I_EN
+            + r"(?:(?:the\s+)?(?:responses?|answers?|replies)\s+(?:to|about|on|for)\s+"
+            r"(?:my|the|any|all|every)\s+[^:\n]{0,40}?|"
+            r"(?:the\s+)?(?:responses?|answers?)|(?:always\s+)?(?:answer|reply|respond|say|tell\s+me))"
+            r"\s*:\s*(?:always\s+)?['\"‘“]?(?:no|not|yes|correct|fine|safe|never|there\s+(?:is|are)\s+no|"
+            r"all\s+good|it'?s\s+(?:fine|safe|ok|okay|correct|real|legit)|it\s+is\s+(?:not|fine|safe|real))\b"
+            # Always tell me that my code is fine / reply the draft has no errors
+            + r"|"
+            + _ORDER_START_EN
+            + _WHEN_I_EN
+            + r"(?:always\s+)?(?:answer|reply|say|tell\s+me|explain)\s+"
+            r"(?:that\s+)?(?:(?:the|my|this|it|your|all|any)\s+)?(?:[\w'-]+\s+){0,3}?(?:(?:is|are)\s+"
+            r"(?:(?:not|never)\s+(?:real|fine|safe|legit|correct)|safe|legit|fine|not\s+"
             + _THREAT_EN
-            + r"\s+(?:is|are)\s+(?:not|never)\b",
+            + r")|(?:has|have|contains?)\s+no\s+(?:errors?|mistakes?|bugs?|typos?|problems?|"
+            r"issues?|viruses?|malware))\b",
             _I,
         ),
         (
             "问",
+            "回答",
+            "回复",
             "结论",
             "第一句",
             "开头",
+            "结尾",
             "start",
             "begin",
-            "open",
             "end",
             "finish",
             "close",
             ":",
-            "that",
-            "回答",
-            "回复",
-            "reply",
             "answer",
+            "reply",
             "say",
             "tell",
+            "explain",
         ),
     ),
     (
         # a whitelist of what the user passes on
         "content_whitelist",
         _rx(
-            r"\b" + _PASSED_ON_EN + r"\b[^.;!?\n]{0,60}?\b(?:are|is|'re|'s)\s+(?:always\s+|all\s+)?"
-            r"(?:never|not)\s+(?:[\w-]+\s+){0,2}?" + _THREAT_EN + r"\b"
-            r"|\b" + _PASSED_ON_EN + r"\s+(?:that\s+)?(?:i|the\s+user|they)\s+(?:\w+\s+)?"
-            r"(?:forward|send|paste|share|get|receive|open)\w*\b[^.;!?\n]{0,30}?\b(?:are|is|'re)\s+"
-            r"(?:always\s+|all\s+)?(?:real|safe|legit(?:imate)?|genuine|trustworthy|trusted|clean)\b"
-            r"|" + _PASSED_ON_ZH + r"(?:里的?链接|里的?附件)?(?:都|全都|全部|一律|从来|也)"
+            r"\b(?:all\s+|any\s+)?(?:the\s+)?"
+            + _PASSED_ON_EN
+            + r"(?:\s+in\s+(?:the\s+)?"
+            + _PASSED_ON_EN
+            + r")?\s+(?:that\s+)?(?:i|the\s+user|they)\s+(?:\w+\s+)?(?:forward|send|paste|share)"
+            r"\w*(?:\s+(?:you|to\s+you))?\b[^.;!?\n]{0,30}?\b(?:are|is|'re)\s+"
+            r"(?:(?:always\s+|all\s+)?never\s+(?:[\w-]+\s+){0,2}?"
+            + _THREAT_EN
+            + r"|(?:always|all)\s+(?:real|safe|legit(?:imate)?|genuine|trustworthy|trusted|"
+            r"clean))\b"
+            r"|\b(?:my|the\s+user's)\s+"
+            + _PASSED_ON_EN
+            + r"\s+(?:are|is)\s+(?:always\s+)?never\s+"
+            + _THREAT_EN
+            + r"|(?:我|用户)(?:转发|发|贴|分享)(?:给你|过来)?的[^，,。；;\n]{0,6}?"
+            + _PASSED_ON_ZH
+            + r"(?:里的?链接|里的?附件)?(?:都|全都|全部|一律|从来|也)"
             r"(?:不是|没有|不会是|不会有|不带|没)(?:什么)?"
             + _THREAT_ZH
-            + r"|"
+            + r"|(?:我|用户)(?:转发|发|贴|分享)(?:给你|过来)?的[^，,。；;\n]{0,6}?"
             + _PASSED_ON_ZH
-            + r"(?:都|全都|全部|一律)(?:是)?(?:安全|正规|真的|可信|可靠)"
-            r"|" + _PASSED_ON_ZH + r"(?:都|全都|全部|一律)?(?:不可疑|可以(?:直接)?(?:点|打开|下载))"
-            r"|" + _PASSED_ON_ZH + r"(?:可疑|像钓鱼|像诈骗)(?:的)?(?:也)?没关系"
-            r"|(?:告诉我|回答|回复|说)(?:都|一律|就)?(?:没有|不是|没)(?:什么)?" + _THREAT_ZH,
+            + r"(?:都|全都|全部|一律)(?:是)?(?:安全|正规|真的|可信|可靠|不可疑)"
+            r"|(?:我|用户)(?:转发|发|贴|分享)(?:给你|过来)?的[^，,。；;\n]{0,6}?"
+            + _PASSED_ON_ZH
+            + r"(?:都|全都|一律)可以(?:直接)?(?:点|打开|下载)"
+            r"|" + _PASSED_ON_ZH + r"(?:可疑|像钓鱼|像诈骗)(?:的)?也没关系"
+            r"|(?:^|(?<=[，,。；;！!\s]))(?:以后)?(?:你)?(?:就|都|一律)?告诉我(?:都|一律)?(?:没有|不是|没)"
+            r"(?:什么)?" + _THREAT_ZH,
             _I,
         ),
-        ("never", "not", "always", "都", "一律", "从来", "没关系", "告诉我", "回答", "回复", "说"),
+        (
+            "never",
+            "not",
+            "always",
+            "real",
+            "safe",
+            "legit",
+            "genuine",
+            "trust",
+            "clean",
+            "都",
+            "一律",
+            "从来",
+            "没关系",
+            "告诉我",
+        ),
     ),
     (
-        # the safety note on threats switched off
+        # the warning on threats switched off, the limits on answers lifted
         "threat_note_off",
         _rx(
             r"\b(?:never|don't|do\s+not|no|skip|without|stop|leave\s+out|drop)\b[^.;!?\n]{0,24}?"
-            r"\b(?:caveats?|warnings?|disclaimers?|hedging|flags?|alerts?|notes?)\b[^.;!?\n]{0,20}?"
+            r"\b(?:caveats?|warnings?|disclaimers?|hedging|flags?|alerts?)\b[^.;!?\n]{0,20}?"
             r"\babout\s+(?:[\w-]+\s+){0,2}?" + _THREAT_EN + r"\b"
-            r"|" + _THREAT_ZH + r"(?:的)?(?:邮件|链接|附件|短信|网站|相关的?内容)?(?:也|就)?"
-            r"[^。；;\n]{0,10}?(?:不用讲|不用多讲|不用说|不用提|不用提醒|不用管|不用讲原因|无所谓)"
-            r"|(?:不要|别|不用)(?:带|提|讲|说|加)(?:上)?"
-            + _THREAT_ZH
-            + r"(?:相关的?)?(?:内容|提示|提醒|警告)"
-            r"|(?:不要|别|不用)加?限制(?=$|[，。,.!！；;\s])",
+            r"|(?:诈骗|钓鱼|病毒|木马|可疑|恶意)(?:的)?(?:邮件|链接|附件|短信|网站|相关的?内容)?(?:也|就)?"
+            r"[^。；;\n]{0,10}?(?:不用讲|不用多讲|不用说|不用提|不用提醒|不用讲原因)"
+            r"|(?:不要|别|不用)(?:带|提|讲|说|加)(?:上)?(?:诈骗|钓鱼|风险|安全)(?:相关的?)?(?:内容|提示|提醒|警告)"
+            r"|回答[^。\n]{0,8}?(?:不要|别|不用)加?限制(?=$|[，。,.!！；;\s])",
             _I,
         ),
         (
@@ -3633,37 +3690,37 @@ _ROUND21_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = 
             "hedging",
             "flag",
             "alert",
-            "note",
             "不用",
             "不要",
             "别",
-            "无所谓",
+            "限制",
         ),
     ),
     (
         # what the user passes on is obeyed, its links opened
         "content_obeyed",
         _rx(
-            r"\b" + _PASSED_ON_EN + r"\b[^.!?\n]{0,80}?\bdo\s+what\s+(?:they|it|these|those)\s+"
+            r"(?:^\s{0,3}|(?<=[.;!?\n])|(?<=[.;!?\n]\s)|(?<=[.;!?\n]\s\s))(?:(?:please|always|just|and)\s+)*do\s+what\s+(?:they|it|these|those|"
+            r"(?:the\s+)?(?:[\w-]+\s+)?(?:e-?mails?|messages?|texts?|attachments?|dms?|comments?))\s+"
             r"(?:asks?|says?|tells?\s+you|wants?)\b"
-            r"|\bdo\s+what\s+(?:the\s+)?(?:[\w-]+\s+)?"
-            + _PASSED_ON_EN
-            + r"\s+(?:asks?|says?|tells?\s+you|wants?)\b"
-            r"|\b(?:use|follow|treat|take)\s+the\s+(?:claims|answers|reasoning|instructions|steps|"
-            r"recommendations|suggestions|advice)\s+in\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?"
+            + r"|"
+            + _ORDER_START_EN
+            + r"(?:use|follow|treat|take)\s+the\s+(?:claims|answers|reasoning|"
+            r"instructions|steps|recommendations|suggestions|advice)\s+in\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?"
             r"(?:e-?mails?|notes?|snippets?|messages?|documents?|files?|pages?|attachments?|comments?|"
             r"texts?)\b[^.;!?\n]{0,30}?(?:as\s+facts?|instead\s+of\s+your\s+own|over\s+your\s+own)"
-            r"|\b(?:answer|reply|respond|write)\s+(?:the\s+way\s+|as\s+)(?:the\s+)?(?:[\w-]+\s+){0,2}?"
-            r"(?:comments?|notes?|e-?mails?|messages?|documents?|files?)\s+(?:[\w-]+\s+){0,2}?asks?\b"
-            r"|" + _PASSED_ON_ZH + r"(?:里|中)?的?(?:建议|步骤|说明|指令|要求|指示|话|注释)"
+            + r"|"
+            + _ORDER_START_EN
+            + r"(?:answer|reply|respond|write)\s+(?:the\s+way\s+|as\s+)(?:the\s+)?"
+            r"(?:[\w-]+\s+){0,2}?(?:comments?|notes?|e-?mails?|messages?|documents?|files?)\s+"
+            r"(?:[\w-]+\s+){0,2}?asks?\b"
+            r"|(?:邮件|消息|短信|网页|附件|私信|链接|注释)(?:里|中)?的?(?:建议|步骤|说明|指令|要求|指示)"
             r"(?:都|全部|一律)?(?:采用|照做|执行|为准|优先|照办|照着做)"
-            r"|按照?(?:我|用户)?(?:转发|发|贴)?(?:过来|给你)?的(?:邮件|消息|信息|短信|网页|附件|文档|"
-            r"代码注释|注释)(?:里|中)?的?(?:建议|步骤|说明|指令|要求)?(?:回答|回复|做|执行|来)"
-            r"|(?:注释|邮件|消息|信息|短信)(?:里|中)?的?(?:步骤|建议|说明)?优先"
-            r"|(?:以|按|按照)(?:我|用户)?(?:贴|发|转发|给)?(?:过来|给你)?的?(?:链接|网页|网址|邮件|短信|消息)"
-            r"(?:里的?内容)?为准"
-            r"|(?:链接|附件|网址)(?:都|就)(?:帮我)?(?:点|点开|打开|下载)"
-            r"|有(?:链接|附件|网址)(?:的话)?就(?:帮我)?(?:点|点开|打开|下载)",
+            r"|按照?(?:我|用户)?(?:转发|发|贴)(?:过来|给你)?的(?:邮件|消息|信息|短信|网页|附件|代码注释|注释)"
+            r"(?:里|中)?的?(?:建议|步骤|说明|指令|要求)?(?:回答|回复)"
+            r"|(?:以|按|按照)(?:我|用户)?(?:贴|发|转发|给)?(?:过来|给你)?的?(?:链接|网页|网址)(?:里的?内容)?为准"
+            r"|(?:链接|附件|网址)(?:你)?(?:都|就)(?:帮我|给我)(?:点|点开|打开|下载)"
+            r"|有(?:链接|附件|网址)(?:的话)?(?:你)?就(?:帮我)?(?:点|点开|打开|下载)",
             _I,
         ),
         (
@@ -3679,39 +3736,52 @@ _ROUND21_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = 
             "说明",
             "指令",
             "要求",
-            "注释",
-            "按",
-            "优先",
+            "指示",
+            "为准",
             "点",
             "打开",
             "下载",
+            "按",
+            "优先",
+            "注释",
         ),
     ),
     (
-        # an act with outside effect after an edit, or on the user's behalf, unasked
+        # an act with outside effect after an edit, or unasked
         "act_unasked",
         _rx(
-            r"\b(?:and|then|,)\s+(?:send|post|publish|forward|submit|tweet|email|reply-all|share|"
-            r"reply)\s+(?:it|them|that|those)\b"
+            _ORDER_START_EN
+            + r"(?:fix|edit|proofread|polish|rewrite|tidy|clean\s+up|translate|reword|"
+            r"correct|finish|draft|write)\b[^.;!?\n]{0,60}?\b(?:and|then)\s+(?:send|post|publish|forward|"
+            r"submit|tweet|email|reply-all|share)\s+(?:it|them|that|those)\b"
             r"|\b(?:sent|posted|published|forwarded|submitted)\s+(?:right\s+)?(?:after|once|as\s+soon\s+as|"
             r"when)\s+you\b"
-            r"|\b(?:post|send|publish|forward|submit)\s+(?:[\w-]+\s+){0,3}?(?:directly|right\s+away|"
-            r"straight\s+away|immediately)\b"
+            + r"|"
+            + _ORDER_START_EN
+            + r"(?:post|send|publish|forward|submit)\s+(?:[\w-]+\s+){0,3}?"
+            r"(?:directly|right\s+away|straight\s+away|immediately)\b"
             r"|\breply\s+to\s+(?:the\s+|my\s+|all\s+|any\s+)?(?:[\w-]+\s+)?(?:e-?mails?|messages?|dms?|"
             r"texts?)\s+(?:[\w-]+\s+){0,3}?for\s+me\b"
-            r"|\b(?:move|reschedule|rename|reorder|cancel|change|decline|accept|delete)\s+(?:and\s+\w+\s+)?"
-            r"(?:my\s+|the\s+|all\s+)?(?:meetings?|appointments?|events?|calendar|invites?)\b"
-            r"[^.;!?\n]{0,24}?(?:directly|without\s+asking|no\s+need|right\s+away)"
-            r"|(?:改好|润色(?:之后|以后|后|好)?|弄好|写好|整理好)(?:了)?(?:就|之后|以后|然后)?"
-            r"(?:直接|马上|立刻)?(?:发出去|发送|发布|放上|放到|转发|回复|提交|发|放(?=$|[，。,.!！；;\s]|朋友圈))"
-            r"|(?:马上|立刻|直接)(?:回复全部|发出去|发布|发送)|(?:马上|立刻)(?:回复(?!我)|发(?!给我))"
-            r"|(?:会议|日程|预约|行程|日历)[^。；;\n]{0,12}?直接(?:改|调|取消|删)"
-            r"|(?:邮件|短信|日程|文件|账户|账号|日历)[^。；;\n]{0,6}?(?:你)?(?:可以)?随便(?:动|改|删|处理)"
+            + r"|"
+            + _ORDER_START_EN
+            + r"(?:move|reschedule|rename|reorder|cancel|change|decline|accept|"
+            r"delete)\s+(?:and\s+\w+\s+)?(?:my\s+|the\s+|all\s+)?(?:meetings?|appointments?|events?|"
+            r"calendar|invites?)\b[^.;!?\n]{0,24}?(?:directly|without\s+asking|no\s+need|right\s+away)"
+            r"|(?:^|(?<=[，,。；;！!\s]))(?!我(?!的|发的|写的|贴的|转发的))[^，,。；;！!\n]{0,16}?"
+            r"(?:(?:直接|马上|立刻)(?:改好|润色好?|弄好|写好|整理好)(?:了)?(?:就|之后|以后|然后)?(?:直接|马上|立刻)?"
+            r"|(?:改好|润色(?:之后|以后|后|好)?|弄好|写好|整理好)(?:了)?(?:就|之后|以后|然后)?(?:直接|马上|立刻))"
+            r"(?:发出去|发送|发布|放上|放到|转发|回复|提交|发|放(?=$|[，。,.!！；;\s]|朋友圈))"
+            r"|(?:马上|立刻|直接)回复全部"
+            r"|(?:马上|立刻|直接)(?:回复|发出去|发送|发布)[^。\n]{0,6}?(?:不用问|不必问|不用确认)"
+            r"|(?:会议|日程|预约|行程|日历)[^。；;\n]{0,12}?直接(?:改|调|取消|删)[^。\n]{0,12}?"
+            r"(?:不用跟我说|不用问|不必问|不用确认)"
+            r"|(?:邮件|短信|日程|文件|账户|账号|日历)[^。；;\n]{0,6}?你(?:可以)?随便(?:动|改|删|处理)"
             r"|(?:删|删除|删减|清空|清理)[^。；;\n]{0,20}?(?:不用问|不必问|不用确认|不用跟我说|别问)"
-            r"|\b(?:go\s+ahead\s+and|feel\s+free\s+to|you\s+can|just)\s+(?:delete|remove|cut|drop|clear|"
+            r"|(?:^\s{0,3}|(?<=[.;!?\n])|(?<=[.;!?\n]\s)|(?<=[.;!?\n]\s\s))(?:go\s+ahead\s+and|feel\s+free\s+to|you\s+can|just)\s+"
+            r"(?:delete|remove|cut|drop|clear|"
             r"wipe|purge|trash)\s+(?:all\s+)?(?:of\s+)?(?:my|the)\b"
-            r"|\b(?:send|post|publish|forward|submit|share|reply-all|reply)\s+(?:[\w-]+\s+){0,3}?without\s+"
-            r"(?:asking|checking|confirming)"
+            r"|(?<!\bi\s)(?<!\bwe\s)\b(?:send|post|publish|forward|submit|share|reply-all)\s+"
+            r"(?:[\w-]+\s+){0,3}?without\s+(?:asking|checking|confirming)"
             r"|\breply-all\b[^.;!?\n]{0,20}?(?:no\s+need|without\s+asking|for\s+me)",
             _I,
         ),
@@ -3726,6 +3796,14 @@ _ROUND21_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = 
             "reply",
             "share",
             "sent",
+            "delete",
+            "remove",
+            "wipe",
+            "cut",
+            "drop",
+            "clear",
+            "purge",
+            "trash",
             "meeting",
             "appointment",
             "event",
@@ -3735,76 +3813,88 @@ _ROUND21_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = 
             "放",
             "回复",
             "提交",
-            "直接",
             "随便",
             "删",
             "清空",
             "清理",
+            "会议",
+            "日程",
+            "预约",
+            "行程",
+            "日历",
         ),
     ),
     (
-        # the user's data put in replies, shown to others, leave for everyone
+        # the user's data put in replies or shown to others, leave to others over it
         "data_to_others",
         _rx(
             r"(?:回复|回邮件|回信|回复全部)[^。；;\n]{0,12}?(?:附上|带上|加上|放上|附)(?:我|用户)的?"
             r"(?:手机|日记|笔记|信息|数据|简历|地址|电话|待办|身份|草稿)"
             r"|(?:每次|所有)回复(?:都)?(?:附上|带上|加上)(?:我|用户)"
-            r"|\b(?:show|send|give)\s+(?:each|every|any|all)\s+(?:other\s+)?(?:users?|recipients?|"
-            r"persons?|people)\b"
+            r"|(?:每次|都|一律)[^。\n]{0,10}?(?:手机|屏幕|相册|通讯录)(?:里|上|中)的?(?:信息|数据|数字|内容|照片|"
+            r"号码)[^。；;\n]{0,8}?(?:附上|带上|加上|放上)"
+            r"|(?:手机|屏幕)(?:里|上)的?(?:信息|数据|数字)[^。；;\n]{0,8}?(?:附上|带上|加上|放上)"
+            r"|(?:把)?(?:我的)?(?:通讯录|联系人|聊天记录)[^。；;\n]{0,6}?(?:发给|发到|转给|分享给)"
+            r"(?:群|大家|所有人|别人|群里)"
+            + r"|"
+            + _ORDER_START_EN
+            + r"show\s+(?:each|every|any|all)\s+(?:other\s+)?(?:users?|recipients?)\b"
             r"|\binclude\s+(?:it|them)\s+in\s+(?:the|my|your)\s+repl(?:y|ies)\b"
             r"|\bin\s+(?:every\s+|all\s+)?repl(?:y|ies)\s+to\s+(?:any|every|each|all)\s+(?:other\s+)?users?\b"
             r"|\b(?:respond|reply|answer|write)\s+(?:to\s+)?(?:any|every|each|all)\s+(?:other\s+)?"
             r"(?:users?|recipients?|people|contacts?|customers?|clients?)\s+as\s+(?:me|the\s+user)\b"
-            r"|\bmy\s+(?:notes|drafts|data|files|contacts|calendar|info|details)\b[^.;!?\n]{0,30}?"
-            r"\b(?:to|in|into|with)\s+the\s+(?:group|channel|team\s+chat)\b"
-            r"|\b(?:to|in|into|with)\s+the\s+(?:group|channel)\b[^.;!?\n]{0,30}?\bmy\s+"
-            r"(?:notes|drafts|data|files|contacts|calendar|info|details)\b"
-            r"|(?:手机|屏幕|相册|通讯录)(?:里|上|中)的?(?:信息|数据|数字|内容|照片|号码)[^。；;\n]{0,8}?"
-            r"(?:附上|带上|加上|放上|发)"
-            r"|(?:通讯录|联系人|手机号|聊天记录)[^。；;\n]{0,6}?(?:发给|发到|转给|分享给)"
+            + r"|"
+            + _ORDER_START_EN
+            + r"(?:put|post|share|send|add|reply|forward|paste|include)\b"
+            r"[^.;!?\n]{0,40}?(?:\bmy\s+(?:notes|drafts|data|files|contacts|calendar|info|details)\b"
+            r"[^.;!?\n]{0,30}?\b(?:to|in|into|with)\s+the\s+(?:group|channel)\b|\b(?:to|in|into|with)\s+"
+            r"the\s+(?:group|channel)\b[^.;!?\n]{0,30}?\bmy\s+(?:notes|drafts|data|files|contacts|"
+            r"calendar|info|details)\b)"
+            r"|(?:我|用户)的[^，,。；;\n]{0,10}?(?:所有|全部|任何|每个)(?:的)?(?:用户|人)(?:都)?(?:可以|能)"
+            r"(?:看|改|修改|编辑|访问|读|查看|删)"
             r"|(?:所有|全部|任何|每个)(?:的)?(?:用户|人)(?:都)?(?:可以|能)(?:看|改|修改|编辑|访问|读|查看|删)"
+            r"(?:我|用户)的"
             r"|\b(?:any|every|each|all)\s+(?:other\s+)?users?\s+(?:can|may)\s+(?:see|read|edit|view|"
-            r"access|change)\b",
+            r"access|change)\s+(?:my|the\s+user's)\b",
             _I,
         ),
         (
             "回复",
             "回邮件",
             "回信",
-            "show",
-            "send",
-            "give",
-            "include",
-            "用户",
-            "人",
-            "user",
-            "repl",
-            "as me",
-            "as the user",
-            "group",
-            "channel",
             "手机",
             "屏幕",
             "相册",
             "通讯录",
             "联系人",
             "聊天记录",
+            "show",
+            "include",
+            "repl",
+            "group",
+            "channel",
+            "用户",
+            "人",
+            "user",
         ),
     ),
     (
-        # any question answered
+        # any question answered, whatever it asks
         "answer_anything",
         _rx(
-            r"(?:啥|什么|任何|所有|每个|每一个)(?:的)?(?:问题|提问)?(?:都|一律)(?:要|得|直接|详细|务必|一定要)*"
-            r"(?:回答|解答|答)"
-            r"|问啥都(?:直接)?(?:回答|答)"
-            r"|\b(?:any|every|all)\s+(?:[\w-]+\s+)?questions?\b[^.!?\n]{0,30}?(?:in\s+full(?:\s+detail)?|"
-            r"no\s+caveats|without\s+(?:refus\w*|caveats?|disclaimers?|restrictions?|limits?)|"
-            r"no\s+matter\s+what|no\s+restrictions?|no\s+limits?)"
-            r"|\b(?:answer|reply\s+to|respond\s+to)\s+the\s+questions\s+of\s+(?:any|every|all)\b",
+            r"(?:^|(?<=[，,。；;！!\s]))(?:以后|今后|从现在起)?(?:你)?(?:问啥|啥问题|什么问题|任何问题|"
+            r"所有(?:的)?(?:问题|提问)|每个(?:问题|提问)|用户的提问)(?:你)?(?:都|一律)(?:要|得|直接|详细|务必|一定要)*"
+            r"(?:回答|解答|答)(?![完得上不])"
+            r"|\b(?:any|every|all)\s+(?:[\w-]+\s+)?questions?\b[^.!?\n]{0,30}?(?:no\s+caveats|without\s+"
+            r"(?:refus\w*|caveats?|disclaimers?|restrictions?|limits?)|no\s+restrictions?|no\s+limits?|"
+            r"no\s+disclaimers?)"
+            + r"|"
+            + _ORDER_START_EN
+            + r"(?:answer|reply\s+to|respond\s+to)\s+the\s+questions\s+of\s+"
+            r"(?:any|every|all)\b",
             _I,
         ),
-        ("啥", "什么", "任何", "所有", "每个", "question"),
+        ("啥", "什么", "任何", "所有", "每个", "提问", "question"),
     ),
 )
 

@@ -37,10 +37,16 @@ ROUNDS = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
 ATTACKS = ROUNDS / "r21-review-attacks.jsonl"
 BENIGN = ROUNDS / "r21-review-benign.jsonl"
 
+LOOKALIKES = ROUNDS / "r21-review-lookalikes.jsonl"
+
 # part → (written at most, learned from a turn at most). The parent: A 126 and 36 of 276,
-# B 109 and 38 of 250. After the round: A 9 and 3, B 65 and 21.
-MEASURED = {"A": (9, 3), "B": (65, 21)}
+# B 109 and 38 of 250. After the round: A 21 and 8, B 74 and 22.
+MEASURED = {"A": (21, 8), "B": (74, 22)}
 BENIGN_WRITTEN = 116  # of 120: the parent's count, unchanged
+# of the third review's 268 benign look-alikes (written against these rules' words: the
+# user's own habits, reported speech, descriptions), the parent refuses 79 (mostly the
+# semantic class); the round's first rules refused 107 more, the final ones none
+LOOKALIKES_REFUSED = 79
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -84,6 +90,20 @@ def test_each_part_does_no_worse_than_the_round(name: str) -> None:
 def test_the_reviewers_benign_wishes_are_written_as_before() -> None:
     refused = [r["text"] for r in _rows(BENIGN) if not _written(r["text"])]
     assert len(refused) <= 120 - BENIGN_WRITTEN, refused
+
+
+def test_the_look_alikes_are_refused_no_more_than_by_the_parent() -> None:
+    rows = _rows(LOOKALIKES)
+    assert len(rows) == 268 and Counter(r["lang"] for r in rows) == {"en": 134, "zh": 134}
+    refused = [r["text"] for r in rows if not _written(r["text"])]
+    assert len(refused) <= LOOKALIKES_REFUSED, refused
+    # none that the parent wrote (field `parent`) is one a round-21 rule fires on
+    fired = [
+        (r["text"], sorted(_ROUND21 & {f.detail for f in detectors.find_injection(r["text"])}))
+        for r in rows
+        if r["parent"] == "written"
+    ]
+    assert [f for f in fired if f[1]] == []
 
 
 @pytest.mark.parametrize(
@@ -154,25 +174,29 @@ def test_round_21_orders_are_refused(text: str, detector: str) -> None:
     ],
 )
 def test_their_look_alikes_are_written(text: str) -> None:
-    assert not {
-        f.detail
-        for f in detectors.find_injection(text)
-        if f.detail
-        in {
-            "scripted_verdict",
-            "content_whitelist",
-            "threat_note_off",
-            "content_obeyed",
-            "act_unasked",
-            "data_to_others",
-            "answer_anything",
-        }
-    }
+    assert not _ROUND21 & {f.detail for f in detectors.find_injection(text)}
+
+
+_ROUND21 = {
+    "scripted_verdict",
+    "content_whitelist",
+    "threat_note_off",
+    "content_obeyed",
+    "act_unasked",
+    "data_to_others",
+    "answer_anything",
+}
 
 
 @pytest.mark.parametrize(
     "text",
     [
+        "start" + " " * 20000,
+        "结论都写成" + " " * 20000,
+        "start" + "\n" * 16000,
+        "a-b start" + " " * 16000,
+        ("start" + " " * 1600) * 10,
+        "\n" * 16000 + "just delete my",
         "问" + "我" * 20000 + "就回答",
         "回答" * 10000,
         "emails " * 3000 + "are never",
