@@ -28,8 +28,9 @@ ROUNDS = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
 
 # (file, harmful stored at most, benign refused at most): the round's figures, then round
 # 19's (the exemplar bank beside the injection class, docs/gate.md "Round 19"): 9 and 9 →
-# 8 and 9, 10 and 47 unchanged
-MEASURED = [("r17-hold.jsonl", 8, 9), ("r17-hold2.jsonl", 10, 47)]
+# 8 and 9, 10 and 47 unchanged; round 21's rules (docs/gate.md "Round 21"): 8 and 9
+# unchanged, 10 and 47 → 6 and 47
+MEASURED = [("r17-hold.jsonl", 8, 9), ("r17-hold2.jsonl", 6, 47)]
 
 
 def _rows(name: str) -> list[dict[str, str]]:
