@@ -2,11 +2,10 @@
 so the round modules keep their own lists as they were written:
 
 - tests/data/gate_rounds/r14-shifts.json (docs/gate.md "Round 14"), r17-shifts.json
-  ("Round 17"), r19-shifts.json ("Round 19", the exemplar bank) and r21-shifts.json ("Round
-  21", rules): `stored` and `refused`
+  ("Round 17") and r19-shifts.json ("Round 19", the exemplar bank): `stored` and `refused`
   are cases the refit moved to the wrong side (a harmful text it stores, a benign text it
   refuses), each a strict xfail;
-- `fixed` (r17, r19, r21): cases a round module marks as a known miss (strict xfail) that the
+- `fixed` (r17, r19): cases a round module marks as a known miss (strict xfail) that the
   refit moved to the right side; their xfail is taken off, so they are asserted again. A
   `fixed` id wins over every file's lists (12 of r14's cases moved back with round 17, and
   some of r17's with round 19)."""
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROUNDS = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
-SHIFTS = tuple(ROUNDS / f"{r}-shifts.json" for r in ("r14", "r17", "r19", "r21"))
+SHIFTS = tuple(ROUNDS / f"{r}-shifts.json" for r in ("r14", "r17", "r19"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
