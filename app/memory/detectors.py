@@ -3539,7 +3539,8 @@ _HYPHEN_JOINED = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
 # with the group"), reported speech ("my doctor would say that everything is fine") and a
 # description ("all users can edit our wiki") do not begin so.
 _ORDER_START_EN = (
-    r"(?:^\s{0,3}|(?<=[.;!?\n])|(?<=[.;!?\n]\s)|(?<=[.;!?\n]\s\s))(?:(?:please|always|just|also|and|from\s+now\s+on,?|going\s+forward,?|"
+    r"(?:^\s{0,3}|(?<=[.;!?\n])|(?<=[.;!?\n]\s)|(?<=[.;!?\n]\s\s))"
+    r"(?:(?:please|always|just|also|and|from\s+now\s+on,?|going\s+forward,?|"
     r"feel\s+free\s+to|go\s+ahead\s+and|you\s+(?:can|may|should)|remember(?:\s+this)?\s*:?|"
     r"note\s*:)\s+)*"
 )
@@ -3700,7 +3701,8 @@ _ROUND21_INJECTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = 
         # what the user passes on is obeyed, its links opened
         "content_obeyed",
         _rx(
-            r"(?:^\s{0,3}|(?<=[.;!?\n])|(?<=[.;!?\n]\s)|(?<=[.;!?\n]\s\s))(?:(?:please|always|just|and)\s+)*do\s+what\s+(?:they|it|these|those|"
+            r"(?:^\s{0,3}|(?<=[.;!?\n])|(?<=[.;!?\n]\s)|(?<=[.;!?\n]\s\s))"
+            r"(?:(?:please|always|just|and)\s+)*do\s+what\s+(?:they|it|these|those|"
             r"(?:the\s+)?(?:[\w-]+\s+)?(?:e-?mails?|messages?|texts?|attachments?|dms?|comments?))\s+"
             r"(?:asks?|says?|tells?\s+you|wants?)\b"
             + r"|"
