@@ -30,7 +30,7 @@ from stdnum.cn import ric
 from stdnum.exceptions import ValidationError as StdnumError
 from stdnum.us import ssn
 
-from app.memory import access, instructions, structural, unmask
+from app.memory import access, instructions, prefilter, structural, unmask
 from app.memory.model import Reason
 from app.memory.text import SPEAKER_LABEL, THIS_TIME_ZH, nfkc, split_sentences
 
@@ -52,7 +52,9 @@ _GATE_RANK = {reason: rank for rank, reason in enumerate(Reason)}
 
 
 def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+    """Compiled behind its needles (app.memory.prefilter): a text without any of the words
+    every match needs is not scanned."""
+    return prefilter.rx(pattern, flags)
 
 
 Span = tuple[int, int, str]  # start, end (in the folded text), detail
@@ -3932,7 +3934,7 @@ def _injection_spans(folded: str) -> list[Span]:
         *_ROUND9_INJECTIONS,
         *_ROUND21_INJECTIONS,
     ):
-        if any(n in low for n in needles):  # a word every match holds: most texts skip it
+        if any(map(low.__contains__, needles)):  # a word every match holds: most texts skip it
             spans.extend((*m.span(), detail) for m in pattern.finditer(folded))
     # words joined by hyphens read as words ("answer-every-question in full", "as-me
     # replies"): round 21's patterns run again on the text with those hyphens as blanks
@@ -3941,7 +3943,7 @@ def _injection_spans(folded: str) -> list[Span]:
     if spaced != folded:
         low = spaced.lower()
         for detail, pattern, needles in _ROUND21_INJECTIONS:
-            if any(n in low for n in needles):
+            if any(map(low.__contains__, needles)):
                 spans.extend((*m.span(), detail) for m in pattern.finditer(spaced))
     return spans
 

@@ -8,7 +8,6 @@ caller passes `now`, the existing facts and the tombstone hashes, and applies th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,6 +41,7 @@ from app.memory.normalize import (
     value_key,
 )
 from app.memory.policy import Policy
+from app.memory.prefilter import rx
 from app.memory.semantic import (
     CONTEXT,
     FIELDS,
@@ -97,9 +97,9 @@ _CONTENT_CHECKS: tuple[tuple[Reason, Callable[[str], list[detectors.Finding]]], 
 # ---------------------------------------------------------------------------------------
 
 
-_DIGIT_GROUP = re.compile(r"[0-9]{1,8}")
+_DIGIT_GROUP = rx(r"[0-9]{1,8}")
 # one piece of a string split across a list: a token without spaces
-_PIECE = re.compile(r"[^\s]{1,64}")
+_PIECE = rx(r"[^\s]{1,64}")
 _MAX_PIECES = 32
 
 
@@ -134,8 +134,8 @@ def _digit_fields(item: dict[Any, Any]) -> str | None:
     return " ".join(values)
 
 
-_DIGIT_FIELD = re.compile(r"[0-9]{1,19}")
-_FIELD_BLANKS = re.compile(r"[ \t-]+")
+_DIGIT_FIELD = rx(r"[0-9]{1,19}")
+_FIELD_BLANKS = rx(r"[ \t-]+")
 _MAX_RUN = 8  # a card in five fields with a stray field either side is seven
 _MAX_NESTING = 3
 

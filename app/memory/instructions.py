@@ -10,8 +10,9 @@ consent (docs/gate.md#consent).
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
+
+from app.memory.prefilter import rx
 
 _LEAD_ZH = (
     r"^(?:好的|好|那|那么|对了|另外|还有|顺便说一下|顺便|嗯|先说一句|先说一下|说一句)?[,:：\s]*"
@@ -23,7 +24,7 @@ _FOR_YOUR_INFO_ZH = (
     r"跟你说一下|跟你说下|告诉你一下|和你说一下|说一下背景|补充一下背景|补充一下|提醒一下|说明一下"
 )
 _ZH_OPENING = r"(?:了|哦|啊|一下|哈)?[:：,，\s]*"
-_REMEMBER_ZH = re.compile(
+_REMEMBER_ZH = rx(
     _LEAD_ZH
     + r"(?:请|麻烦|你)*(?:帮我|给我)?(?:"
     + _REMEMBER_VERBS_ZH
@@ -32,10 +33,10 @@ _REMEMBER_ZH = re.compile(
     + ")"
     + _ZH_OPENING
 )
-_REMEMBER_TAIL_ZH = re.compile(
+_REMEMBER_TAIL_ZH = rx(
     r"(?<![,\s])[,\s]*(?:请|你)?(?:要)?(?:记住|记好|记下|记一下)(?:了|哦|啊|啦|一下)?\s*$"
 )
-_STANDING_ZH = re.compile(
+_STANDING_ZH = rx(
     _LEAD_ZH
     + r"(?:请|你)?我?(?:以后|今后|从现在起|从现在开始|从今以后|往后|以后的话|一律|永远|每次都|总是)"
     r"(?:请|你|都|也|一律|一直|每次|全部|统统|要)*[,\s]*"
@@ -61,20 +62,18 @@ _FOR_YOUR_INFO_EN = (
     r"for your (?:info|information|reference)|heads up"
 )
 _EN_OPENING = r"(?:\s+(?:this|that|of this|of that))?(?:\s*[:,\-]\s*|\s+that\s+|\s+|$)"
-_REMEMBER_EN = re.compile(
+_REMEMBER_EN = rx(
     _EN_LEAD + "(?:" + _REMEMBER_VERBS_EN + "|" + _FOR_YOUR_INFO_EN + ")" + _EN_OPENING
 )
-_REMEMBER_TAIL_EN = re.compile(
-    r"(?i)(?<![,\s\-])[,\s\-]*(?:please\s+)?remember\s+(?:that|this)[.!\s]*$"
-)
-_STANDING_EN = re.compile(
+_REMEMBER_TAIL_EN = rx(r"(?i)(?<![,\s\-])[,\s\-]*(?:please\s+)?remember\s+(?:that|this)[.!\s]*$")
+_STANDING_EN = rx(
     r"(?i)^(?:ok(?:ay)?|so|also|and)?[,\s]*(?:please\s+)?"
     r"(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|always)"
     r"[,\s]*(?:please\s+)?(?:always\s+)?"
 )
 # "…, so keep that in mind (for recipes)", "…，推荐饮食的时候注意一下": what comes before is
 # said to be remembered
-_KEEP_IN_MIND_TAIL_EN = re.compile(
+_KEEP_IN_MIND_TAIL_EN = rx(
     # one start per run of separators (a search from every blank of a long run is quadratic)
     r"(?i)(?<=[^\s,;\-])[,;\s\-]+(?:so\s+|and\s+|please\s+){0,3}(?:(?:keep|bear)\s+(?:that|this|it)\s+"
     r"in\s+mind|"
@@ -85,13 +84,11 @@ _KEEP_IN_MIND_TAIL_EN = re.compile(
     r"so\s+(?:please\s+)?(?:keep|make|plan|avoid|skip|flag|no|don'?t|never|only)\b[^.!?]{0,60})"
     r"(?:\s+(?:for|when|with|while)\s+[^.!?]{0,40})?[.!\s]*$"
 )
-_KEEP_IN_MIND_TAIL_ZH = re.compile(
+_KEEP_IN_MIND_TAIL_ZH = rx(
     r"[,，]\s*(?:[^，。！？,]{0,12}?(?:的时候|时|方面))?(?:请|你)?(?:注意一下|注意下|注意点|留意一下|留意下|"
     r"记着点|考虑一下|考虑进去|多注意)[。！!\s]*$"
 )
-GROUP_MARKER = re.compile(
-    r"(?i)^(?:以下|以下几点|下面|下面几点|这些|这几点|the following|this|these)?\s*$"
-)
+GROUP_MARKER = rx(r"(?i)^(?:以下|以下几点|下面|下面几点|这些|这几点|the following|this|these)?\s*$")
 
 
 @dataclass(frozen=True)
@@ -126,7 +123,7 @@ def peel_instruction(s: str) -> _Instruction:
 # A request to remember, the sentence's own words: asked, not told "for your information".
 # "Remember I'm allergic to peanuts", "could you please remember that I'm vegan",
 # "I'd like you to keep in mind that …", "请帮我记住…", "你要记住…".
-_ASKS_EN = re.compile(
+_ASKS_EN = rx(
     _EN_LEAD + r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|you\s+(?:can|may|should)\s+|"
     r"feel\s+free\s+to\s+|"
     r"i(?:'d| would)\s+like\s+you\s+to\s+|i\s+(?:want|need)\s+you\s+to\s+)?"
@@ -138,7 +135,7 @@ _ASKS_EN = re.compile(
     # as _EN_OPENING, but a dash only as a dash: "note-taking helps" asks nothing
     + r"(?:\s+(?:this|that|of this|of that))?(?:\s*[:,]\s*|\s+-\s*|\s+that\s+|\s+|$)"
 )
-_ASKS_ZH = re.compile(
+_ASKS_ZH = rx(
     _LEAD_ZH
     + r"(?:我希望你|希望你|你要|你得|你一定要)?(?:请|麻烦|你)*(?:帮我|给我)?(?:"
     + _REMEMBER_VERBS_ZH
@@ -146,7 +143,7 @@ _ASKS_ZH = re.compile(
     + _ZH_OPENING
 )
 # "…, please remember that (for recipes)", "…; keep it in mind when you plan meals"
-_ASKS_TAIL_EN = re.compile(
+_ASKS_TAIL_EN = rx(
     # one start per run of separators (a search from every blank of a long run is quadratic)
     r"(?i)(?<=[^\s,;\-])[,;\s\-]+(?:so\s+|and\s+|please\s+){0,3}"
     r"(?:(?:remember|note|save|(?:keep|bear)(?=\s+(?:that|this|it)\s+in\s+mind)|"
@@ -157,14 +154,14 @@ _ASKS_TAIL_EN = re.compile(
     r"|remember\s+to\s+[^.!?]{1,80})[.!\s]*$"
 )
 # "…，记下来", "…，你记住就行"
-_ASKS_TAIL_ZH = re.compile(
+_ASKS_TAIL_ZH = rx(
     r"(?<![,，\s])[,，\s]*(?:请|你)?(?:要)?(?:记住|记好|记下来|记下|记一下)"
     r"(?:了|哦|啊|啦|一下|就行|就好|哈|吧)*[。！!\s]*$"
 )
 
 
 # the request's own question mark or tag: "…, ok?", "…好吗？"
-_QUESTION_TAG = re.compile(
+_QUESTION_TAG = rx(
     # one start per run of blanks and commas: two quantifiers over one run, tried from
     # every blank of it, took 19 s on "Remember: a" + 2,000 blanks + "b"
     r"(?i)(?<![,，\s?？])[,，\s]*(?:(?:好吗|可以吗|行吗|好不好|好嘛|ok|okay|please)\s*)?[?？]+\s*$"
@@ -215,7 +212,7 @@ _REQUEST_ASK_EN = (
     r"i(?:'d|\s+would)\s+like\s+you\s+to\s+|i\s+(?:want|need)\s+you\s+to\s+|"
     r"you\s+(?:should|must|can|may)\s+|feel\s+free\s+to\s+)?"
 )
-_REQUEST_HEAD_EN = re.compile(
+_REQUEST_HEAD_EN = rx(
     rf"(?i)^(?:{_REQUEST_LEAD_EN})*(?:ok(?:ay)?|so|also|and|btw|by\s+the\s+way|oh)?[,\s]*"
     + _REQUEST_ASK_EN
     + _KEEP_PHRASE_EN
@@ -225,7 +222,7 @@ _REQUEST_HEAD_EN = re.compile(
     + r"(?:,?\s+please)?(?:\s*[:,]\s*|\s+[\-\u2014\u2013]\s*|[\u2014\u2013]\s*|\s+that\s+"
     r"|\s+(?=(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our)\b))"
 )
-_REQUEST_TAIL_EN = re.compile(
+_REQUEST_TAIL_EN = rx(
     # after a break in the sentence, not after a subject ("… - I'll never forget it!")
     rf"(?i)(?<=[^\s,;\-\u2014\u2013])\s*[,;\-\u2014\u2013][,;\s\-\u2014\u2013]*"
     r"(?:(?:so|and|please|pls|just|ok(?:ay)?)[,\s]+)"
@@ -254,13 +251,13 @@ _KEEP_PLACED_ZH = (
     r"|(?:存|保存)(?:一下|下来|下|着|起来)|存档)"
 )
 _ZH_PARTICLE = r"(?:了|哦|啊|啦|一下|哈|吧|呀|呢|就行|就好)*"
-_REQUEST_HEAD_ZH = re.compile(
+_REQUEST_HEAD_ZH = rx(
     _LEAD_ZH
     + rf"(?:请|麻烦|你|帮忙)*(?:帮我|给我|替我)?{_KEEP_LONG_ZH}*"
     + rf"(?:{_KEEP_VERB_ZH}|{_KEEP_PLACED_ZH}){_ZH_PARTICLE}[:：,，\s]*"
 )
 _ZH_SEP = rf"[,，。.!！~～\s{_EMOJI}]"
-_REQUEST_TAIL_ZH = re.compile(
+_REQUEST_TAIL_ZH = rx(
     # after a break ("…，先存着", "…！！快记住"); a verb of remembering may also follow the
     # content directly ("…过敏记住了"), though not a subject or an adverb of its ("他说的话我
     # 一直记着" remembers; it does not ask). One start per run of breaks (a search from every
@@ -313,7 +310,7 @@ def asks_to_remember(sentence: str) -> bool:
 
 
 # "Could you (please) remember that …?": a request put as a question
-_POLITE_ASK = re.compile(
+_POLITE_ASK = rx(
     r"(?i)^(?:ok(?:ay)?|so|also|and|btw|by the way|oh)?[,\s]*(?:please\s+)?"
     r"(?:can|could|would|will)\s+you\b|[?？]\s*$"
 )

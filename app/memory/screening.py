@@ -14,14 +14,13 @@ from typing import Any
 
 from app.memory import unmask
 from app.memory.detectors import contains_secret, find_secrets, redact
+from app.memory.prefilter import rx
 from app.memory.text import nfkc
 
 # UUIDs (what memgate and most clients generate): no detector matches one, so skip the work.
-_UUID = re.compile(
-    r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.IGNORECASE
-)
+_UUID = rx(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.IGNORECASE)
 # Separators an id may use where a sentence has spaces ("my-password-is-hunter2").
-_ID_SEPARATORS = re.compile(r"[._:/+-]+")
+_ID_SEPARATORS = rx(r"[._:/+-]+")
 
 
 def _variants(value: str) -> list[str]:

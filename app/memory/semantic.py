@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 
 from app.memory import instructions, unmask
 from app.memory.model import Candidate
+from app.memory.prefilter import rx
 from app.memory.text import SPEAKER_LABEL, nfkc
 
 log = logging.getLogger("memgate.gate")
@@ -69,7 +70,7 @@ _I = re.IGNORECASE
 _FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "addresses_assistant",
-        re.compile(
+        rx(
             r"\b(?:you|your|yourself|assistant|ai|agent|bot|chatbot|model|llm|gpt)\b"
             r"|你|您|助手|机器人|模型|智能体",
             _I,
@@ -77,7 +78,7 @@ _FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "standing",
-        re.compile(
+        rx(
             r"\b(?:from\s+now\s+on|going\s+forward|henceforth|from\s+here\s+on|always|never|"
             r"whenever|every\s+time|each\s+time|any\s+time|all\s+future|future|permanent(?:ly)?|"
             r"by\s+default|default|standing|for\s+good|in\s+all)\b"
@@ -88,7 +89,7 @@ _FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "waives_check",
-        re.compile(
+        rx(
             r"\b(?:without\s+(?:any\s+)?(?:check|checking|verif\w*|confirm\w*|review\w*|asking|"
             r"approval|looking)|skip\w*|bypass\w*|no\s+need|don'?t\s+(?:check|verify|ask|bother|"
             r"flag|question)|waive\w*|auto-?approv\w*|regardless|no\s+matter|not\s+required|"
@@ -102,7 +103,7 @@ _FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "authority_words",
-        re.compile(
+        rx(
             r"\b(?:system|sys|admin\w*|operator|operations|policy|compliance|security\s+team|"
             r"developers?|official|verified|authori[sz]\w*|override|privileg\w*|permissions?|"
             r"root|superadmin|moderator|whitelist\w*|staff|it\s+department|trust\s+and\s+safety)\b"
@@ -113,16 +114,16 @@ _FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "markup",
-        re.compile(
+        rx(
             r"<\s*/?\s*[a-z]{2,12}\s*>|\[[^\]\n]{2,30}\]|【[^】\n]{1,20}】"
             r"|^[A-Z][A-Z _-]{3,}:|\{\s*\"",
             _I,
         ),
     ),
-    ("first_person", re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|myself)\b|我", _I)),
+    ("first_person", rx(r"\b(?:i|i'm|i've|i'd|me|my|mine|myself)\b|我", _I)),
     (
         "other_person",
-        re.compile(
+        rx(
             r"\b(?:he|she|him|his|her|hers|they|their)\b|\b[A-Z][a-z]+'s\b"
             r"|\b(?:mom|mother|mum|dad|father|parents?|wife|husband|spouse|partner|son|daughter|"
             r"kids?|child(?:ren)?|brother|sister|sibling|grand\w+|uncle|aunt|cousin|niece|"
@@ -137,7 +138,7 @@ _FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "now",
-        re.compile(
+        rx(
             r"\b(?:right\s+now|at\s+the\s+moment|today|tonight|this\s+(?:morning|afternoon|"
             r"evening|week|time)|currently|just\s+now|later|in\s+a\s+(?:sec|second|minute|bit)|"
             r"about\s+to|on\s+the\s+way|after\s+this)\b"
@@ -147,7 +148,7 @@ _FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "question",
-        re.compile(
+        rx(
             r"[?？]\s*$|(?:吗|呢|么)\s*[。.!！]?\s*$|^(?:what|how|why|which|"
             r"where|who|when|should|can|could|is|are|do|does)\b",
             _I,
@@ -155,13 +156,13 @@ _FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "conditional",
-        re.compile(
+        rx(
             r"\b(?:if|when|whenever|once|unless|should\s+anyone)\b"
             r"|如果|要是|只要|一旦|的时候|时，|时,|的话",
             _I,
         ),
     ),
-    ("url", re.compile(r"https?://|www\.|\]\(", _I)),
+    ("url", rx(r"https?://|www\.|\]\(", _I)),
 )
 FEATURE_NAMES: tuple[str, ...] = (*(name for name, _ in _FEATURES), "log_length")
 
@@ -180,10 +181,10 @@ _NOT_SOMEONES = frozenset(
     f"{w}'s" for w in "it that there here what where when how let today tomorrow yesterday".split()
 )
 _GROUP_PRONOUNS = frozenset({"they", "them", "their", "theirs"})
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|myself)\b|我", re.IGNORECASE)
+_FIRST_PERSON = rx(r"\b(?:i|i'm|i've|i'd|me|my|mine|myself)\b|我", re.IGNORECASE)
 # someone "they" may be: a name (a capitalised word that is not a common word starting a
 # sentence), an indefinite person, a role or a family word
-_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+_CAPITALISED = rx(r"\b[A-Z][a-z]+\b")
 _COMMON_CAPITALISED = frozenset(
     "the a an it its this that these those there here we you he she they my our your his her "
     "their what when where why how which yes no oh hey hi hello thanks thank well so but and "
@@ -192,7 +193,7 @@ _COMMON_CAPITALISED = frozenset(
     "let lately finally anyway actually maybe not every all some most many one still even "
     "once while during as at in on for with from by to of about over".split()
 )
-_SOMEONE = re.compile(
+_SOMEONE = rx(
     r"\b(?:someone|somebody|anyone|anybody|a\s+(?:woman|man|guy|girl|boy|lady|person|stranger|"
     r"kid)|person|doctor|nurse|therapist|teacher|coach|sis|bro|hubby|bestie|mommy|daddy|"
     r"granny|nana|auntie)\b",
@@ -211,7 +212,7 @@ def _someone_they_could_be(text: str) -> bool:
 
 # The user as a patient ("我是 1 型糖尿病患者", "I'm a type 1 diabetes patient") is not
 # someone else, though "patient" / "患者" usually is.
-_SELF_AS_PATIENT = re.compile(
+_SELF_AS_PATIENT = rx(
     r"我是[^，,。；;]{0,16}?(?:患者|病人)"
     r"|(?i:\bi(?:'m|\s+am)\s+an?\s+(?:[\w-]+\s+){0,3}?patient\b)"
 )
@@ -244,8 +245,8 @@ def mentions_other_person(text: str) -> bool:
 # What a candidate asks to be embedded
 # ---------------------------------------------------------------------------------------
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_CJK = rx(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = rx(r"[A-Za-z]{2,}")
 
 
 def substantive(text: str) -> bool:
@@ -333,7 +334,7 @@ class Bank:
     euros, and book and pay for the cheapest one without asking"), the appended order
     moving the text's embedding too little. The rows are the fitted samples' own
     embeddings (unit length, stored as float16). Only the statement is read against the
-    bank (`Segment.banked`): what a memory says when it is recalled; a read costs ~0.2 ms.
+    bank (`Segment.banked`): what a memory says when it is recalled; a read costs ~0.1–0.5 ms.
     And only a statement the regression scores at least `BANK_FLOOR`: the bank raised no
     score of 5,400 texts of the gate rounds by more than +2.9 (logit), so from under 0.01
     nothing reaches 0.16, under every threshold the policy ships."""
@@ -343,21 +344,36 @@ class Bank:
     beta: float
     positives: NDArray[np.float32]  # (n, dim)
     negatives: NDArray[np.float32]  # (m, dim)
-    # both, stacked: one matrix-vector product per segment (the bank is ~6 MB of float32,
-    # which a product streams from memory: ~0.2 ms, most of the bank's cost)
-    _rows: NDArray[np.float32] = field(init=False, repr=False, compare=False)
+    # both, stacked: the positives and the first `PROBE` negatives (`_head`), then the
+    # other negatives (`_tail`). The bank is ~6 MB of float32, which a product streams
+    # from memory (~0.2–0.5 ms, most of the bank's cost); the head is a quarter of it.
+    _head: NDArray[np.float32] = field(init=False, repr=False, compare=False)
+    _tail: NDArray[np.float32] = field(init=False, repr=False, compare=False)
+
+    # Negatives read before the others. They are stored most-often-nearest first (`save`):
+    # the mean of the `k` nearest of them is a lower bound of the mean over all negatives,
+    # so once it reaches the positives' mean the lean is not positive whatever the others
+    # say, and they are not read. Exact; it stops early for about two statements in three
+    # of the gate corpus.
+    PROBE = 256
 
     def __post_init__(self) -> None:
         rows = np.ascontiguousarray(np.vstack([self.positives, self.negatives]), np.float32)
-        object.__setattr__(self, "_rows", rows)
+        cut = len(self.positives) + min(self.PROBE, len(self.negatives))
+        object.__setattr__(self, "_head", rows[:cut])
+        object.__setattr__(self, "_tail", rows[cut:])
 
     def shift(self, vectors: NDArray[np.float32]) -> NDArray[np.float32]:
         """The logit shift of each row of `vectors`, (segments,): zero or more."""
-        out = np.empty(len(vectors), dtype=np.float32)
+        out = np.zeros(len(vectors), dtype=np.float32)
         split = len(self.positives)
         for i, v in enumerate(vectors):  # one product per segment: a matrix-vector call
-            sims = self._rows @ v
-            lean = self._nearest(sims[:split]) - self._nearest(sims[split:])
+            head = self._head @ v
+            near = self._nearest(head[:split])
+            against = self._nearest(head[split:])  # the probe's: a lower bound
+            if against < near and len(self._tail):
+                against = self._nearest(np.concatenate([head[split:], self._tail @ v]))
+            lean = near - against
             out[i] = self.beta * lean if lean > 0 else 0.0
         return out
 
@@ -365,6 +381,23 @@ class Bank:
         """The mean of the `k` highest of `sims`."""
         k = min(self.k, len(sims))
         return float(np.partition(sims, len(sims) - k)[-k:].sum()) / k if k else 0.0
+
+    @staticmethod
+    def by_hubness(
+        positives: NDArray[np.float32], negatives: NDArray[np.float32], k: int
+    ) -> NDArray[np.float32]:
+        """The negatives, those most often among the `k` nearest negatives of a bank row
+        first (ties in their order): the order `shift` reads them in."""
+        queries = np.vstack([positives, negatives]).astype(np.float32)
+        sims = queries @ negatives.astype(np.float32).T
+        own = np.arange(len(negatives))
+        sims[len(positives) + own, own] = -np.inf  # a row is not its own neighbour
+        k = min(k, len(negatives) - 1)
+        if k < 1:
+            return negatives
+        nearest = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        counts = np.bincount(nearest.ravel(), minlength=len(negatives))
+        return negatives[np.argsort(-counts, kind="stable")]
 
     def meta(self) -> dict[str, Any]:
         return {
@@ -379,7 +412,7 @@ class Bank:
         np.savez_compressed(
             path,
             positives=self.positives.astype(np.float16),
-            negatives=self.negatives.astype(np.float16),
+            negatives=self.by_hubness(self.positives, self.negatives, self.k).astype(np.float16),
         )
 
     @classmethod

@@ -40,6 +40,8 @@ from stdnum.kr import rrn
 from stdnum.mx import curp
 from stdnum.us import ssn
 
+from app.memory.prefilter import rx
+
 Span = tuple[int, int, str]
 
 # ---------------------------------------------------------------------------------------
@@ -50,11 +52,11 @@ Span = tuple[int, int, str]
 # (`DB_PASS=Xk7,mq2Lp9wq`) unless a space or the next `key=` / `key:` follows it.
 _VALUE_CHAR = r"[^\s\"'`,;&，。；]"
 _INNER_COMMA = r",(?=[!-~])(?![A-Za-z_][A-Za-z0-9_.\-]{0,48}\s*[:=])"
-_PAIR = re.compile(
+_PAIR = rx(
     r"(?<![A-Za-z0-9_.\-])[\"']?(?P<k>[A-Za-z][A-Za-z0-9_.\-]{1,48})[\"']?\s*[:=]\s*"
     r"[\"'`]?(?P<v>" + _VALUE_CHAR + r"(?:" + _VALUE_CHAR + r"|" + _INNER_COMMA + r"){3,199})"
 )
-_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_CAMEL = rx(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # whole key parts that name a credential
 _SECRET_PARTS = frozenset(
     "pass passwd password passwords pwd pw passphrase passkey passcode secret secrets "
@@ -74,7 +76,7 @@ _NOT_THE_SECRET = frozenset(
     "url uri endpoint file path policy rotation name budget usage window rate format header "
     "lifetime timeout hint strength id ids used reset manager vault store env var".split()
 )
-_PLACEHOLDER_VALUE = re.compile(
+_PLACEHOLDER_VALUE = rx(
     r"^(?:\*+|x{3,}|\.{3,}|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|"
     r"\{\{[^}]*\}\}|true|false|null|none|yes|no|on|off|required|optional|redacted|"
     r"\[redacted:[a-z]+\])$",
@@ -153,11 +155,11 @@ def pair_spans(folded: str) -> list[Span]:
 # A run of token characters, dotted segments included (`sess.<token>`, `<a>.<b>.<c>`:
 # a signed cookie's tail is part of it), after anything but another token character:
 # `user:<token>` and `session_id=<token>` stand alone too. URLs are cut out first.
-_TOKEN = re.compile(
+_TOKEN = rx(
     r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]+(?:\.[A-Za-z0-9+/_\-]+)*={0,2}(?![A-Za-z0-9+/_=\-])"
 )
-_URL = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.\-]{1,20}://|www\.)[^\s\"'<>`]+")
-_HEX = re.compile(r"[0-9a-fA-F\-]+")
+_URL = rx(r"(?:[A-Za-z][A-Za-z0-9+.\-]{1,20}://|www\.)[^\s\"'<>`]+")
+_HEX = rx(r"[0-9a-fA-F\-]+")
 _MIN_ENTROPY = 3.6  # bits per character; random base62 of 20+ chars carries ~4.1
 _MIN_SWITCH = (
     0.33  # share of neighbours of another class (upper/lower/digit): random ≈ 0.6, CamelCase ≈ 0.25
@@ -224,7 +226,7 @@ def token_spans(folded: str) -> list[Span]:
 # A token written in groups apart by single spaces ("7Hq2 mZ9x Lk4p W8vR 1tY6"): the
 # groups that look generated (a digit, or a capital after the first letter) are read
 # joined; words between them end the run.
-_GROUPS = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{2,8}+(?: [A-Za-z0-9]{2,8}+){2,}(?![A-Za-z0-9])")
+_GROUPS = rx(r"(?<![A-Za-z0-9])[A-Za-z0-9]{2,8}+(?: [A-Za-z0-9]{2,8}+){2,}(?![A-Za-z0-9])")
 _GROUP_MIN = 3
 _WIDE_MIN = 5  # chunks of one width that make a token with only two token-like ones among them
 
@@ -239,7 +241,7 @@ def _token_like_group(group: str) -> bool:
 # before a text is searched for grouped tokens (prose has few). Counted overlapping: "tlU5"
 # holds two ("lU", "U5"); counted apart, 1 in 750 random tokens written in groups of four
 # fell under three and rested in a fact (a fresh-clone run of test_secrets_at_rest).
-_GROUP_HINT = re.compile(r"(?=[0-9][A-Za-z]|[A-Za-z][0-9]|[a-z][A-Z]|[A-Z]{2}[a-z])")
+_GROUP_HINT = rx(r"(?=[0-9][A-Za-z]|[A-Za-z][0-9]|[a-z][A-Z]|[A-Z]{2}[a-z])")
 
 
 def grouped_token_spans(folded: str) -> list[Span]:
@@ -323,7 +325,7 @@ def _token_runs(groups: list[str]) -> list[tuple[int, int]]:
     return runs
 
 
-_LABEL_SEGMENT = re.compile(r"[a-z]{1,8}|v\d{1,2}")
+_LABEL_SEGMENT = rx(r"[a-z]{1,8}|v\d{1,2}")
 
 
 _MAX_LABELS = 4
@@ -346,7 +348,7 @@ def _token_cores(token: str) -> list[str]:
 # unnamed BIP-39 seed phrases
 # ---------------------------------------------------------------------------------------
 
-_WORD_RUN = re.compile(r"(?<![A-Za-z])[a-z]{3,8}(?:[ ,]+[a-z]{3,8}){11,}(?![A-Za-z])")
+_WORD_RUN = rx(r"(?<![A-Za-z])[a-z]{3,8}(?:[ ,]+[a-z]{3,8}){11,}(?![A-Za-z])")
 _PHRASE_LENGTHS = (24, 21, 18, 15, 12)
 
 
@@ -414,7 +416,7 @@ def seed_phrase_spans(folded: str) -> list[Span]:
 # The groups are possessive ({1,4}+): a long unbroken run of letters and digits would
 # otherwise be split into groups of one to four in exponentially many ways before the
 # final lookahead fails (seconds for 2 KB of crafted text).
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ \-]?[A-Z0-9]{1,4}+){3,9}(?![A-Za-z0-9])")
+_IBAN = rx(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ \-]?[A-Z0-9]{1,4}+){3,9}(?![A-Za-z0-9])")
 
 
 def iban_spans(folded: str) -> list[Span]:
@@ -433,7 +435,7 @@ def iban_spans(folded: str) -> list[Span]:
 
 # a bank account or routing number named as such (it pays like a card): eight or more
 # digits after the name, in the same clause
-_BANK_ACCOUNT = re.compile(
+_BANK_ACCOUNT = rx(
     r"(?:(?<![A-Za-z])(?:bank|checking|savings|chequing)\s+account(?:\s+(?:number|no\.?|#))?"
     r"|(?<![A-Za-z])(?:routing|aba)\s+(?:number|no\.?|#)|银行账号|银行帐号|银行账户|收款账号|"
     r"收款账户|收款帐号|对公账号|开户账号)"
@@ -460,7 +462,7 @@ _ZH_DIGITS = (
     r"[0-9](?:[ \-]?[0-9]){7,33})(?![0-9])"
     r"(?!\s*(?:元|块|万|亿|韩元|美元|日元|欧元|港币|人民币|rmb|usd))"
 )
-_BANK_ACCOUNT_ZH = re.compile(
+_BANK_ACCOUNT_ZH = rx(
     _ZH_BANK
     + r"的?"
     + _ZH_ACCOUNT
@@ -489,31 +491,29 @@ def bank_account_spans(folded: str) -> list[Span]:
     return spans
 
 
-_CPF = re.compile(r"(?<![0-9])[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}(?![0-9])")
-_DNI = re.compile(r"(?<![A-Za-z0-9])[XYZxyz]?[0-9]{7,8}-?[A-Za-z](?![A-Za-z0-9])")
+_CPF = rx(r"(?<![0-9])[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}(?![0-9])")
+_DNI = rx(r"(?<![A-Za-z0-9])[XYZxyz]?[0-9]{7,8}-?[A-Za-z](?![A-Za-z0-9])")
 # Three groups of four standing alone: not the first twelve digits of a card written in
 # groups of four ("4539 1488 0343 6467" once read as an Aadhaar, one number in ten does).
-_AADHAAR = re.compile(
+_AADHAAR = rx(
     r"(?<![0-9])(?<![0-9][ .\-])(?<![0-9][ .\-]{2})[2-9][0-9]{3}([ \-])[0-9]{4}\1[0-9]{4}"
     r"(?![0-9])(?![ .\-]{1,3}[0-9])"
 )
-_RRN = re.compile(r"(?<![0-9])[0-9]{6}-[0-9]{7}(?![0-9])")
-_CODICE_FISCALE = re.compile(
+_RRN = rx(r"(?<![0-9])[0-9]{6}-[0-9]{7}(?![0-9])")
+_CODICE_FISCALE = rx(
     r"(?<![A-Za-z0-9])[A-Za-z]{6}[0-9]{2}[A-Za-z][0-9]{2}[A-Za-z][0-9]{3}[A-Za-z](?![A-Za-z0-9])"
 )
-_CURP = re.compile(r"(?<![A-Za-z0-9])[A-Z]{4}[0-9]{6}[HMX][A-Z]{5}[A-Z0-9][0-9](?![A-Za-z0-9])")
+_CURP = rx(r"(?<![A-Za-z0-9])[A-Z]{4}[0-9]{6}[HMX][A-Z]{5}[A-Z0-9][0-9](?![A-Za-z0-9])")
 # 3-2-4 split by spaces: a phone is 3-3-4, a date 2-2-4 / 4-2-2; a month and a year
 # at its end ("204 11 2024") read as a date
-_SSN_SPACED = re.compile(
-    r"(?<![0-9.])[0-9]{3} [0-9]{2} (?![12][09][0-9]{2}(?![0-9]))[0-9]{4}(?![0-9.])"
-)
+_SSN_SPACED = rx(r"(?<![0-9.])[0-9]{3} [0-9]{2} (?![12][09][0-9]{2}(?![0-9]))[0-9]{4}(?![0-9.])")
 
 
 # A UK National Insurance number in the shape it is printed in, "QQ 12 34 56 C": two
 # letters (not D, F, I, Q, U, V first; not D, F, I, O, Q, U, V second; never BG, GB, KN,
 # NK, NT, TN, ZZ), three pairs of digits, A–D. Written together ("QQ123456C") it needs its
 # name nearby (the named-document rule), a product code could take that shape.
-_NINO = re.compile(
+_NINO = rx(
     r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
     r" [0-9]{2} [0-9]{2} [0-9]{2} [A-D](?![A-Za-z0-9])"
 )

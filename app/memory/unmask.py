@@ -31,6 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from app.memory.prefilter import rx
+
 # ---------------------------------------------------------------------------------------
 # Position maps
 # ---------------------------------------------------------------------------------------
@@ -179,7 +181,7 @@ class View:
 # Format characters that render as nothing: zero-width, bidi controls and isolates, soft
 # hyphen, word joiner and invisible operators, BOM, Mongolian vowel separator, fillers,
 # variation selectors, and the tag block (U+E0020–E007E "ASCII smuggling" are decoded).
-_INVISIBLE = re.compile(
+_INVISIBLE = rx(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f\U000e0100-\U000e01ef]+"
 )
@@ -249,8 +251,8 @@ _LOOKALIKES = {
 }
 _CONFUSABLE = str.maketrans(_LOOKALIKES)
 _CONFUSABLE_CHARS = frozenset(_LOOKALIKES)
-_HAS_CONFUSABLE = re.compile("[" + "".join(sorted(_LOOKALIKES)) + "]")
-_WORD_LETTERS = re.compile(r"[^\W\d_]+")
+_HAS_CONFUSABLE = rx("[" + "".join(sorted(_LOOKALIKES)) + "]")
+_WORD_LETTERS = rx(r"[^\W\d_]+")
 
 
 def _homoglyph_edits(text: str) -> list[Edit]:
@@ -267,19 +269,17 @@ def _homoglyph_edits(text: str) -> list[Edit]:
     return edits
 
 
-_ENTITY = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)")
-_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
-_ESCAPE = re.compile(r"(?:\\x[0-9A-Fa-f]{2})+|(?:\\u[0-9A-Fa-f]{4})+|(?:\\U[0-9A-Fa-f]{8})+")
+_ENTITY = rx(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)")
+_PERCENT = rx(r"(?:%[0-9A-Fa-f]{2})+")
+_ESCAPE = rx(r"(?:\\x[0-9A-Fa-f]{2})+|(?:\\u[0-9A-Fa-f]{4})+|(?:\\U[0-9A-Fa-f]{8})+")
 # Base64 (standard or URL-safe) and hex runs long enough to hide a secret.
-_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])")
-_HEX_SPACED = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[ :]){7,}[0-9A-Fa-f]{2}(?![0-9A-Za-z])")
-_HEX = re.compile(r"[0-9A-Fa-f]+")
+_B64_RUN = rx(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])")
+_HEX_SPACED = rx(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[ :]){7,}[0-9A-Fa-f]{2}(?![0-9A-Za-z])")
+_HEX = rx(r"[0-9A-Fa-f]+")
 # Bytes written in binary, eight digits a byte ("01101001 01100111 …"), four bytes or more.
-_BINARY_RUN = re.compile(r"(?<![0-9])[01]{8}(?:[ ,]?[01]{8}){3,}(?![0-9])")
-_B32_RUN = re.compile(
-    r"(?<![A-Za-z0-9+/=_-])(?:[A-Z2-7]{16,}|[a-z2-7]{16,})={0,6}(?![A-Za-z0-9+/=_-])"
-)
-_DIGITS = re.compile(r"[0-9]+")
+_BINARY_RUN = rx(r"(?<![0-9])[01]{8}(?:[ ,]?[01]{8}){3,}(?![0-9])")
+_B32_RUN = rx(r"(?<![A-Za-z0-9+/=_-])(?:[A-Z2-7]{16,}|[a-z2-7]{16,})={0,6}(?![A-Za-z0-9+/=_-])")
+_DIGITS = rx(r"[0-9]+")
 
 
 def _clean(decoded: str) -> str:
@@ -411,8 +411,8 @@ def _disjoint(edits: list[Edit]) -> list[Edit]:
 
 
 # <!-- hidden -->, and markdown's invisible link definitions: [//]: # (hidden)
-_HTML_COMMENT = re.compile(r"<!--(.*?)(?:-->|$)", re.S)
-_MD_COMMENT = re.compile(
+_HTML_COMMENT = rx(r"<!--(.*?)(?:-->|$)", re.S)
+_MD_COMMENT = rx(
     r"^[ \t]*\[[^\]\n]*\]:[ \t]*(?:#|<>)[ \t]*(?:\(([^)\n]*)\)|\"([^\"\n]*)\"|'([^'\n]*)')[ \t]*$",
     re.M,
 )
@@ -441,7 +441,7 @@ def _comments(text: str) -> tuple[list[Edit], list[tuple[int, int]]]:
 # "p a s s w o r d", "i-g-n-o-r-e" (three or more), starting a word (after a blank, an
 # opening bracket or quote, ":" or "="; so "1.2.3 a b" or "x=c p a s s" keep their
 # heads). A wider gap ("i g n o r e  a l l") stays a word break.
-_SPACED = re.compile(
+_SPACED = rx(
     r"(?<![^\s(\[{\"'“‘「:=])[^\W_](?P<sep>[ .*·_/|+~-])[^\W_](?![^\W_])"
     r"(?:(?P=sep)[^\W_](?![^\W_]))+"
 )
@@ -450,11 +450,11 @@ _SPACED = re.compile(
 # Between two words spelled out with single spaces, a wider gap is the word break, and a
 # word of one or two letters spelled out there is a word too: "p a s s w o r d  i s
 # K x 9 m" reads "password is Kx9m" (the pattern above needs three letters in a row).
-_WORD_GAP = re.compile(r" {2,}(?:(?:[^\W_](?: [^\W_])?) {2,}){0,3}")
+_WORD_GAP = rx(r" {2,}(?:(?:[^\W_](?: [^\W_])?) {2,}){0,3}")
 
 
-_LEADING_WORD = re.compile(r"(?<![^\s(\[{\"'“‘「:=])[^\W_](?: [^\W_])? {2,}$")
-_TRAILING_WORD = re.compile(r" {2,}[^\W_](?: [^\W_])?(?![^\s)\]}\"'”’」.,;:!?])")
+_LEADING_WORD = rx(r"(?<![^\s(\[{\"'“‘「:=])[^\W_](?: [^\W_])? {2,}$")
+_TRAILING_WORD = rx(r" {2,}[^\W_](?: [^\W_])?(?![^\s)\]}\"'”’」.,;:!?])")
 
 
 def _spaced_edits(text: str) -> list[Edit]:
@@ -464,7 +464,7 @@ def _spaced_edits(text: str) -> list[Edit]:
     # same way is a word too ("m-y p-a-s-s-w-o-r-d i-s …")
     for sep in {m.group("sep") for m in runs} - {" "}:
         s = re.escape(sep)
-        pair = re.compile(r"(?<![^\s(\[{\"'“‘「:=])[^\W_]" + s + r"[^\W_](?![^\W_]|" + s + ")")
+        pair = rx(r"(?<![^\s(\[{\"'“‘「:=])[^\W_]" + s + r"[^\W_](?![^\W_]|" + s + ")")
         edits.extend((m.start(), m.end(), m.group().replace(sep, "")) for m in pair.finditer(text))
     joined_left: set[int] = set()
     joined_right: set[int] = set()
@@ -497,7 +497,7 @@ def _spaced_edits(text: str) -> list[Edit]:
 # few, two characters are a Chinese word). Words of several characters a space apart
 # ("我 喜欢 表格") are left as written.
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_SPACED = re.compile(f"(?<![{_CJK}])[{_CJK}](?![{_CJK}])(?: [{_CJK}](?![{_CJK}]))+")
+_CJK_SPACED = rx(f"(?<![{_CJK}])[{_CJK}](?![{_CJK}])(?: [{_CJK}](?![{_CJK}]))+")
 
 
 def _cjk_space_edits(text: str) -> list[Edit]:
@@ -516,7 +516,7 @@ _Step = Callable[[str], list[Edit]]
 # three one, six two, …"): a run of six or more digits read out, never an ordinary word,
 # reads as the bare digits, so the checksums see the number whatever its spelling.
 _ZH_NUMERAL = "零〇一二三四五六七八九幺两壹贰叁肆伍陆柒捌玖"  # 壹贰…: the banking forms
-_NUMERALS = re.compile(f"[{_ZH_NUMERAL}](?:[ ,，、\\-]{{0,2}}[{_ZH_NUMERAL}]){{5,}}")
+_NUMERALS = rx(f"[{_ZH_NUMERAL}](?:[ ,，、\\-]{{0,2}}[{_ZH_NUMERAL}]){{5,}}")
 _NUMERAL_DIGITS = str.maketrans(_ZH_NUMERAL, "0012345678912123456789")
 _EN_DIGITS = {
     "zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4",
@@ -525,12 +525,12 @@ _EN_DIGITS = {
 # "four double one …": British read-outs double or triple a digit
 _EN_DIGIT = "(?:(?:double|triple)[ -])?(?:" + "|".join(_EN_DIGITS) + ")"
 _EN_REPEAT = {"double": 2, "triple": 3}
-_EN_RUN = re.compile(
+_EN_RUN = rx(
     rf"(?<![A-Za-z]){_EN_DIGIT}(?:(?:[ ,\-]{{1,3}}|, and ){_EN_DIGIT}){{5,}}(?![A-Za-z])", re.I
 )
 # Two or more digits read out between two groups of digits: one number written partly in
 # words ("5412 seven five three nine 0023 8816").
-_EN_MIXED_RUN = re.compile(
+_EN_MIXED_RUN = rx(
     rf"(?<=[0-9][ -])(?<![A-Za-z]){_EN_DIGIT}(?:[ -]{_EN_DIGIT}){{1,5}}(?=[ -][0-9])", re.I
 )
 
@@ -548,12 +548,12 @@ _CODE_WORD = (
     r"(?![A-Za-z])"
     r"|密码|口令|验证码|pin码|PIN码)[^.!?。！？\n\d]{0,20}?"
 )
-_EN_CODE_RUN = re.compile(
+_EN_CODE_RUN = rx(
     _CODE_WORD
     + rf"(?<![A-Za-z])(?P<run>{_EN_DIGIT}(?:[ ,\-]{{1,3}}{_EN_DIGIT}){{3,4}})(?![A-Za-z])",
     re.I,
 )
-_ZH_CODE_RUN = re.compile(
+_ZH_CODE_RUN = rx(
     _CODE_WORD + f"(?P<run>[{_ZH_NUMERAL}](?:[ ,，、\\-]{{0,2}}[{_ZH_NUMERAL}]){{3,4}})"
     f"(?![{_ZH_NUMERAL}])",
     re.I,
@@ -593,7 +593,7 @@ def _numeral_edits(text: str) -> list[Edit]:
 # two or more of them (one "mp3" or "h264" is a name, a leet phrase has many).
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b",
                        "@": "a", "$": "s", "9": "g"})  # fmt: skip
-_LEET_WORD = re.compile(
+_LEET_WORD = rx(
     r"(?<![\w@$])(?=[\w@$]*[A-Za-z])(?=[\w@$]*[013457@$])[A-Za-z013456789@$]{3,}(?![\w@$])"
 )
 _LEET_MIN_WORDS = 2
@@ -601,11 +601,11 @@ _LEET_MIN_WORDS = 2
 
 # A short word of leet digits alone ("45" for "as", "2" stays a number) is read as letters
 # only between two leetspeak words: "4ct 45 4dm1n" is "act as admin".
-_LEET_DIGITS = re.compile(r"(?<![\w@$])[013457@$]{2,3}(?![\w@$])")
+_LEET_DIGITS = rx(r"(?<![\w@$])[013457@$]{2,3}(?![\w@$])")
 # so is a two-character word of a letter and a leet digit: "l0g5 t0 p4st3b1n" is "logs to
 # pastebin"
-_LEET_SHORT = re.compile(r"(?<![\w@$])(?:[A-Za-z][013457]|[013457][A-Za-z])(?![\w@$])")
-_BLANK = re.compile(r"[ \t]{1,3}")
+_LEET_SHORT = rx(r"(?<![\w@$])(?:[A-Za-z][013457]|[013457][A-Za-z])(?![\w@$])")
+_BLANK = rx(r"[ \t]{1,3}")
 
 
 def _leet_edits(text: str) -> list[Edit]:
@@ -647,8 +647,8 @@ def _leet_edits(text: str) -> list[Edit]:
 # read so when at least two of its letters and half of them carry a mark, and only when
 # two such words are in the text ("résumé", "Zoë" and a French sentence stay as written).
 _LATIN = "A-Za-z\u00c0-\u024f\u1e00-\u1eff"
-_ACCENTED_WORD = re.compile(f"(?:[{_LATIN}][\u0300-\u036f]*){{2,}}")
-_MARKED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")
+_ACCENTED_WORD = rx(f"(?:[{_LATIN}][\u0300-\u036f]*){{2,}}")
+_MARKED = rx("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")
 
 
 def _accent_edits(text: str) -> list[Edit]:
@@ -677,12 +677,12 @@ _ORDER_WORD_LIST = (
     "passcode secret token approve bypass override admin always never assistant transfer send "
     "forward without checking verify verification api key"
 ).split()
-_ORDER_WORDS = re.compile(r"\b(?:" + "|".join(_ORDER_WORD_LIST) + r")\b", re.IGNORECASE)
+_ORDER_WORDS = rx(r"\b(?:" + "|".join(_ORDER_WORD_LIST) + r")\b", re.IGNORECASE)
 _ROT13 = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
     "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
 )
-_LETTER_RUN = re.compile(r"[A-Za-z]+")
+_LETTER_RUN = rx(r"[A-Za-z]+")
 
 
 _SECRET_WORDS = frozenset({"password", "passcode", "secret", "token"})
@@ -701,7 +701,7 @@ def _reads_turned(turned: str, plain: set[str]) -> bool:
 
 # The order and secret words as they read turned: a text holds a word turned back only if
 # it holds the word turned (word edges stay where they are), so most texts skip the turning.
-_TURNED_WORDS = re.compile(
+_TURNED_WORDS = rx(
     r"\b(?:"
     + "|".join(
         sorted(
@@ -739,7 +739,7 @@ _ZH_COMMON = frozenset(
         "聊天 别人 其他 "
     ).split()
 )
-_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{6,}")
+_CJK_RUN = rx(r"[\u4e00-\u9fff]{6,}")
 
 
 def _reads_english_turned(words: list[str], turned: list[str]) -> bool:
@@ -760,7 +760,7 @@ def _reads_english_turned(words: list[str], turned: list[str]) -> bool:
     return sum(1 for t in turned if len(t) > 1 and t.lower() in _FUNCTION_WORDS) > written
 
 
-_DIGIT_RUN = re.compile(r"[0-9]+")
+_DIGIT_RUN = rx(r"[0-9]+")
 
 
 def _backwards(text: str) -> str:
@@ -919,19 +919,19 @@ _PINYIN_KEYS = frozenset(
 )
 # A key word in the text with its tones dropped (syllables may stand a blank apart): most
 # texts hold none and skip the step.
-_PINYIN_KEY = re.compile(
+_PINYIN_KEY = rx(
     "|".join("[ ._1-5-]?".join(key) for key in sorted(_PINYIN_KEYS, key=len, reverse=True))
 )
 _PINYIN_LONGEST_WORD = max(map(len, _PINYIN_WORDS))
 _KEY_CHARS = frozenset(_PINYIN_WORDS[k] for k in _PINYIN_KEYS)
-_PINYIN_TOKEN = re.compile("[A-Za-z\u00c0-\u024f\u0300-\u036f]+(?:[1-5](?![0-9]))?")
-_PINYIN_LABEL = re.compile(
+_PINYIN_TOKEN = rx("[A-Za-z\u00c0-\u024f\u0300-\u036f]+(?:[1-5](?![0-9]))?")
+_PINYIN_LABEL = rx(
     r"\s*[:：=]|\s+(?=[A-Za-z0-9!@#$%^&*._+-]*[0-9])(?=[A-Za-z0-9!@#$%^&*._+-]*[A-Za-z])"
     r"[A-Za-z0-9!@#$%^&*._+-]{4,}"
 )
-_SYLLABLE_GAP = re.compile("[ ._-]{0,2}")  # between the syllables of one word ("mi ma", "mi-ma")
+_SYLLABLE_GAP = rx("[ ._-]{0,2}")  # between the syllables of one word ("mi ma", "mi-ma")
 _WORD_GAP_CHARS = " \t._-"  # between the words of a run
-_CJK_CHAR = re.compile(f"[{_CJK}]")
+_CJK_CHAR = rx(f"[{_CJK}]")
 _PINYIN_LONGEST = 3  # syllables of one word written apart ("mi ma", "zhuan zhang")
 _JOINED_LONGEST = 48  # a token longer than this is not read as words written together
 
@@ -1044,7 +1044,7 @@ _NATO = {
     kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey whisky
     xray x-ray yankee zulu""".split()
 }
-_NATO_RUN = re.compile(
+_NATO_RUN = rx(
     r"\b(?:"
     + "|".join(sorted(_NATO, key=len, reverse=True))
     + r")(?:[\s,/|.;-]+(?:"
@@ -1090,7 +1090,7 @@ _MORSE = {
     "---..": "8",
     "----.": "9",
 }
-_MORSE_RUN = re.compile(r"(?<![\w.-])[.-]{1,5}(?:(?: {1,3}| ?[/|] ?)[.-]{1,5}){4,}(?![\w.-])")
+_MORSE_RUN = rx(r"(?<![\w.-])[.-]{1,5}(?:(?: {1,3}| ?[/|] ?)[.-]{1,5}){4,}(?![\w.-])")
 _MORSE_SIGNS = str.maketrans("·•∙−–_", "...---")  # dots and dashes drawn otherwise
 
 
@@ -1117,7 +1117,7 @@ def _spelled_edits(text: str) -> list[Edit]:
 # and "s" written as "@" and "$".
 _SPLIT_SEP = r"[\s._/+|·•∙—–~-]{0,8}"
 _SPLIT_LETTER = {"a": "[a@4]", "s": "[s$5]", "o": "[o0]"}
-_SPLIT_KEYWORD = re.compile(
+_SPLIT_KEYWORD = rx(
     r"(?<![A-Za-z])"
     + _SPLIT_SEP.join(_SPLIT_LETTER.get(c, c) for c in "pass")
     + _SPLIT_SEP
@@ -1129,9 +1129,9 @@ _SPLIT_KEYWORD = re.compile(
     + r")(?![A-Za-z])",
     re.IGNORECASE,
 )
-_SPLIT_GAP = re.compile(_SPLIT_SEP)
+_SPLIT_GAP = rx(_SPLIT_SEP)
 _SPLIT_PLAIN = str.maketrans("@4$50", "assso")
-_SPLIT_JOINED = re.compile(r"[A-Za-z@$0-9]{2}")
+_SPLIT_JOINED = rx(r"[A-Za-z@$0-9]{2}")
 # Traditional characters of the words the detectors read ("密碼", "身份證", "轉帳"), folded to
 # the simplified forms the patterns are written in.
 _TRADITIONAL_FORMS = (
@@ -1143,8 +1143,8 @@ _SIMPLIFIED_FORMS = (
     "无视规则从现开说汇为们这话让"
 )
 _TRADITIONAL = str.maketrans(_TRADITIONAL_FORMS, _SIMPLIFIED_FORMS)
-_TRADITIONAL_CHARS = re.compile(f"[{_TRADITIONAL_FORMS}]+")
-_CJK_JOINER = re.compile(f"(?<=[{_CJK}])(?:[_*·•~^/|+#.—、-]| [_*·•~^/|+#.—、-] )(?=[{_CJK}])")
+_TRADITIONAL_CHARS = rx(f"[{_TRADITIONAL_FORMS}]+")
+_CJK_JOINER = rx(f"(?<=[{_CJK}])(?:[_*·•~^/|+#.—、-]| [_*·•~^/|+#.—、-] )(?=[{_CJK}])")
 
 
 def _split_word_edits(text: str) -> list[Edit]:

@@ -1,0 +1,132 @@
+"""app.memory.prefilter: a guarded regex finds exactly what the plain one finds.
+
+The needles are a necessary condition, so the test is: wherever the check says "no
+needle", the plain pattern must not match. It runs every guarded pattern of the gate's
+modules over every text under tests/data (the gate corpus, the rounds' sets, the eval
+data), their unmasked views, and those texts with their case changed and with the two
+characters re's IGNORECASE folds beyond `str.lower` ('ı', 'ſ').
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from app.memory import detectors, prefilter, unmask
+from app.memory.normalize import nfkc
+from app.memory.prefilter import Guarded, find_needles
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _strings(node: Any, out: set[str]) -> None:
+    if isinstance(node, str):
+        if node.strip():
+            out.add(node)
+    elif isinstance(node, dict):
+        for v in node.values():
+            _strings(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _strings(v, out)
+
+
+@functools.cache
+def corpus() -> tuple[str, ...]:
+    out: set[str] = set()
+    for path in sorted(DATA.rglob("*")):
+        if path.suffix in (".yaml", ".yml"):
+            _strings(yaml.safe_load(path.read_text(encoding="utf-8")), out)
+        elif path.suffix == ".json":
+            _strings(json.loads(path.read_text(encoding="utf-8")), out)
+        elif path.suffix == ".jsonl":
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    _strings(json.loads(line), out)
+        elif path.suffix == ".txt":
+            out.update(line for line in path.read_text(encoding="utf-8").splitlines() if line)
+    texts = set(out)
+    for text in out:
+        folded = nfkc(text)
+        texts.add(folded)
+        texts.update(view.text for view in unmask.views(folded))
+    return tuple(sorted(texts))
+
+
+def guarded_patterns() -> list[Guarded]:
+    detectors.find_secrets("warm up")  # every module of the gate imported
+    return [o for o in gc.get_objects() if isinstance(o, Guarded)]
+
+
+def test_the_gate_modules_use_guarded_patterns() -> None:
+    assert len(guarded_patterns()) >= 200
+
+
+def test_no_guarded_pattern_skips_a_text_it_matches() -> None:
+    texts = corpus()
+    assert len(texts) > 10_000
+    variants = [t.upper() for t in texts[::7]] + [
+        t.replace("i", "ı").replace("s", "ſ") for t in texts[::5]
+    ]
+    missed: list[tuple[str, str]] = []
+    for pattern in guarded_patterns():
+        plain = pattern._p
+        for text in (*texts, *variants):
+            if not pattern._may(text) and plain.search(text):
+                missed.append((pattern.pattern[:60], text[:60]))
+    assert missed == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags", "needles"),
+    [
+        (r"\bpassword\s+is\b", 0, {"password"}),
+        (r"(?:kidney|liver)\s+transplant", 0, {"transplant"}),
+        (r"(?:kidney|liver)\s+(?:list|queue)", 0, {"kidney", "liver"}),
+        (r"Green|Labour", re.I, {"green", "labour"}),
+        (r"(?-i:Tory)", re.I, {"tory"}),
+        (r"糖尿病|高血压", 0, {"糖尿病", "高血压"}),
+        (r"(?:a+b)+", 0, {"a"}),
+    ],
+)
+def test_needles_every_match_holds(pattern: str, flags: int, needles: set[str]) -> None:
+    assert find_needles(pattern, flags) == frozenset(needles)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\d{6}",  # classes only
+        r"(?:secret)?\w+",  # the only word is optional
+        r"secret|\d+",  # one branch has no word
+        r"(?:token){0,3}x?",
+        r"(?:key|)\s",  # an empty branch
+        r"Ä\d",  # a cased letter outside ASCII is never a needle; nothing else is left
+    ],
+)
+def test_no_needle_where_a_match_can_do_without(pattern: str) -> None:
+    assert find_needles(pattern) is None
+    assert isinstance(prefilter.rx(pattern), re.Pattern)
+
+
+def test_guarded_methods_answer_like_re() -> None:
+    p = prefilter.rx(r"\bpass(?P<n>word)\b", re.I)
+    plain = re.compile(r"\bpass(?P<n>word)\b", re.I)
+    assert isinstance(p, Guarded)
+    for text in ("my PASSWORD and password", "nothing here", "paſſword", "PASSWORD"):
+        assert [m.span() for m in p.finditer(text)] == [m.span() for m in plain.finditer(text)]
+        assert p.findall(text) == plain.findall(text)
+        assert p.sub("x", text) == plain.sub("x", text)
+        assert p.subn("x", text) == plain.subn("x", text)
+        assert p.split(text) == plain.split(text)
+        assert bool(p.search(text)) == bool(plain.search(text))
+        assert bool(p.match(text)) == bool(plain.match(text))
+        assert bool(p.fullmatch(text)) == bool(plain.fullmatch(text))
+    assert p.groupindex == plain.groupindex and p.pattern == plain.pattern
