@@ -528,12 +528,21 @@ def max_difference(a: Params, b: Params) -> float:
     if a.bank is not None and b.bank is not None:
         if a.bank.meta() != b.bank.meta():
             return float("inf")
-        for mine, theirs in (
-            (a.bank.positives, b.bank.positives),
-            (a.bank.negatives, b.bank.negatives),
-        ):
-            diff = max(diff, np.abs(mine - theirs).max())
+        diff = max(diff, np.abs(a.bank.positives - b.bank.positives).max())
+        diff = max(diff, _rows_difference(a.bank.negatives, b.bank.negatives))
     return float(diff)
+
+
+def _rows_difference(mine: np.ndarray, theirs: np.ndarray) -> float:
+    """The largest difference between two sets of rows in any order, each row against its
+    nearest: the bank stores its negatives most-often-nearest first (`Bank.save`), which
+    float16 rounding may reorder, and their order means nothing to the scores."""
+    if mine.shape != theirs.shape:
+        return float("inf")
+    nearest = np.argmax(mine @ theirs.T, axis=1)
+    if len(set(nearest.tolist())) != len(mine):  # not one to one
+        return float("inf")
+    return float(np.abs(mine - theirs[nearest]).max())
 
 
 def check_or_write(params: Params, shipped: Params | None, path: Path, *, check: bool) -> int:

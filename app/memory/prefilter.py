@@ -36,6 +36,7 @@ _MAX_NEEDLES = 400  # beyond this a union of alternatives costs more than it sav
 
 Needles = frozenset[str]
 
+
 def fold(text: str) -> str:
     """The text as needles are looked for in it."""
     low = text.lower()
@@ -115,13 +116,13 @@ def find_needles(pattern: str, flags: int = 0) -> Needles | None:
 # Every guarded pattern's needles in one Aho–Corasick automaton: one pass over a text finds
 # which patterns may match it, and each pattern's check is a set lookup. Built on the first
 # check; a pattern made after it (a few are made at run time) rebuilds it (~5 ms) on the
-# next check.
+# next check. An index is one tuple, swapped whole: (automaton, needle number -> the
+# patterns holding it, how many patterns it covers).
+_Index = tuple[Any, list[frozenset[int]], int]
 _patterns: list[Guarded] = []
 _lock = threading.Lock()
-_automaton: Any = None
-_owners: list[frozenset[int]] = []  # needle number -> the patterns (by number) holding it
-_built = 0  # _patterns[:_built] are in the automaton
-_last: tuple[str, set[int]] = ("", set())  # the last text and its patterns, kept
+_index: _Index | None = None
+_last: tuple[str, _Index | None, set[int]] = ("", None, set())  # the last text's answer
 
 
 def _register(pattern: Guarded) -> int:
@@ -130,9 +131,11 @@ def _register(pattern: Guarded) -> int:
         return len(_patterns) - 1
 
 
-def _build() -> None:
-    global _automaton, _owners, _built, _last
+def _build() -> _Index:
+    global _index
     with _lock:
+        if _index is not None and _index[2] == len(_patterns):
+            return _index  # another thread built it
         owners: dict[str, set[int]] = {}
         for number, pattern in enumerate(_patterns):
             for needle in pattern.needles:
@@ -141,25 +144,25 @@ def _build() -> None:
         for i, needle in enumerate(owners):
             automaton.add_word(needle, i)
         automaton.make_automaton()
-        _automaton, _owners = automaton, [frozenset(o) for o in owners.values()]
-        _last = ("", set())
-        _built = len(_patterns)
+        _index = (automaton, [frozenset(o) for o in owners.values()], len(_patterns))
+        return _index
 
 
 def alive(text: str) -> set[int]:
     """The guarded patterns (by number) one of whose needles the text holds: the ones
     that may match it."""
     global _last
+    index = _index
+    if index is None or index[2] != len(_patterns):
+        index = _build()
     last = _last
-    if last[0] is text:
-        return last[1]
-    if _built != len(_patterns):
-        _build()
-    found = {i for _, i in _automaton.iter(fold(text))}
+    if last[0] is text and last[1] is index:
+        return last[2]
+    automaton, owners, _ = index
     out: set[int] = set()
-    for i in found:
-        out |= _owners[i]
-    _last = (text, out)
+    for i in {i for _, i in automaton.iter(fold(text))}:
+        out |= owners[i]
+    _last = (text, index, out)
     return out
 
 

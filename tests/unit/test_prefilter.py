@@ -130,3 +130,27 @@ def test_guarded_methods_answer_like_re() -> None:
         assert bool(p.match(text)) == bool(plain.match(text))
         assert bool(p.fullmatch(text)) == bool(plain.fullmatch(text))
     assert p.groupindex == plain.groupindex and p.pattern == plain.pattern
+
+
+def test_a_pattern_made_after_the_first_check_is_checked_too() -> None:
+    prefilter.alive("the automaton is built by now")
+    late = prefilter.rx(r"\bzq(?:xw|yv)late\b")
+    assert isinstance(late, Guarded)
+    text = "one zqyvlate two"
+    assert late.search(text) is not None
+    assert late.search("one zqyv late two") is None
+    assert [m.span() for m in late.finditer(text)] == [(4, 12)]
+
+
+def test_threads_get_the_answers_one_thread_gets() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = corpus()[::40]
+    patterns = guarded_patterns()
+
+    def hits(text: str) -> list[int]:
+        return [i for i, p in enumerate(patterns) if p.search(text)]
+
+    alone = [hits(t) for t in texts]
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(hits, texts)) == alone

@@ -40,6 +40,45 @@ def test_nearer_the_negatives_lowers_nothing() -> None:
     assert TOY.shift(np.stack([_unit(0, 1, 0), _unit(0.3, 0.5, 0.8)])).tolist() == [0.0, 0.0]
 
 
+def _brute_force(bank: semantic.Bank, v: np.ndarray) -> float:
+    """The shift as defined: every positive and every negative read."""
+    pos = np.sort(bank.positives @ v)[-bank.k :].mean()
+    neg = np.sort(bank.negatives @ v)[-bank.k :].mean()
+    return bank.beta * (pos - neg) if pos > neg else 0.0
+
+
+def test_stopping_after_the_probe_gives_the_shift_every_negative_gives() -> None:
+    bank = semantic.shipped().bank  # type: ignore[union-attr]
+    assert bank is not None and len(bank.negatives) > bank.PROBE
+    rng = np.random.default_rng(5)
+    noise = rng.normal(size=(300, bank.positives.shape[1])).astype(np.float32)
+    near = np.vstack([bank.positives[:150], bank.negatives[::20]])
+    vectors = np.vstack([noise, near + 0.3 * noise[: len(near)]])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    got = bank.shift(vectors)
+    want = np.array([_brute_force(bank, v) for v in vectors], dtype=np.float32)
+    assert np.allclose(got, want, atol=1e-5)
+    assert (want > 0).sum() > 50 and (want == 0).sum() > 50  # both sides were met
+
+
+def test_the_stored_negatives_come_most_often_nearest_first(tmp_path: Path) -> None:
+    rng = np.random.default_rng(6)
+    pos = rng.normal(size=(20, 8)).astype(np.float32)
+    neg = rng.normal(size=(60, 8)).astype(np.float32)
+    bank = semantic.Bank("injection", 3, 10.0, pos, neg)
+    ordered = semantic.Bank.by_hubness(pos, neg, 3)
+    index = {row.tobytes(): i for i, row in enumerate(neg)}
+    order = [index[row.tobytes()] for row in ordered]
+    assert sorted(order) == list(range(60))  # the same rows
+    sims = np.vstack([pos, neg]) @ neg.T
+    sims[20 + np.arange(60), np.arange(60)] = -np.inf  # not its own neighbour
+    counts = np.bincount(np.argsort(-sims, axis=1)[:, :3].ravel(), minlength=60)
+    assert all(np.diff(counts[order]) <= 0)  # most often among the 3 nearest first
+    bank.save(tmp_path / "bank.npz")
+    with np.load(tmp_path / "bank.npz") as z:
+        assert np.array_equal(z["negatives"], ordered.astype(np.float16))
+
+
 def test_the_shipped_bank_is_the_fitted_samples() -> None:
     params = semantic.shipped()
     assert params is not None and params.bank is not None
