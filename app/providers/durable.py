@@ -32,6 +32,7 @@ import numpy as np
 
 from app.memory import detectors, semantic, unmask
 from app.memory.model import Candidate, FactType, Origin, SourceKind
+from app.memory.prefilter import rx
 from app.memory.semantic import mentions_other_person
 from app.memory.text import detect_lang, nfkc, split_sentences
 from app.providers import extract_prefs
@@ -58,22 +59,22 @@ MIN_CHARS = {"en": 8, "zh": 4}
 MAX_CHARS = {"en": 160, "zh": 60}
 
 # clauses: on commas and semicolons (not inside a number: "1,500"), and a dash between words
-_CLAUSE = re.compile(r"[;，；、]\s*|,(?!\d)\s*|\s+[-–—]\s+")
-_EN_SELF = re.compile(r"(?i)^(?:i|i'm|im|i've|ive|i'd|my|we|we're|were|our|me)\b")
-_ZH_SELF = re.compile(r"^(?:我|咱)")
+_CLAUSE = rx(r"[;，；、]\s*|,(?!\d)\s*|\s+[-–—]\s+")
+_EN_SELF = rx(r"(?i)^(?:i|i'm|im|i've|ive|i'd|my|we|we're|were|our|me)\b")
+_ZH_SELF = rx(r"^(?:我|咱)")
 # what a claim to be let off or let in is made of ("rules don't apply to me", "对我不用讲
 # 规定"): the classes read such a clause as ordinary when it names no authority
-_EXEMPTION = re.compile(
+_EXEMPTION = rx(
     r"(?i)\b(?:rules?|limits?|limitations?|guidelines?|polic(?:y|ies)|restrictions?|"
     r"allowed|permissions?|permitted|exempt\w*|verif\w+|authori[sz]\w*|clearance|"
     r"override|bypass\w*|apply\s+to\s+me|whitelist\w*|privileg\w*|in\s+scope)\b|"
     r"规定|规则|规矩|限制|权限|授权|认证|豁免|不受|特权|白名单|绕过|破例|例外"
 )
 # a link, an address to write to: what exfiltrates or injects, never a lasting fact
-_LINK = re.compile(r"(?i)\b(?:https?://|www\.)|\b[\w-]+\.(?:[a-z]{2,6})/\S|[\w.+-]+@[\w-]+\.[\w.]+")
+_LINK = rx(r"(?i)\b(?:https?://|www\.)|\b[\w-]+\.(?:[a-z]{2,6})/\S|[\w.+-]+@[\w-]+\.[\w.]+")
 # someone else named in the turn: a clause without a subject may be about them ("My sister
 # is great. Lives in Leeds", "我妹妹刚搬家。在高新区租的房子")
-_SOMEONE_EN = re.compile(
+_SOMEONE_EN = rx(
     r"(?i)\b(?:he|she|him|her|his|hers|they|them|their|sister|brother|sibling|mom|mum|"
     r"mother|dad|father|parents?|wife|husband|partner|spouse|boyfriend|girlfriend|fianc\w*|"
     r"son|daughter|kids?|child(?:ren)?|baby|friend|coworker|co-worker|colleague|boss|"
@@ -82,13 +83,13 @@ _SOMEONE_EN = re.compile(
     # a name doing something: "Priya from work lives at …"
     r"|(?-i:\b(?!I\b)[A-Z][a-z]+)\s+(?:from|lives|works|is|was|has|had|said|says|moved)\b"
 )
-_SOMEONE_ZH = re.compile(
+_SOMEONE_ZH = rx(
     r"他|她|妹|姐|哥|弟|妈|爸|父|母|老婆|老公|妻|夫|儿|女儿|孩子|娃|宝宝|朋友|同事|老板|领导|邻居|"
     r"室友|房东|房客|客户|病人|患者|学生|爷|奶|外公|外婆|姥|叔|姨|舅|姑|侄|外甥|亲戚|对象"
 )
 # a clause that opens on a conjunction or a preposition is part of a larger thought ("For
 # timesheets, always log 40 hours", "所以…")
-_FRAGMENT = re.compile(
+_FRAGMENT = rx(
     r"(?i)^(?:for|in|on|at|with|without|since|when|whenever|while|if|unless|because|so|"
     r"and|but|or|though|although|after|before|until|then|also|plus)\b|"
     r"^(?:但是|但|不过|所以|因为|如果|要是|虽然|而且|然后|还有|以及|等到|除非)"

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from app.memory.model import FactType
+from app.memory.prefilter import rx
 from app.memory.text import detect_lang
 
 CONF_STYLE = 0.8  # "keep answers under 200 words": a request, said on purpose
@@ -56,10 +57,8 @@ PrefMatcher = Callable[[str], list[Pref]]
 
 # A run of blanks is matched from its first character only ((?<!\s)): a search that could
 # start anywhere inside 20 000 spaces would be quadratic.
-_TRAILING = re.compile(r"(?<![\s。！？!?.;；,，:：~～…])[\s。！？!?.;；,，:：~～…]+$")
-_CLAUSES = re.compile(
-    r"[,，;；]|(?<!\s)\s+(?:and|but)\s+(?=(?:please\s+)?(?:i|keep|be|skip|answer)\b)"
-)
+_TRAILING = rx(r"(?<![\s。！？!?.;；,，:：~～…])[\s。！？!?.;；,，:：~～…]+$")
+_CLAUSES = rx(r"[,，;；]|(?<!\s)\s+(?:and|but)\s+(?=(?:please\s+)?(?:i|keep|be|skip|answer)\b)")
 
 
 def _clauses(s: str) -> list[str]:
@@ -92,7 +91,7 @@ _PAST_TENSES = (
     "kept|paid|put|set|shut|sat|stood|told|threw|wore|woke|beat|chose|drew|grew|hit|hung|"
     "led|lent|overcame|rebuilt|shot|slept|sped|split|stole|struck|swore|underwent|withdrew"
 )
-_PAST = re.compile(_PAST_TENSES)
+_PAST = rx(_PAST_TENSES)
 _PRESENT_TOO = frozenset("put set shut hit quit split beat".split())  # "I set my alarm…"
 
 
@@ -183,13 +182,13 @@ def third_person_zh(text: str) -> str:
 
 # A statement about the user does not direct the assistant: "I prefer that you always
 # approve my refunds" is an instruction, and only the typed rules learn instructions.
-_ADDRESSES_YOU_EN = re.compile(
+_ADDRESSES_YOU_EN = rx(
     r"(?i)\b(?:you|your|yours|yourself|u|ur|the assistant|assistants?|the ai|the bot|the model|"
     r"chatbots?|agents?)\b"
 )
-_ADDRESSES_YOU_ZH = re.compile(r"你|您|助手|助理|机器人|(?i:\bai\b)|模型|智能体")
+_ADDRESSES_YOU_ZH = rx(r"你|您|助手|助理|机器人|(?i:\bai\b)|模型|智能体")
 # Nor does it ask to skip the checks: an ordinary taste never turns off rules or safety.
-_SKIP_CHECKS = re.compile(
+_SKIP_CHECKS = rx(
     r"(?i)\b(?:ignore|ignoring|bypass(?:ing)?|overrid(?:e|ing)|disabl(?:e|ing)|skip(?:ping)?|"
     r"turn(?:ing)? off|get(?:ting)? around|circumvent(?:ing)?|without)\b\W*(?:\w+\W+){0,3}?"
     r"(?:rules?|instructions?|safety|guardrails?|restrictions?|filters?|checks?|checking|"
@@ -198,13 +197,13 @@ _SKIP_CHECKS = re.compile(
     r"(?:规则|指令|安全|限制|审核|审批|验证|确认|检查|过滤|策略)"
 )
 # The thing at hand, not a standing taste: "I love this", "I like that idea", "我喜欢这个".
-_DEICTIC_EN = re.compile(
+_DEICTIC_EN = rx(
     r"(?i)^(?:it|this|that|these|those|them|him|her|what|how|when|where|which|who|here|there|"
     r"the idea|the way|one|some of|all of|both of)\b"
 )
-_DEICTIC_ZH = re.compile(r"^(?:这|那|它|他|她|哪|啥|什么|怎么|上了|死)")
+_DEICTIC_ZH = rx(r"^(?:这|那|它|他|她|哪|啥|什么|怎么|上了|死)")
 # Words for the user's own secrets, ids and accounts: never a preference or an attribute.
-_CREDENTIAL = re.compile(
+_CREDENTIAL = rx(
     r"(?i)\b(?:passwords?|passcodes?|passphrases?|pins?|secrets?|api[\s_-]?keys?|tokens?|"
     r"private keys?|ssh keys?|2fa|otp|mfa|verification codes?|recovery codes?|backup codes?|"
     r"ssn|social security|passport|driver'?s licen[cs]e|credit cards?|card numbers?|cvv|iban|"
@@ -217,7 +216,7 @@ _CREDENTIAL = re.compile(
 # Health, faith, money, politics and sex are learned when the user asks for it ("remember…"
 # is consent) or through the typed rules (allergies, diets), never from a general pattern:
 # the gate refuses them without consent, and a pattern must not feed it what it may miss.
-_SENSITIVE_TOPIC = re.compile(
+_SENSITIVE_TOPIC = rx(
     r"(?i)\b(?:medications?|medicines?|meds|pills?|insulin|inhalers?|antidepressants?|"
     r"therap(?:y|ist)|psychiatrist|diagnos\w*|prescri\w*|chemo\w*|dialysis|rehab|"
     r"disorder|disease|illness|depress\w*|anxiety|adhd|autis\w*|pregnan\w*|"
@@ -234,7 +233,7 @@ _SENSITIVE_TOPIC = re.compile(
 
 
 # Claims of standing or approval the user cannot grant themselves by saying so.
-_AUTHORITY = re.compile(
+_AUTHORITY = rx(
     r"(?i)\b(?:pre-?(?:authori[sz]ed|approved|verified|cleared)|authori[sz]\w*|approv\w*|"
     r"verified|admin\w*|permissions?|privileg\w*|trusted|whitelist\w*|allowlist\w*|exempt\w*|"
     r"superuser|root access|owner of (?:this|the) account)\b|"
@@ -273,13 +272,13 @@ def _about_user(obj: str, zh: bool) -> bool:
 
 
 # "on Monday", "next week", "later": a plan, not a habit ("on Mondays" is a habit).
-_PLAN_EN = re.compile(
+_PLAN_EN = rx(
     r"(?i)\b(?:next|this coming|later|soon|tonight|this (?:week|weekend|month|year|morning|"
     r"afternoon|evening)|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
     r"(?!s|\s+(?:mornings|afternoons|evenings|nights))|"
     r"in (?:a|an|\d+|a few|two|three) (?:minutes?|hours?|days?|weeks?))\b"
 )
-_PLAN_ZH = re.compile(r"下周|下个月|明年|待会|等会|一会儿|马上|这周|这个周末|这个月|今年|后天|稍后")
+_PLAN_ZH = rx(r"下周|下个月|明年|待会|等会|一会儿|马上|这周|这个周末|这个月|今年|后天|稍后")
 
 
 # ---------------------------------------------------------------------------------------
@@ -300,7 +299,7 @@ _LIMIT_EN = (
 )
 _STYLE_EN = (
     # "keep answers under 200 words", "keep your replies short"
-    re.compile(
+    rx(
         r"(?i)^(?:please\s+)?(?:always\s+)?(?:try to\s+)?(?P<x>(?:keep|make)\s+"
         + _ANSWERS_EN
         + r"\s+"
@@ -308,7 +307,7 @@ _STYLE_EN = (
         + r")$"
     ),
     # "answers under 200 words please", "short answers please"
-    re.compile(
+    rx(
         r"(?i)^(?:please\s+)?(?:i\s+(?:prefer|like|want)\s+)?(?P<x>(?:short|brief|concise|"
         r"succinct)\s+(?:answers|replies|responses|explanations)|(?:answers|replies|responses|"
         r"explanations)\s+in\s+(?:plain|simple)\s+(?:english|language|words|terms)|"
@@ -317,14 +316,14 @@ _STYLE_EN = (
         r"paragraphs|characters))(?:\s+please)?$"
     ),
     # "skip the small talk", "cut the fluff", "spare me the disclaimers"
-    re.compile(
+    rx(
         r"(?i)^(?:please\s+)?(?:always\s+)?(?P<x>(?:skip|cut|drop|leave out|spare me|lose)\s+"
         r"(?:the\s+|all\s+(?:the\s+)?)?(?:small talk|pleasantries|chit-?chat|intros?|"
         r"introductions|preambles?|fluff|filler|disclaimers|caveats|apologies|greetings|"
         r"recaps?|boilerplate|moralizing|lectures?))$"
     ),
     # "always cite sources", "include code examples in your answers"
-    re.compile(
+    rx(
         r"(?i)^(?:please\s+)?(?:always\s+)?(?P<x>(?:include|cite|add|give|show|provide|list)\s+"
         r"(?:the\s+)?(?:sources|references|citations|links to (?:the\s+)?sources|code examples|"
         r"examples|units|page numbers|type hints|a tl;?dr|tl;?drs?|a short summary|"
@@ -333,7 +332,7 @@ _STYLE_EN = (
         + r")?)$"
     ),
     # "don't apologize", "stop repeating my question", "never lecture me"
-    re.compile(
+    rx(
         r"(?i)^(?:please\s+)?(?P<neg>don't|do not|dont|never|stop|no need to)\s+(?:ever\s+)?"
         r"(?P<x>(?:apologi[sz](?:e|ing)|repeat(?:ing)?\s+(?:my|the)\s+questions?|"
         r"restat(?:e|ing)\s+(?:my|the)\s+questions?|lectur(?:e|ing)(?:\s+me)?|moraliz(?:e|ing)|"
@@ -343,14 +342,14 @@ _STYLE_EN = (
         r"(?:\s+(?:so much|all the time|every time|constantly|too much))?$"
     ),
 )
-_NO_STYLE_EN = re.compile(
+_NO_STYLE_EN = rx(
     r"(?i)^(?:please\s+)?no\s+(?P<x>fluff|filler|preambles?|disclaimers|apologies|lectures|"
     r"caveats|moralizing|pleasantries|chit-?chat|long answers|walls of text)(?:\s+please)?$"
 )
 
 
 # Conventions for the answers: units, spelling, dates, times, currency.
-_CONVENTION_EN = re.compile(
+_CONVENTION_EN = rx(
     r"(?i)^(?:please\s+)?(?:always\s+)?(?:(?:use|give me|show|write|put)\s+)?"
     r"(?:(?:the|all)\s+)?(?P<x>(?:metric|imperial)(?:\s+units)?|(?:celsius|fahrenheit)|"
     r"kilometers|kilometres|miles|british spelling|american spelling|uk spelling|us spelling|"
@@ -360,11 +359,11 @@ _CONVENTION_EN = re.compile(
     r"(?:\s+units)?(?:\s+(?:for|in)\s+(?:me|everything|all (?:answers|replies)|"
     r"(?:dates|times|distances|temperatures|weights|recipes)))?(?:\s+please)?$"
 )
-_CONVENTION_PREF_EN = re.compile(
+_CONVENTION_PREF_EN = rx(
     r"(?i)^i\s+(?:prefer|use|want|like|think in)\s+(?P<x>metric(?:\s+units)?|imperial(?:\s+units)?|"
     r"celsius|fahrenheit|british spelling|american spelling|the 24-hour clock|24-hour time)$"
 )
-_FORMAT_DATES_EN = re.compile(
+_FORMAT_DATES_EN = rx(
     r"(?i)^(?:please\s+)?(?:always\s+)?(?P<x>(?:format|write|give)\s+(?:all\s+)?(?:dates|times)"
     r"\s+(?:as|in)\s+\S{4,12})(?:\s+for me)?$"
 )
@@ -404,7 +403,7 @@ def _conventions_en(s: str) -> list[Pref]:
     return out
 
 
-_CONVENTION_ZH = re.compile(
+_CONVENTION_ZH = rx(
     r"^(?:请|麻烦|你)*(?:以后|今后)?(?:都|一律|统一)*(?P<x>(?:(?:单位|长度|距离|重量|温度|时间|日期|金额|价格)"
     r"(?:都|请|一律|统一)*)?(?:用|使用|采用|按)(?:公制|英制|国际单位|摄氏度|华氏度|公里|英里|公斤|千克|"
     r"24小时制|二十四小时制|12小时制|YYYY-MM-DD|yyyy-mm-dd|年月日|人民币|美元|欧元|日元|英式拼写|美式拼写)"
@@ -473,26 +472,26 @@ def _style_en(s: str) -> list[Pref]:
 _ANSWERS_ZH = r"(?:回答|回复|答案|解释|说明|总结|内容|文字|篇幅|字数|输出|每次回答|每个回答)"
 _STYLE_ZH = (
     # "回答简短一点", "回复尽量简洁", "解释通俗一些"
-    re.compile(
+    rx(
         r"^(?:请|麻烦|你)*(?:以后|今后)?(?:的)?(?P<x>"
         + _ANSWERS_ZH
         + r"(?:请|都|尽量|要|最好|务必|一律|再)*"
         r"(?:简短|简洁|精简|简单|短|直接|详细|具体|通俗|口语化|正式|严谨|有条理)(?:一点|一些|些|点)?)(?:吧|就好|就行|哦|啊)?$"
     ),
     # "回答控制在200字以内", "回复别超过三句话"
-    re.compile(
+    rx(
         r"^(?:请|麻烦|你)*(?P<x>" + _ANSWERS_ZH + r"(?:请|都|尽量|要|最好|务必|一律)*"
         r"(?:控制在|限制在|保持在|不要超过|别超过|不超过|不能超过|少于|不多于)\s*(?:\d+|[一二两三四五六七八九十百千]+)\s*(?:个)?(?:字|词|句话|句|行|段|个要点|点)"
         r"(?:以内|之内|左右|以下)?)(?:吧|就好|就行)?$"
     ),
     # "说话/回答别绕弯子" falls to the negatives below; "多举例子", "附上出处"
-    re.compile(
+    rx(
         r"^(?:请|麻烦|你)*(?:都|尽量|最好|务必|一律)*(?P<x>多举(?:几个|一些|点)?例子|"
         r"(?:附上|给出|标明|注明|标注)(?:信息)?(?:出处|来源|参考资料|参考文献|引用)|"
         r"(?:先|直接)(?:说|给|讲)(?:结论|答案|重点|代码))$"
     ),
 )
-_NO_STYLE_ZH = re.compile(
+_NO_STYLE_ZH = rx(
     r"^(?:请|你|也|都|再|以后|今后)*(?P<neg>千万别|不要再|别再|不用再|不要|别|不用|无需|不必|少)"
     r"(?:跟我|和我|给我|对我)?(?P<x>寒暄|客套|说客套话|说废话|废话|啰嗦|啰里啰嗦|绕弯子|铺垫|说教|讲大道理|"
     r"打官腔|灌鸡汤|长篇大论|重复(?:我的)?问题|复述(?:我的)?问题|道歉|用敬语|"
@@ -525,7 +524,7 @@ def _style_zh(s: str) -> list[Pref]:
 # STANDING: bare imperatives about the answers, a rule only when said as one
 # ---------------------------------------------------------------------------------------
 
-_BARE_EN = re.compile(
+_BARE_EN = rx(
     r"(?i)^(?:please\s+)?(?:always\s+)?(?P<x>(?:answer|reply|respond|write|explain(?: things)?|"
     r"talk to me|speak to me)\s+(?:directly|concisely|briefly|succinctly|formally|casually|"
     r"plainly|simply|honestly|bluntly|in plain (?:english|language|words)|in detail|step by step|"
@@ -536,7 +535,7 @@ _BARE_EN = re.compile(
     r"conclusion|bottom line|summary|tl;?dr)\s+(?:first|up front|at the top|before (?:the\s+)?"
     r"(?:explanations?|details|reasoning|text)))$"
 )
-_BARE_ZH = re.compile(
+_BARE_ZH = rx(
     r"^(?:请|麻烦|你)*(?:都|也|尽量|最好|务必|一律)*(?P<x>直接(?:回答|回复|说|讲|给答案|给结论)|"
     r"(?:直接)?说重点|(?:简单|简短|简洁)(?:点|一点|些|一些)|说人话|通俗(?:点|一点|些|一些)|"
     r"分(?:点|步骤)(?:回答|讲|说|解释)|一步一步(?:讲|解释|来))$"
@@ -582,7 +581,7 @@ _PREF_VERBS_EN = (
     r"can't stand|cannot stand|can't live without|can't do without|swear by|live on|"
     r"(?:don't|do not|never)\s+(?:really\s+)?(?:like|enjoy|love)|(?:don't|do not)\s+care for"
 )
-_PREF_EN = re.compile(
+_PREF_EN = rx(
     _LEAD_EN + r"(?P<who>i|we)\s+(?P<adv>(?:(?:really|truly|strongly|generally|usually|always|also|"
     r"definitely|much|mostly|just|absolutely|still|normally|typically|totally|actually)\s+)*)"
     r"(?P<v>" + _PREF_VERBS_EN + r")\s+(?P<o>.+)$",
@@ -593,11 +592,11 @@ _HABIT_ADV_EN = (
     r"regularly|tend to|like to|love to|prefer to|almost always|almost never"
 )
 # Verbs after a habit adverb that are not a habit: thinking, wanting, one-off asking.
-_NOT_HABIT_EN = re.compile(
+_NOT_HABIT_EN = rx(
     r"(?i)^(?:think|guess|know|feel|forget|forgot|mean|wonder|hope|say|said|ask|need|want|"
     r"get it|have to|do it|am|was|were|is|are|be|wish|try|tried|see|saw|meant)\b"
 )
-_HABIT_EN = re.compile(
+_HABIT_EN = rx(
     _LEAD_EN + r"(?P<who>i|we)\s+(?P<adv>" + _HABIT_ADV_EN + r")\s+(?P<o>[a-z].+)$",
     re.IGNORECASE,
 )
@@ -609,11 +608,11 @@ _PRESENT_VERBS_EN = (
     r"go to bed|go to|shop at|order|book|stay at|travel|volunteer|meditate|journal|"
     r"work out|train|code|write|draw|paint|sing|knit|garden|climb|surf|ski|own|rent|keep"
 )
-_PRESENT_EN = re.compile(
+_PRESENT_EN = rx(
     _LEAD_EN + r"(?P<who>i|we)\s+(?P<v>" + _PRESENT_VERBS_EN + r")\s+(?P<o>[a-z0-9].+)$",
     re.IGNORECASE,
 )
-_TRAIT_EN = re.compile(
+_TRAIT_EN = rx(
     r"(?i)^i(?:'m| am)\s+(?:(?:a|an|such an?|kind of an?|sort of an?|a total|a big|a huge|"
     r"a real|a lifelong|definitely an?|very much an?|totally an?|also an?|more of an?)\s+)"
     r"(?P<x>night owl|early bird|early riser|morning person|night person|evening person|"
@@ -623,7 +622,7 @@ _TRAIT_EN = re.compile(
     r"(?:\s+of\s+(?P<of>[^,]{2,50}))?$"
 )
 # Ongoing pursuits and pets: "I'm learning Japanese", "I'm training for a marathon", "I have a cat".
-_PURSUIT_EN = re.compile(
+_PURSUIT_EN = rx(
     r"(?i)^i(?:'m| am)\s+(?:(?:currently|now|still|also|slowly)\s+)?(?P<v>learning|studying|"
     r"training for|taking (?:classes|lessons|a course) in|practicing|practising|researching|"
     r"doing research on|doing a phd on)\s+(?P<o>.{2,50})$"
@@ -631,24 +630,24 @@ _PURSUIT_EN = re.compile(
 # "I go climbing on weekends", "I can only meet after 6pm", "I'm 34": a frequency, a
 # standing limit, an age
 _STEADY_EN = (
-    re.compile(
+    rx(
         r"(?i)^(?:i|we)\s++(?!.*\b(?:it|that|this|them)\b)(?P<o>.{2,60}?)\s++(?:every\s+(?:day|morning|evening|night|week|"
         r"weekend|month|year|[a-z]+day)|each\s+(?:day|week|morning|evening|month)|"
         r"on\s+(?:weekends|weekdays|[a-z]+days)|at\s+weekends|daily|weekly|nightly|"
         r"in\s+the\s+(?:mornings|evenings)|at\s+night)$"
     ),
-    re.compile(
+    rx(
         r"(?i)^i\s+(?:can|could)\s+only\s+(?!(?:guess|imagine|hope|say|think|wonder|assume|"
         r"speculate|tell|dream|wish|laugh|try|pray)\b)(?P<o>.{2,60})$"
     ),
-    re.compile(r"(?i)^i(?:'m|\s+am)\s+(?:\d{1,2}|[a-z]+ty(?:-[a-z]+)?)(?:\s+years?\s+old)?$"),
+    rx(r"(?i)^i(?:'m|\s+am)\s+(?:\d{1,2}|[a-z]+ty(?:-[a-z]+)?)(?:\s+years?\s+old)?$"),
 )
-_PET_EN = re.compile(
+_PET_EN = rx(
     r"(?i)^i\s+(?:have|own|'ve got|have got)\s+(?:a|an|one|two|three|\d)\s+(?:[a-z\-]+\s+){0,2}"
     r"(?:dogs?|cats?|puppy|puppies|kittens?|rabbits?|hamsters?|parrots?|birds?|fish|turtles?|"
     r"horses?|guinea pigs?)(?:\s+(?:named|called)\s+[A-Z][a-z]+)?$"
 )
-_TRAIT_ADJ_EN = re.compile(
+_TRAIT_ADJ_EN = rx(
     r"(?i)^i(?:'m| am)\s+(?:also\s+|definitely\s+|pretty\s+)?(?P<x>left-handed|right-handed|"
     r"ambidextrous|an? (?:morning|night|evening) person|most productive (?:in the|at|late at|"
     r"early in the) [a-z ]{3,20})$"
@@ -663,22 +662,22 @@ _ATTR_NOUNS_EN = (
     r"(?:usual|regular|local|preferred|home)\s+[a-z][a-z ]{1,20}?|"
     r"(?:frequent flyer|loyalty|membership|member|customer|passenger)\s+(?:number|no\.?|id|code)"
 )
-_ATTR_EN = re.compile(r"(?i)^my\s+(?P<k>" + _ATTR_NOUNS_EN + r")\s+(?:is|are|'s)\s+(?P<v>.{2,80})$")
+_ATTR_EN = rx(r"(?i)^my\s+(?P<k>" + _ATTR_NOUNS_EN + r")\s+(?:is|are|'s)\s+(?P<v>.{2,80})$")
 # "our office wifi network is called Orbit-5G", "my bike is named Rocket"
-_CALLED_EN = re.compile(
+_CALLED_EN = rx(
     r"(?i)^(?:my|our)\s+(?P<k>(?:[a-z][\w-]*\s+){0,3}[a-z][\w-]*)\s+(?:is|are)\s+(?:called|named)\s+(?P<v>\S.{0,40})$"
 )
-_DEFINE_EN = re.compile(
+_DEFINE_EN = rx(
     r"(?i)^(?:when(?:ever)?\s+i\s+say|by)\s+(?P<q>['\"“‘][^'\"”’]{1,40}['\"”’]|[a-z][\w\-]*"
     r"(?:\s+[a-z][\w\-]*)?)\s*,?\s*i\s+(?:always\s+)?mean\s+(?P<v>.{2,80})$"
 )
 # "When I travel, I always book window seats": a condition on the user's own habit.
-_WHEN_EN = re.compile(r"(?i)^(?P<c>when(?:ever)?\s+i\s+[^,]{2,60}?)\s*,\s*(?P<m>i\s+.+)$")
+_WHEN_EN = rx(r"(?i)^(?P<c>when(?:ever)?\s+i\s+[^,]{2,60}?)\s*,\s*(?P<m>i\s+.+)$")
 
 
 # A context before the habit: "On flights I always pick an aisle seat", "At work I use
 # a standing desk" (what follows must itself be a preference or a habit).
-_CONTEXT_EN = re.compile(
+_CONTEXT_EN = rx(
     r"(?i)^(?P<c>(?:on|in|at|for|during|after|before|with|outside(?:\s+of)?)\s+[^,]{2,40}?)"
     r"\s*,?\s+(?P<m>(?:i|we)\s+.+)$"
 )
@@ -692,7 +691,7 @@ _NOT_THE_USERS = (
 # Any of the user's things with a measure or a make: "My apartment is about 65 square
 # meters", "My camera is a Fujifilm X-T4", "My daily calorie target is 2,100" (a number or a
 # name in capitals says it is a record, not a mood: "my day is long" stays out)
-_MEASURED_EN = re.compile(
+_MEASURED_EN = rx(
     r"^(?i:my)\s+(?P<k>(?!(?i:" + _NOT_THE_USERS + r")\b)(?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)\s+"
     r"(?i:is|are|'s)\s+(?P<v>(?:(?i:about|around|roughly|approximately|a|an|the)\s+)?"
     r"(?:[$€£¥]?\d[\d,.:x×/]*\s*[a-zA-Z%²³]*(?:\s+[a-z]+){0,2}|[A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*){0,3}))$"
@@ -706,7 +705,7 @@ _LIFE_EN = (
     # "my monthly budget for groceries is about 400 dollars", "our budget is under 10k",
     # "the budget for the wedding is 20k" (the user's, said by the user), "I have a budget of
     # 1500 euros for the laptop"
-    re.compile(
+    rx(
         r"(?i)^(?:(?:my|our|the)\s+)?(?:(?!" + _NOT_THE_USERS + r"\b)[a-z]+\s+){0,2}budget"
         r"(?:\s+(?:for|on)\s+[^,]{2,40}?)?\s+"
         r"(?:is|'s|are)\s+(?:about|around|roughly|approximately|under|below|up\s+to|at\s+most|"
@@ -716,25 +715,25 @@ _LIFE_EN = (
         r"\s*[$€£¥]?\s*\d[\d,.]*\s*[a-z€$£]*(?:\s+(?:for|on)\s+[^,]{2,40})?$"
     ),
     # "I have a younger brother and a dog", "I have two kids", "we have twins"
-    re.compile(
+    rx(
         r"(?i)^(?:i|we)\s+(?:have|'ve got|have got)\s+(?:a|an|one|two|three|four|\d)\s+"
         r"(?:(?:younger|older|little|big|baby|twin|step-?)\s+)?(?:brothers?|sisters?|siblings?|"
         r"kids?|children|sons?|daughters?|twins|grandchildren|grandkids)\b(?:[^,.]{0,40})?$"
     ),
     # "my kids are 4 and 7"
-    re.compile(
+    rx(
         r"(?i)^my\s+(?:kids|children|son|sons|daughter|daughters|twins)\s+(?:is|are)\s+"
         r"(?:\d{1,2}|[a-z]+teen)(?:\s+(?:and|&)\s+\d{1,2})?(?:\s+years?\s+old)?$"
     ),
     # "my wife and I live in Porto", "my family and I are based in Oslo"
-    re.compile(
+    rx(
         r"^(?i:my\s+(?:wife|husband|partner|family|girlfriend|boyfriend|fianc[eé]e?|kids|"
         r"children)\s+and\s+i\s+(?:live|are\s+based|moved|have\s+moved|just\s+moved)\s+"
         r"(?:in|to))\s+[A-Z][\w\-']+(?:[ ,]+[A-Z][\w\-']+){0,3}$"
     ),
     # "I have a Tesla Model 3", "I own a MacBook Pro", "I drive an old Volvo": a thing by its
     # brand or model name ("I have a Zoom call at 3" is not one: the name ends there)
-    re.compile(
+    rx(
         # possessive blanks and a bounded look-ahead: "I have a " + 20,000 blanks rescanned
         # the run from every blank (9 s)
         r"^(?i:i\s++(?:have|own|drive|ride|'ve\s++got|have\s++got)\s++(?:a|an|two|three|\d)\s++"
@@ -743,16 +742,14 @@ _LIFE_EN = (
         r"[A-Z][\w\-]*(?:\s+[A-Z0-9][\w\-]*){0,3}$"
     ),
     # "please keep my meetings under 30 minutes": a limit on the user's own things
-    re.compile(
+    rx(
         r"(?i)^(?:please\s+)?(?:keep|limit|cap)\s+my\s+(?:[a-z]+\s+){0,2}(?:meetings?|calls?|"
         r"workouts?|commute|trips?|flights?|layovers?|budget|spending)\s+(?:under|below|to|within|"
         r"at\s+most)\s+.{1,30}$"
     ),
 )
 # "I'm 41 and work as an accountant": each side of "and" said of the user
-_AND_EN = re.compile(
-    r"(?i)^(?P<a>i(?:'m|\s+am)?\s++[^,]{1,40}?)(?:\s*+,)?\s++and\s++(?P<b>[a-z].{2,60})$"
-)
+_AND_EN = rx(r"(?i)^(?P<a>i(?:'m|\s+am)?\s++[^,]{1,40}?)(?:\s*+,)?\s++and\s++(?P<b>[a-z].{2,60})$")
 
 
 def _pref_statement_en(body: str) -> str:
@@ -774,17 +771,17 @@ def _life_statement_en(s: str) -> str:
 
 
 # "I'd rather get the short version first", "I would prefer metric units over imperial"
-_RATHER_EN = re.compile(
+_RATHER_EN = rx(
     r"(?i)^(?P<who>i|we)(?:'d|\s+would)\s+(?:much\s+|really\s+|honestly\s+)?(?:rather|prefer)\s+"
     r"(?!not\b)(?P<o>[a-z0-9].{1,80})$"
 )
 # "I'm not a fan of bullet points", "I'm not big on small talk", "I'm not into podcasts"
-_NOT_FAN_EN = re.compile(
+_NOT_FAN_EN = rx(
     r"(?i)^i(?:'m|\s+am)\s+not\s+(?:really\s+|much\s+of\s+)?(?:(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|"
     r"fond\s+of|keen\s+on|big\s+on|into)\s+(?P<o>[a-z0-9].{1,60})$"
 )
 # "Numbered steps work best for me", "Short paragraphs are easier for me"
-_SUITS_ME_EN = re.compile(
+_SUITS_ME_EN = rx(
     r"(?i)^(?P<o>[a-z][a-z0-9 \-']{2,50}?)\s+(?:works?|is|are)\s+(?:much\s+)?(?:best|better|"
     r"easiest|easier|clearest|clearer)\s+for\s+me$"
 )
@@ -900,98 +897,94 @@ _PREF_VERBS_ZH = (
     r"更喜欢|更爱|更偏好|最喜欢|最爱|喜欢|喜爱|热爱|钟爱|偏爱|偏好|习惯于?|倾向于?|讨厌|不喜欢|不爱|"
     r"受不了|离不开|爱"
 )
-_PREF_ZH = re.compile(
+_PREF_ZH = rx(
     r"^(?P<who>我们|我)" + _PREF_ADV_ZH + r"(?P<v>" + _PREF_VERBS_ZH + r")(?P<o>.{2,40})$"
 )
 _WHEN_WORDS_ZH = (
     r"(?:周末|工作日|平日|晚上|早上|白天|中午|上班时|下班后|出差时|出门时|在家时|在公司)"
 )
-_HABIT_ZH = re.compile(
+_HABIT_ZH = rx(
     r"^(?P<who>我们(?:团队|组|公司|部门)?|我)(?:" + _WHEN_WORDS_ZH + r"(?:的时候)?)?"
     r"(?:也|都|还)?(?P<adv>平时|平常|一般|通常|每天|每周|每晚|每天早上|每天晚上|"
     r"总是|经常|常常|一向|向来|基本上?|从来不|从不|很少|只|只会|一直都)(?:都|会|也|是)?(?P<o>.{2,40})$"
 )
 # "我周五下午不开会", "我晚上只喝水": a time word, then 不/从不/只/很少 (a plain "我下午开会"
 # may be today's plan); "我在学吉他": an ongoing pursuit.
-_TIME_HABIT_ZH = re.compile(
+_TIME_HABIT_ZH = rx(
     r"^(?P<who>我们(?:团队|组|公司|部门)?|我)(?P<t>(?:每个?|周[一二三四五六日末]|星期[一二三四五六日天]|"
     r"工作日|周末|平日|晚上|早上|中午|下午|上午|半夜|凌晨|饭后|睡前)[\u4e00-\u9fff\d]{0,6}?)"
     r"(?:都|一般|通常|也)?(?P<neg>不|从不|很少|只|绝不)(?P<o>[\u4e00-\u9fff].{0,30})$"
 )
 # a daily routine at a clock time ("我早上六点起床", "我一般晚上十一点睡觉") and how the user
 # takes a food or drink ("我喝咖啡不加糖", "我吃面要多放醋"): said without a date, a habit
-_ROUTINE_ZH = re.compile(
+_ROUTINE_ZH = rx(
     r"^我(?:一般|通常|平时|平常|每天|工作日|周末)?(?:都)?(?:早上|早晨|上午|中午|下午|晚上|夜里|凌晨|半夜)"
     r"[零〇一二三四五六七八九十两\d]{1,3}(?:点|:)(?:半|[零〇一二三四五六七八九十\d]{1,3}分?)?(?:左右|前|后)?"
     r"(?:就|才|准时)?(?P<o>起床|起|睡觉|睡|上床|吃早饭|吃早餐|吃午饭|吃晚饭|下班|上班|锻炼|跑步|健身|遛狗)$"
 )
-_HOW_ZH = re.compile(
+_HOW_ZH = rx(
     r"^我(?:一般|通常|平时|都)?(?:吃|喝|点)(?P<o>[\u4e00-\u9fff]{1,6}?)(?:都)?"
     r"(?:不加|不放|不要|只加|只放|只要|要加|要多加|多加|少放|多放|少加)[\u4e00-\u9fff]{1,6}$"
 )
-_NOT_NOW_ZH = re.compile(r"今天|明天|今晚|明晚|昨天|刚才|这周|下周|这个|下个")
+_NOT_NOW_ZH = rx(r"今天|明天|今晚|明晚|昨天|刚才|这周|下周|这个|下个")
 # "我今年34岁", "我家有一只狗叫豆豆", "我坐地铁上班", "我在减糖", "我周末去攀岩"
 _STEADY_ZH = (
-    re.compile(r"^我(?:今年|现在)?(?:\d{1,3}|[一二三四五六七八九十]{1,3})岁了?$"),
-    re.compile(
+    rx(r"^我(?:今年|现在)?(?:\d{1,3}|[一二三四五六七八九十]{1,3})岁了?$"),
+    rx(
         r"^我(?:家)?(?:有|养了?)(?:一|两|三|四|五|几|\d+)(?:只|条|个|匹)"
         r"(?:猫|狗|兔子|鹦鹉|仓鼠|乌龟|鱼|金鱼|孩子|女儿|儿子|小孩)(?:[,，]?(?:叫|名叫).{1,8})?$"
     ),
     # an instrument or a sport somewhere ("我在社区乐团拉大提琴"; "我在弹钢琴" is the moment)
-    re.compile(
+    rx(
         r"^我(?:平时|周末|每周|一般|业余|业余时间)?(?:在(?!(?:拉|弹|打|踢|吹))[\u4e00-\u9fff]{2,8})?"
         r"(?:会|也|还)?(?:拉|弹|打|踢|吹)(?:大提琴|小提琴|中提琴|二胡|钢琴|吉他|琵琶|古筝|尤克里里|鼓|"
         r"架子鼓|篮球|羽毛球|乒乓球|网球|排球|高尔夫|足球|萨克斯|长笛)$"
     ),
-    re.compile(
+    rx(
         r"^我(?:每天|平时|一般|通常|都)*(?:坐|乘|骑|开车|走路|步行|打车)[\u4e00-\u9fff]{0,4}"
         r"(?:上班|上学|通勤|去公司)$"
     ),
-    re.compile(
-        r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?:减肥|减糖|控糖|减脂|戒烟|戒酒|戒糖|健身)$"
-    ),
-    re.compile(
+    rx(r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?:减肥|减糖|控糖|减脂|戒烟|戒酒|戒糖|健身)$"),
+    rx(
         r"^我(?:每个?)?(?:周末|周[一二三四五六日]|星期[一二三四五六日天]|工作日)"
         r"(?:都|一般|通常|常|经常|会)*(?:去|会去)?[\u4e00-\u9fff]{2,6}$"
     ),
 )
-_PURSUIT_ZH = re.compile(
+_PURSUIT_ZH = rx(
     r"^我(?:现在|目前|最近|还|也)?(?:在|正在)(?P<v>学|学习|练|练习|备考|准备考|准备|研究|做研究)"
     r"(?P<o>[\u4e00-\u9fffA-Za-z].{0,20})$"
 )
 # After a habit word: thinking and one-off states, not habits.
-_NOT_HABIT_ZH = re.compile(r"^(?:觉得|认为|想|在想|不知道|以为|记得|忘|很忙|挺忙|没空|有空|说|问)")
-_TRAIT_ZH = re.compile(
+_NOT_HABIT_ZH = rx(r"^(?:觉得|认为|想|在想|不知道|以为|记得|忘|很忙|挺忙|没空|有空|说|问)")
+_TRAIT_ZH = rx(
     r"^我(?:是|算是|属于)(?:一个|一名|个|典型的|资深的?|重度的?|十足的|彻底的)?"
     r"(?P<x>夜猫子|早起的人|早睡早起的人|晨型人|夜型人|左撇子|右撇子|路痴|吃货|宅男|宅女|社恐|"
     r"[iIeE]人|[\u4e00-\u9fffA-Za-z]{1,6}?(?:控|迷|粉|派|爱好者|发烧友|主义者))$"
 )
-_ATTR_ZH = re.compile(
+_ATTR_ZH = rx(
     r"^我(?:的|最喜欢的|最爱的|常用的)(?P<k>爱好|兴趣爱好|兴趣|论文|毕业论文|毕设|研究方向|研究领域|"
     r"研究课题|研究|课题|专业|主修|专长|副业|项目|主业|时区|口头禅|偶像|[\u4e00-\u9fff]{1,4})"
     r"(?P<cop>是|研究的是|做的是|写的是|关于|主要是|方向是|主要研究)(?P<v>.{2,40})$"
 )
-_HAUNT_ZH = re.compile(
+_HAUNT_ZH = rx(
     r"^我(?:们)?(?:常去|常用|平时去|一般去|最常去|常买|常点)的[\u4e00-\u9fffA-Za-z]{1,8}(?:在|是|叫)"
     r"[\u4e00-\u9fffA-Za-z\d \-]{2,20}$"
     r"|^我(?:们)?(?:的|家|家的|公司|公司的|办公室|办公室的)[\u4e00-\u9fffA-Za-z ]{1,12}?"
     r"(?:名字叫|名叫|叫做|叫)"
     r"\s*[\u4e00-\u9fffA-Za-z\d\-]{2,20}$"
 )
-_DEFINE_ZH = re.compile(
+_DEFINE_ZH = rx(
     r"^我(?:说的|说|提到的?|讲的)(?P<q>[「『“\"'‘][^」』”\"'’]{1,15}[」』”\"'’]|[^，,]{1,10}?)"
     r"(?:的时候|时)?[,，]?(?:就是|是指|指的是|意思是|就是指|都是指|一般指)(?P<v>.{1,40})$"
 )
-_WHEN_ZH = re.compile(r"^(?P<c>[^，,]{2,15}(?:的时候|时))[,，]?(?P<m>我.+)$")
+_WHEN_ZH = rx(r"^(?P<c>[^，,]{2,15}(?:的时候|时))[,，]?(?P<m>我.+)$")
 
 
 # A context before the habit: "坐高铁我习惯选靠过道的座位", "晚上七点以后我不看邮件" (what
 # follows must itself be a preference, a habit or a standing "我不…").
-_CONTEXT_ZH = re.compile(r"^(?P<c>[\u4e00-\u9fff\dA-Za-z]{2,12}?)[,，]?(?P<m>我(?!们).{2,40})$")
-_CONTEXT_NOT_ZH = re.compile(
-    r"你|您|他|她|它|如果|要是|假如|万一|今天|明天|昨天|今晚|刚才|这次|这个|那个"
-)
-_NEVER_ZH = re.compile(
+_CONTEXT_ZH = rx(r"^(?P<c>[\u4e00-\u9fff\dA-Za-z]{2,12}?)[,，]?(?P<m>我(?!们).{2,40})$")
+_CONTEXT_NOT_ZH = rx(r"你|您|他|她|它|如果|要是|假如|万一|今天|明天|昨天|今晚|刚才|这次|这个|那个")
+_NEVER_ZH = rx(
     r"^我(?:从来|一般|通常|基本|都)?(?:不|从不|不会|没法|没办法|不能|不方便)(?P<o>[\u4e00-\u9fff]{2,10})$"
 )
 # Standing facts about the user's life: a budget, a household, a limit, a base, the
@@ -999,43 +992,43 @@ _NEVER_ZH = re.compile(
 # "开会尽量控制在半小时以内", "我常驻新加坡", "我周一和周五在家办公").
 _DAYS_ZH = r"(?:周[一二三四五六日末]|星期[一二三四五六日天]|工作日|周末)"
 _LIFE_ZH = (
-    re.compile(
+    rx(
         r"^(?:我|我们)?(?:的|家|家的|团队|公司)?(?:每个?月|每年|每周|每天|平时)?[\u4e00-\u9fff]{0,8}?"
         r"预算(?:是|为|大概|大约|差不多|控制在|在|不超过|最多|一般)*(?:每个?月|每年|每晚|每人|一个月)?"
         r"(?:是|为|大概|大约|差不多|控制在|在|不超过|最多|一般)*[\d零一二三四五六七八九十百千万两.]{1,8}"
         r"(?:块钱?|元|万|千|美元|欧元|刀|美金)?(?:左右|以内|上下)?$"
     ),
-    re.compile(
+    rx(
         r"^我(?:家)?(?:有|养了?)(?:一|两|三|四|五|几|\d+)(?:个|只|条|位)"
         r"(?:弟弟|哥哥|姐姐|妹妹|孩子|女儿|儿子|小孩|双胞胎|猫|狗|兔子)"
         r"(?:[,，](?:还|也)?(?:有|养了?)(?:一|两|三|四|五|几|\d+)(?:个|只|条|位)[\u4e00-\u9fff]{1,4})?$"
     ),
-    re.compile(
+    rx(
         r"^我和(?:老婆|老公|妻子|丈夫|爱人|对象|家人|男朋友|女朋友|孩子们?)(?:一起)?"
         r"(?:住在|住|生活在|定居在|定居)[\u4e00-\u9fffA-Za-z ]{2,12}$"
     ),
-    re.compile(
+    rx(
         r"^我(?:家)?(?:的)?(?:孩子|儿子|女儿|小孩|闺女|宝宝)(?:们)?(?:今年)?"
         r"(?:(?:一个|老大|老二)?[\d一二三四五六七八九十两]{1,2}岁了?){1,3}$"
     ),
     # "我开的是比亚迪汉", "我有一台 MacBook Pro", "我骑的是捷安特": what the user drives or owns
-    re.compile(
+    rx(
         r"^我(?:平时|现在|目前)?(?:开的是|开的车是|骑的是|用的手机是|开一辆|开着一辆|"
         r"有一[辆台部]|有两[辆台部])[\u4e00-\u9fffA-Za-z0-9 ·\-]{2,16}$"
     ),
-    re.compile(
+    rx(
         r"^(?:我的)?(?:开会|会议|每次会议|通话|电话会|视频会)(?:尽量|最好|一般|都)?"
         r"(?:控制在|不超过|不要超过|限制在|别超过)[\u4e00-\u9fff\d]{1,10}$"
     ),
-    re.compile(
+    rx(
         r"^我(?:现在|目前|一直|长期)?(?:常驻|驻扎在|base在|定居在|定居)"
         r"[\u4e00-\u9fffA-Za-z ]{2,12}$"
     ),
-    re.compile(
+    rx(
         r"^我(?:从来|一般|平时|基本|早上|晚上)?(?:都)?(?:不|从不)(?:吃|喝)(?:早饭|早餐|午饭|午餐|晚饭|晚餐|"
         r"夜宵|宵夜|咖啡|茶|酒|奶茶|饮料|零食|甜食|冷饮)$"
     ),
-    re.compile(
+    rx(
         r"^我(?:每个?)?" + _DAYS_ZH + r"(?:(?:和|、|跟)" + _DAYS_ZH + r"){0,3}"
         r"(?:都|一般|通常|会)*(?:在家|远程|去公司|去办公室)?(?:办公|上班|工作|健身|锻炼)$"
     ),
@@ -1082,23 +1075,23 @@ def _life_statement_zh(s: str) -> str:
 
 
 # "分步骤列出来对我最有用", "先看例子对我来说更好懂"
-_SUITS_ME_ZH = re.compile(
+_SUITS_ME_ZH = rx(
     r"^(?P<o>[\u4e00-\u9fffA-Za-z]{2,14}?)对我(?:来说)?(?:最|更|比较|很|挺)?"
     r"(?:有用|有帮助|好用|合适|管用|好懂|友好)$"
 )
 # "代码示例请用 TypeScript", "日期请写成年-月-日": a topic, then how the user wants it
-_TOPIC_REQUEST_ZH = re.compile(
+_TOPIC_REQUEST_ZH = rx(
     r"^(?P<t>代码示例|代码|示例|例子|回答|回复|单位|日期|时间|金额|文档|注释|变量名|命名|"
     r"提交信息|commit\s*信息)(?:都|一律|统一)?请?(?:用|使用|以|写成|采用)\s*(?P<o>\S.{0,20})$"
 )
 # "给我代码的时候记得加注释": a standing condition on what the assistant gives the user
-_WHEN_GIVING_ZH = re.compile(
+_WHEN_GIVING_ZH = rx(
     r"^(?:以后)?(?P<c>给我[\u4e00-\u9fffA-Za-z]{1,10}?)的时候(?:都)?(?:记得|要|请|务必|一定要)"
     r"(?!.*(?:跳过|不用|不要|别|无需|免|关闭|忽略|绕过|省掉|省略|直接))"
     r"(?P<o>[\u4e00-\u9fffA-Za-z ]{2,16})$"
 )
 # "我在家说粤语", "我平时讲普通话"
-_SPEAKS_ZH = re.compile(
+_SPEAKS_ZH = rx(
     r"^我(?:在家|在家里|平时|一般|和家人|跟家人|和父母|跟父母)(?:都|一般|主要)?(?:说|讲)(?P<l>粤语|普通话|中文|汉语|英语|英文|日语|韩语|法语|德语|西班牙语|上海话|四川话|"
     r"闽南语|客家话|东北话|天津话|潮汕话|温州话)$"
 )
@@ -1188,7 +1181,7 @@ _NOT_EVENT_EN = (
     "forgot|remembered|used|tried|expected|planned|seemed|happened|"
     "heard|knew|understood|enjoyed|agreed|mentioned"
 )
-_EVENT_EN = re.compile(
+_EVENT_EN = rx(
     r"(?i)^(?:(?:last|this)\s+(?:week|month|year|summer|winter|spring|autumn|fall|weekend)|"
     r"yesterday|recently|in\s+\w+(?:\s+\d{4})?|\w+\s+(?:days?|weeks?|months?|years?)\s+ago)?"
     r"[,\s]*(?:we|i)\s+(?:(?:just|finally|recently|also|actually|already|once)\s+)?"
@@ -1200,36 +1193,34 @@ _ZH_WHEN = (
     r"已经|(?:\d{4}|[一二三四五六七八九十]{1,4})年|[一二三四五六七八九十\d]{1,2}月份?|"
     r"(?:春|夏|秋|冬)天|暑假|寒假|周末|之前|以前)"
 )
-_EVENT_ZH = re.compile(
+_EVENT_ZH = rx(
     r"^(?P<pre>(?:" + _ZH_WHEN + r"){0,2})[,，]?我(?:们)?(?P<when>(?:" + _ZH_WHEN + r"){0,3})"
     r"(?P<b>[^，。！？,!?]{1,24}?)"
     r"(?:了|过(?![敏来去年期]))(?P<rest>[^。！？!?]*)"
 )
 # when it happened, in English: a year, a month, "last week", "two years ago", "in college"
-_EVENT_WHEN_EN = re.compile(
+_EVENT_WHEN_EN = rx(
     r"(?i)\b(?:(?:19|20)\d{2}|january|february|march|april|may|june|july|august|september|"
     r"october|november|december|yesterday|last\s+\w+|ago|this\s+(?:year|month|week|summer|"
     r"spring|winter|autumn|fall)|over\s+the\s+\w+|in\s+(?:college|school|university|high\s+school)"
     r"|when\s+i\s+was)\b"
 )
 # moods, thoughts and small talk that end in 了: not events
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-_NOT_EVENT_ZH = re.compile(
+_CJK = rx(r"[\u4e00-\u9fff]")
+_NOT_EVENT_ZH = rx(
     r"^(?:(?:太|好|有点|真|非常)?(?:累|饿|困|烦|忙|饱|渴|冷|热|晕|懵|傻)|忘|知道|明白|懂|想|觉得|"
     r"以为|希望|打算|准备|决定|要|会|能|可以|不|没|别|该|到家|来|走|睡|起床|下班|上班|出门|回来|"
     r"回家|吃饭|说|问|看到|听说|收到你)"
 )
 
 
-_STANDING_MARK = re.compile(
+_STANDING_MARK = rx(
     r"(?i)\b(?:from now on|going forward|henceforth|from today|(?:treat|consider|regard)\s+"
     r"(?:me|my|the user)|always|never|whenever|every time|any time|grant(?:ed)?|permission|"
     r"access to|allowed to|authori[sz]ed|verified|approved|admin(?:istrator)?)\b|"
     r"以后|今后|从现在起|从今天起|每次|总是|永远|一律|当作|视为|授权|权限|允许|已验证|核验|管理员"
 )
-_EVENT_CLAUSES = re.compile(
-    r"[,，;；]\s*|(?<!\s)\s+(?:so|and then|but|then)\s+(?=(?:we|i)\b)", re.I
-)
+_EVENT_CLAUSES = rx(r"[,，;；]\s*|(?<!\s)\s+(?:so|and then|but|then)\s+(?=(?:we|i)\b)", re.I)
 
 
 def _is_event_en(clause: str) -> bool:
@@ -1283,7 +1274,7 @@ def _event_zh(s: str) -> list[Pref]:
 # touches nothing that grants, waives, moves, sends or reveals (the gate judges them too).
 # ---------------------------------------------------------------------------------------
 
-_ANSWER_WORDS = re.compile(
+_ANSWER_WORDS = rx(
     r"(?i)\b(?:answers?|repl(?:y|ies)|respond|responses?|summar\w*|translat\w*|cite|citations?|"
     r"sources?|format\w*|units?|dates?|english|spanish|french|german|chinese|japanese|language|"
     r"tone|examples?|bullet\w*|tables?|headings?|emoji|words|sentences|paragraphs?|versions?|"
@@ -1291,7 +1282,7 @@ _ANSWER_WORDS = re.compile(
     r"回答|回复|答复|总结|翻译|注明|出处|来源|格式|单位|日期|英文|中文|英语|英式|美式|语气|例子|表格|标题|"
     r"表情|字数|版本|解释|公制|摄氏|正式|口语"
 )
-_RISKY_REQUEST = re.compile(
+_RISKY_REQUEST = rx(
     r"(?i)\b(?:approv\w*|grant\w*|access|admin\w*|permissions?|verif\w*|confirm\w*|transfer\w*|"
     r"refund\w*|pay\w*|purchases?|share|send|forward|post|upload|delete|passwords?|memor(?:y|ies)|"
     r"system|prompts?|instructions?|rules?|polic\w*|ignore|bypass|skip|links?|urls?|https?|images?|"
@@ -1301,9 +1292,9 @@ _RISKY_REQUEST = re.compile(
     r"记忆|系统|提示词|指令|规则|政策|忽略|绕过|跳过|链接|网址|图片|地址|电话|通讯录|邮箱|账户|账号|数据|"
     r"密钥|令牌|工具|其他用户|任何人|所有人"
 )
-_WHENEVER_EN = re.compile(r"(?i)^(?:whenever|every\s+time|each\s+time|any\s*time)\s+i\b")
-_WHENEVER_ZH = re.compile(r"^(?:每次|以后|只要)?我(?:让你|叫你|请你|要你|问你|问|发)")
-_TAIL_STANDING_EN = re.compile(
+_WHENEVER_EN = rx(r"(?i)^(?:whenever|every\s+time|each\s+time|any\s*time)\s+i\b")
+_WHENEVER_ZH = rx(r"^(?:每次|以后|只要)?我(?:让你|叫你|请你|要你|问你|问|发)")
+_TAIL_STANDING_EN = rx(
     r"(?i)(?<![,\s])[,\s]+(?:from now on|going forward|in future|from here on)\s*$"
 )
 
@@ -1357,13 +1348,13 @@ _PLAIN_VERBS_EN = (
     r"shoot|paint|draw|garden|knit|sew|brew|homeschool|support|handle|share|split|edit|"
     r"record|stream|collect|grow|raise|train|run|swim|climb|hike|surf|ski|lift|mentor|tutor"
 )
-_PLAIN_EN = re.compile(
+_PLAIN_EN = rx(
     # one clause: "…, so leave the paid ones off" is read by itself (app.providers.rules)
     r"(?i)^(?:i|we)\s++" + _PLAIN_ADV_EN + r"(?:" + _PLAIN_VERBS_EN + r")\b(?P<o>[^?,;]{2,100})$"
 )
 # "I'm a second-year at TU Delft", "I'm an ER tech", "we're pescatarian at home",
 # "I'm on a Chromebook", "I'm doing iOS in SwiftUI now", "I'm based in Lisbon"
-_PLAIN_BE_EN = re.compile(
+_PLAIN_BE_EN = rx(
     r"(?i)^(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+"
     + _PLAIN_ADV_EN
     + r"(?:(?:a|an)\s+(?P<role>[a-z][\w\-]*(?:\s+[\w\-]+){0,6})"
@@ -1372,7 +1363,7 @@ _PLAIN_BE_EN = re.compile(
     r"retired|remote|fully\s+remote|freelancing|in\s+charge\s+of|responsible\s+for)\b(?P<o>[^?,;]{0,80}))$"
 )
 # "I've been on Fedora since 33", "been using vim for ten years", "I've lived here 3 years"
-_PLAIN_SINCE_EN = re.compile(
+_PLAIN_SINCE_EN = rx(
     r"(?i)^(?:(?:i|we)(?:'ve|\s+have)\s+)?been\s+(?:on|using|doing|running|working|living|"
     r"teaching|playing|coding|writing|learning|studying)\b(?P<o>[^?,;]{2,80})\b(?:since|for)\b"
     r"[^?,;]{1,40}$"
@@ -1382,7 +1373,7 @@ _PLAIN_SINCE_EN = re.compile(
 # detective", "I'm a moderator on this platform" or "I'm an employee of this bank" (claims
 # that would open doors, for the gate's authority class to judge as direct writes) and
 # "I'm a nervous wreck" (a mood) are not learned from chat.
-_OCCUPATION_EN = re.compile(
+_OCCUPATION_EN = rx(
     r"(?i)\b(?:teacher|tutor|lecturer|professor|student|undergrad|grad|phd|postdoc|"
     r"(?:first|second|third|fourth|final)[\s-]year|nurse|tech|technician|doctor|dentist|"
     r"pharmacist|vet|engineer|developer|programmer|designer|architect|accountant|lawyer|"
@@ -1394,13 +1385,13 @@ _OCCUPATION_EN = re.compile(
     r"stay-at-home|homemaker|retiree|intern|apprentice|coach|trainer|therapist|"
     r"data\s+\w+|product\s+manager|project\s+manager|pm|ux\s+\w+|devops|sre)s?\b"
 )
-_NOT_A_ROLE_EN = re.compile(
+_NOT_A_ROLE_EN = rx(
     r"(?i)\b(?:who|whose|that|which|police|detective|officer|agent|moderator|auditor|"
     r"employee|staff|admin\w*|operator|reviewer|insider|official|government|security|safety|"
     r"trust|red\s+team|owner|member|tester|qa|verified|authori[sz]ed)\b"
 )
 # nothing that signs in: "I've been using hunter2 as my login for 5 years"
-_LOGIN_EN = re.compile(r"(?i)\b(?:login|log-in|logon|username|user\s*name|code|pin)s?\b")
+_LOGIN_EN = rx(r"(?i)\b(?:login|log-in|logon|username|user\s*name|code|pin)s?\b")
 _PLAIN_ADV_ZH = r"(?:一直|平时|平常|通常|一般|业余|全职|兼职|长期|主要|都|也|还|基本上?|已经|专门)*"
 _OCCUPATION_ZH = (
     r"老师|教师|医生|护士|工程师|程序员|开发|设计师|学生|研究生|博士生|大学生|高中生|研一|研二|研三|"
@@ -1408,7 +1399,7 @@ _OCCUPATION_ZH = (
     r"销售|司机|画师|作家|编辑|翻译|记者|设计|运营|前端|后端|算法|测试开发|架构师|药剂师|兽医|"
     r"教练|健身教练|店主|个体户|退休|实习生|研究员|分析师|咨询师|建筑师|电工|厨子|面包师|咖啡师"
 )
-_PLAIN_ZH = re.compile(
+_PLAIN_ZH = rx(
     r"^(?:我们(?:组|团队|公司|部门|家|这边)?|我家|我)"
     + _PLAIN_ADV_ZH
     # 在 + a place and what is done there as a matter of course (not "我在家做饭": now)
@@ -1426,10 +1417,10 @@ _PLAIN_ZH = re.compile(
     r"从事|统一用|习惯用|一直用|带)(?P<o>[^?？,，;；]{2,60})$"
 )
 # claims that open doors are the gate's to judge, never learned from chat: "我是本平台的审核员"
-_NOT_A_ROLE_ZH = re.compile(
+_NOT_A_ROLE_ZH = rx(
     r"审核|管理|站长|警|国安|公安|官方|员工|老板|测试|红队|内部|白金|会员|工号|账号|权限"
 )
-_PLAIN_SINCE_ZH = re.compile(
+_PLAIN_SINCE_ZH = rx(
     r"^(?:(?:我|我们)[^?？,，;；]{0,4})?(?:用|做|学|练|住|干)了?[^?？,，;；]{1,20}(?:年|个月)了$"
 )
 
@@ -1440,7 +1431,7 @@ _PLAIN_SINCE_ZH = re.compile(
 # (round 16: a review's 297 turns written against the plain statements of round 15, 88 of
 # them learned, were all of these). Whatever else the user says about such things is read
 # only where they say it as a preference or an instruction, or write it directly.
-_NOT_ORDINARY = re.compile(
+_NOT_ORDINARY = rx(
     r"(?i)(?<![a-z])(?:money|cash|pay\w*|payroll|refunds?|loans?|lend\w*|wire\w*|transfers?|invoices?|"
     r"funds?|disburse\w*|till|cashier|checks?|cheques?|chargebacks?|salar\w*|wages?|taxe?s?|"
     r"approv\w*|sign[\s-]?off|budgets?|accounts?|bank\w*|fraud|crypto|bitcoin|wallet|seed|"
@@ -1465,7 +1456,7 @@ _NOT_ORDINARY = re.compile(
     r"clearance|classified)(?![a-z])"
     r"|(?-i:\b[A-Z][a-z]+\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+'s\b)|(?:\d[\s.-]?){5,}"
 )
-_NOT_ORDINARY_ZH = re.compile(
+_NOT_ORDINARY_ZH = rx(
     r"钱|款|账|转账|付款|支付|审批|复核|流水|报销|发票|贷|借呗|花呗|信用卡|银行|理财|基金|股票|"
     r"密码|口令|助记词|钱包|私钥|密钥|登录|解锁|开箱码|支付码|验证码|保险箱|权限|管理员|root|"
     r"服务器|数据库|生产|公网|外网|内网|远程|端口|仓库|备份|明文|安全|风控|审核|平台|系统|后台|"
@@ -1482,7 +1473,7 @@ _NOT_ORDINARY_ZH = re.compile(
 
 
 # someone named twice in one sentence ("我带王磊跑步，王磊刚做完手术")
-_NAMED_TWICE_ZH = re.compile(r"([\u4e00-\u9fff]{2,3})[^。！？]{0,30}?\1")
+_NAMED_TWICE_ZH = rx(r"([\u4e00-\u9fff]{2,3})[^。！？]{0,30}?\1")
 MAX_ORDINARY = 200  # longer than a plain statement's sentence: not one
 
 
@@ -1522,28 +1513,28 @@ def strip_trailing(s: str) -> str:
 # and "/" join them.
 _PRODUCT = r"(?:[A-Z][A-Za-z0-9_.+#-]*|[a-z]+[A-Z][A-Za-z0-9_.+#-]*|\d+(?:\.\d+)*[a-z]?)"
 _PRODUCTS = _PRODUCT + r"(?:\s*(?:\+|/|,|and|&)?\s*" + _PRODUCT + r"){0,5}"
-_TEAM_EN = re.compile(
+_TEAM_EN = rx(
     r"^(?:Our|our|My|my)\s+(?:team|company|org|office|lab|startup|shop|employer|workplace|"
     r"codebase|stack|frontend|backend)\s+(?:only\s+|mostly\s+|all\s+|still\s+|just\s+)?"
     r"(?:uses?|standardi[sz]es\s+on|allows?|runs?\s+on|is\s+on|builds?\s+(?:on|with)|"
     r"writes?\s+(?:in|everything\s+in)|is\s+(?:all|mostly))\s+(?P<o>" + _PRODUCTS + r")$"
 )
-_TEAM_ZH = re.compile(
+_TEAM_ZH = rx(
     r"^(?:我们|咱们)(?:组|团队|公司|项目组|后端|前端|实验室|工作室)(?:里|的)?"
     r"(?:都|全|全部|统一|主要|一直|只)*(?:是|用的是|用|全是|都是|都用|只能用|只让用)\s*"
     r"(?P<o>" + _PRODUCTS + r")$"
 )
-_WORK_COMPUTER_ZH = re.compile(
+_WORK_COMPUTER_ZH = rx(
     r"^(?:我的)?(?:公司|单位|工作)(?:的)?电脑(?:是|用的是)\s*(?P<o>" + _PRODUCTS + r")$"
 )
 # "2nd yr nursing student": the subject left out, a year of study said first
-_STUDENT_EN = re.compile(
+_STUDENT_EN = rx(
     r"(?i)^(?P<s>(?:\d(?:st|nd|rd|th)|first|second|third|fourth|final)[\s-](?:yr|year)\s+"
     r"(?:[a-z]+\s+)?(?:student|undergrad|grad\s+student|phd\s+student|med\s+student|"
     r"law\s+student))$"
 )
 # "研二在读", "我在读研一": a year of study
-_STUDENT_ZH = re.compile(
+_STUDENT_ZH = rx(
     r"^(?:我)?(?:在读|在念)?(?P<o>(?:研[一二三]|博[一二三四五]|大[一二三四]))(?:在读|学生)?$"
 )
 
@@ -1574,7 +1565,7 @@ def _plain_more_zh(s: str) -> list[Pref]:
 # the first clause of a sentence ("been on Fedora since 33 honestly, dnf all the way",
 # "我们组统一用 golangci-lint，Go 版本是 1.22"): a plain statement stops at its clause, so
 # that nothing said after it rides along
-_FIRST_CLAUSE = re.compile(r"[;，；]|,(?!\d)")
+_FIRST_CLAUSE = rx(r"[;，；]|,(?!\d)")
 
 
 def _plain_en(s: str) -> list[Pref]:
@@ -1630,10 +1621,10 @@ def _plain_zh(s: str) -> list[Pref]:
 
 
 # what a team uses, in Latin letters only: tool names ("golangci-lint", "pnpm", "Vue 3")
-_TOOLS_LATIN = re.compile(
+_TOOLS_LATIN = rx(
     r"[A-Za-z][A-Za-z0-9_.+#/ -]{0,38}(?:\s*(?:和|与|\+|、)\s*[A-Za-z][A-Za-z0-9_.+#/ -]{0,38})*"
 )
-_TEAM_SUBJECT_ZH = re.compile(r"^(?:我们|咱们)(?:组|团队|公司|部门|这边)?")
+_TEAM_SUBJECT_ZH = rx(r"^(?:我们|咱们)(?:组|团队|公司|部门|这边)?")
 
 
 def _plain_zh_clause(s: str) -> list[Pref]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from app.memory.model import FactType
+from app.memory.prefilter import rx
 from app.memory.text import detect_lang
 from app.providers.rules.hits import CONF_IMPLIED, CONF_PLAIN, Hit
 from app.providers.rules.text import negated_before
@@ -18,10 +19,8 @@ from app.providers.rules.vocabulary import (
     may_name_carrier,
 )
 
-_FORMAT_CUE_ZH = re.compile(
-    r"用|以|喜欢|偏好|习惯|倾向|输出|回复|回答|格式|展示|呈现|整理|做成|给我|列|要"
-)
-_FORMAT_CUE_EN = re.compile(
+_FORMAT_CUE_ZH = rx(r"用|以|喜欢|偏好|习惯|倾向|输出|回复|回答|格式|展示|呈现|整理|做成|给我|列|要")
+_FORMAT_CUE_EN = rx(
     r"(?i)\b(?:prefer|like|love|want|use|format|reply|respond|answer|output|give me|show|"
     r"present|put|write|in|as)\b"
 )
@@ -94,7 +93,7 @@ _TECH = (
 )
 _TECH_LIST = _TECH + r"(?:\s*(?:和|、|,|，|以及|跟|加|\+|/)\s*" + _TECH + r")*"
 _TECH_ZH = (
-    re.compile(
+    rx(
         r"(?P<who>我们团队|我们组|我们公司|我们项目|我们部门|我们小组|我们这边|我们|团队|公司|项目|"
         r"组里|咱们|我这边|我)(?:的)?"
         r"(?:(?:服务|系统|后端|前端|项目|代码|应用|网站|产品|数据库|集群|团队|文档|线上|线下|生产环境|生产|"
@@ -107,7 +106,7 @@ _TECH_ZH = (
         r"(?:(?:用|使用|采用|跑|装)的是|用|使用|采用|基于|跑在|写|(?:都)?(?:放在|存在|记在))\s*"
         r"(?P<x>" + _TECH_LIST + r")"
     ),
-    re.compile(
+    rx(
         r"(?P<who>我们|我)?(?:的)?(?:技术栈|后端|前端|数据库|开发语言|语言|框架|编辑器|IDE|ide)"
         r"(?:是|用的是|用|采用|基于)\s*(?P<x>" + _TECH_LIST + r")"
     ),
@@ -127,7 +126,7 @@ _TECH_EN_ITEM = (
 )
 _TECH_EN_LIST = _TECH_EN_ITEM + r"(?:\s*(?:,|&|\+|/|(?i:and|with|plus))\s*" + _TECH_EN_ITEM + r")*"
 _TECH_EN = (
-    re.compile(
+    rx(
         r"(?P<who>(?i:\bwe|\bour\s+(?:team|company|startup|project|org|shop|group|lab|backend|"
         r"frontend|services?|app|product)|\bmy\s+(?:team|company|org|startup|group|lab)|"
         r"\bmy(?=\s+(?:work\s+|home\s+|personal\s+|main\s+|old\s+|new\s+)?(?:laptop|computer|pc|"
@@ -149,7 +148,7 @@ _TECH_EN = (
         # to Hangzhou" is a home, never a tool)
         r"(?:'ve\s+|have\s+)?(?:switched|migrated)\s+to))\s+(?P<x>" + _TECH_EN_LIST + r")"
     ),
-    re.compile(
+    rx(
         r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:tech\s+)?(?:main\s+|primary\s+|daily\s+)?(?:stack|backend|"
         r"frontend|database|db|infra|infrastructure|language|editor|ide|os|ci|ci/cd|cd|pipeline|"
         r"cloud|cloud provider|hosting|shell|terminal|browser|orm|framework|runtime|"
@@ -161,7 +160,7 @@ _TECH_EN = (
     ),
     # a task done in a named tool: "I edit photos in Darktable", "I do all my budgeting in
     # YNAB", "I shoot on a Fujifilm X-T3" (the tool has a letter: no account number)
-    re.compile(
+    rx(
         r"(?P<who>(?i:\bi))\s+(?i:(?:mostly|mainly|usually|always|now|still|only)\s+)?"
         r"(?i:edit|do|keep|write|track|take|manage|draw|design|shoot|record|plan|organi[sz]e|"
         r"budget|journal|code|program|compose|mix|render|sketch|draft|read|listen\s+to|watch)\s+"
@@ -170,7 +169,7 @@ _TECH_EN = (
         r"(?P<x>(?=\S*[A-Za-z])" + _TECH_EN_ITEM + r")"
     ),
     # "our app is written in Go", "my site is built with Astro"
-    re.compile(
+    rx(
         r"(?P<who>(?i:\bour|\bmy))\s+(?i:(?:app|apps|service|services|backend|frontend|site|"
         r"website|api|product|codebase|project|bot)\s+(?:is|are)\s+(?:written|built|developed|"
         r"implemented|hosted|deployed)\s+(?:in|with|on))\s+(?P<x>" + _TECH_EN_LIST + r")"

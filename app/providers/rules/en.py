@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from app.memory.model import FactType
+from app.memory.prefilter import rx
 from app.memory.text import detect_lang
 from app.providers import extract_prefs
 from app.providers.rules.bilingual import format_hit
@@ -32,12 +33,12 @@ _CONSTRAINT_VERBS_EN = (
     r"recommend|schedule|book|write|put|cc|bother|wake|spam|ask|suggest|share|post|show|talk|"
     r"speak|phone|remind|notify)\b"
 )
-_CONSTRAINT_EN = re.compile(
+_CONSTRAINT_EN = rx(
     r"(?i)^(?:please\s+)?(?P<neg>don't|do not|dont|never|stop|no more|avoid)\s+(?P<rest>"
     + _CONSTRAINT_VERBS_EN
     + r".{0,80})$"
 )
-_NO_THING_EN = re.compile(
+_NO_THING_EN = rx(
     r"(?i)^(?:please\s+)?no\s+(?P<rest>(?:more\s+)?(?:emojis?|emoticons|sms|texts?|text messages|"
     r"calls?|phone calls|emails?|jargon|slang|small talk|exclamation marks|newsletters)\b.{0,40})$"
 )
@@ -45,9 +46,9 @@ _NO_THING_EN = re.compile(
 
 # "don't … anymore", "never … again", "stop …-ing", "don't ever …", "no more …": a standing
 # request, written as an explicit instruction like "以后别发短信".
-_STANDING_TAIL_EN = re.compile(r"(?i)(?<!\s)\s+(?:anymore|any more|(?:ever\s+)?again|ever)$")
+_STANDING_TAIL_EN = rx(r"(?i)(?<!\s)\s+(?:anymore|any more|(?:ever\s+)?again|ever)$")
 # "don't send it now", "don't call yet": about the thing at hand, not a standing rule.
-_ONE_OFF_EN = re.compile(
+_ONE_OFF_EN = rx(
     r"(?i)\b(?:now|yet|until|till|at the moment|right away|so soon|just then)\b|"
     r"^(?:ever\s+)?\w+\s+(?:it|this|that|these|those)\b"
 )
@@ -109,12 +110,12 @@ def constraint_en(s: str) -> list[Hit]:
 
 
 _ALLERGY_EN = (
-    re.compile(
+    rx(
         r"(?i)\bi(?:'m| am)\s+(?:(?:very|severely|highly|also|really|deathly|mildly|seriously)\s+)*"
         r"allergic\s+to\s+(?P<x>.+?)(?:\s+(?:so|but|which|because)\b.*)?$"
     ),
-    re.compile(r"(?i)\bi\s+have\s+(?:an?\s+)?allerg(?:y|ies)\s+to\s+(?P<x>.+?)$"),
-    re.compile(
+    rx(r"(?i)\bi\s+have\s+(?:an?\s+)?allerg(?:y|ies)\s+to\s+(?P<x>.+?)$"),
+    rx(
         r"(?i)\bi\s+have\s+(?:an?\s+)?(?:(?:severe|serious|mild)\s+)?"
         r"(?P<x>[a-z][a-z\- ]{1,30}?)\s+allerg(?:y|ies)\b"
     ),
@@ -161,15 +162,13 @@ _DIETS_EN = {
     "teetotaler": ("no alcohol", "The user does not drink alcohol"),
 }
 _DIET_WORDS_EN = "|".join(sorted(_DIETS_EN, key=len, reverse=True))
-_DIET_IS_EN = re.compile(
+_DIET_IS_EN = rx(
     r"(?i)\bi(?:'m| am)\s+(?:(?:a|an|strictly|fully|now|also|completely|mostly)\s+)*(?P<d>"
     + _DIET_WORDS_EN
     + r")\b"
 )
-_DIET_EAT_EN = re.compile(
-    r"(?i)\bi\s+(?:only\s+)?(?:eat|keep|follow a)\s+(?P<d>" + _DIET_WORDS_EN + r")\b"
-)
-_DIET_ON_EN = re.compile(
+_DIET_EAT_EN = rx(r"(?i)\bi\s+(?:only\s+)?(?:eat|keep|follow a)\s+(?P<d>" + _DIET_WORDS_EN + r")\b")
+_DIET_ON_EN = rx(
     r"(?i)\bi(?:'m| am|(?:'ve| have)(?:\s+(?:recently|lately|always|also))?\s+been)\s+"
     r"(?:(?:now|currently|still|strictly|also|mostly|recently|lately)\s+)*"
     r"(?:on|following|doing|eating)\s+(?:an?\s+|the\s+)?(?:strict\s+)?"
@@ -177,8 +176,8 @@ _DIET_ON_EN = re.compile(
 )
 # Not a diet kind ("I'm on a strict diet"), or a past one ("…been on a keto diet before").
 _DIET_ON_STOP = frozenset("new special strict crash healthy balanced good bad proper no".split())
-_DIET_ON_PAST = re.compile(r"(?i)\b(?:before|until|till|once|twice|times|last (?:year|month))\b")
-_NOT_EAT_EN = re.compile(
+_DIET_ON_PAST = rx(r"(?i)\b(?:before|until|till|once|twice|times|last (?:year|month))\b")
+_NOT_EAT_EN = rx(
     r"(?i)\bi\s+(?:don't|do not|dont|never|can't|cannot|can not)\s+(?P<verb>eat|drink|have)"
     # "I don't have to paste it again" is no diet: "have to" is a duty
     r"(?:\s+(?!to\s)(?P<x>[a-z][a-z\- ,]{1,40}?))?"
@@ -241,7 +240,7 @@ def diet_en(s: str) -> list[Hit]:
     return hits
 
 
-_FORMAT_RES_EN = tuple((re.compile(rf"(?i)\b(?:{p})\b"), v) for p, v in FORMATS_EN)
+_FORMAT_RES_EN = tuple((rx(rf"(?i)\b(?:{p})\b"), v) for p, v in FORMATS_EN)
 
 
 def format_en(s: str) -> list[Hit]:
@@ -249,16 +248,16 @@ def format_en(s: str) -> list[Hit]:
 
 
 _LANG_PREF_EN = (
-    re.compile(
+    rx(
         r"(?i)\b(?:reply|respond|answer|talk|write|speak|communicate|chat|replies|responses|answers)"
         r"(?:\s+(?:to\s+|with\s+)?me)?(?:\s+(?:only|always))?\s+in\s+(?P<l>" + LANG_EN_ALT + r")\b"
     ),
-    re.compile(
+    rx(
         r"(?i)\bi\s+(?:prefer|want|like)\s+(?P<l>"
         + LANG_EN_PREF_ALT
         + r")\s*(?:replies|responses|answers)?\s*$"
     ),
-    re.compile(
+    rx(
         r"(?i)\buse\s+(?P<l>"
         + LANG_EN_ALT
         + r")\s+(?:with me|when (?:talking|replying)|for (?:replies|responses|answers))"
@@ -283,7 +282,7 @@ def language_en(s: str) -> list[Hit]:
 
 
 _LANG_EN_WORD = r"(?:" + LANG_EN_ALT + r")\b"
-_SPEAK_EN = re.compile(
+_SPEAK_EN = rx(
     r"(?i)\b(?:i\s+(?:(?:also|can|do|fluently|natively|only|still|even)\s+)*speak|"
     r"i(?:'m| am)\s+(?:(?:also|pretty|quite|very|fully)\s+)*(?:fluent|conversational|"
     r"bilingual|proficient)\s+in|my\s+(?:native\s+language|mother\s+tongue|first\s+language)"
@@ -292,7 +291,7 @@ _SPEAK_EN = re.compile(
     r"\bplus\b)\s*(?:(?:some|a\s+(?:bit|little)\s+of|a\s+little|basic|fluent|"
     r"conversational)\s+)?" + _LANG_EN_WORD + r")*)"
 )
-_LANG_EN_RE = re.compile(r"(?i)\b(?:" + LANG_EN_ALT + r")\b")
+_LANG_EN_RE = rx(r"(?i)\b(?:" + LANG_EN_ALT + r")\b")
 
 
 def spoken_en(s: str) -> list[Hit]:
@@ -307,16 +306,12 @@ def spoken_en(s: str) -> list[Hit]:
 
 
 _CUISINE_EN = (
-    re.compile(
+    rx(
         r"(?i)\bi\s+(?:really\s+|absolutely\s+|just\s+|especially\s+)?(?:love|like|enjoy|prefer|adore)\s+"
         r"(?P<x>[a-z]+(?:\s+[a-z]+)?)\s+(?:food|cuisine|dishes)\b"
     ),
-    re.compile(
-        r"(?i)\bmy\s+favou?rite\s+(?:food|cuisine)\s+is\s+(?P<x>[a-z ]+?)(?:\s+(?:food|cuisine))?$"
-    ),
-    re.compile(
-        r"(?i)\bi\s+(?:really\s+)?(?:love|like|enjoy|prefer|adore)\s+(?P<x>" + DISHES_EN + r")$"
-    ),
+    rx(r"(?i)\bmy\s+favou?rite\s+(?:food|cuisine)\s+is\s+(?P<x>[a-z ]+?)(?:\s+(?:food|cuisine))?$"),
+    rx(r"(?i)\bi\s+(?:really\s+)?(?:love|like|enjoy|prefer|adore)\s+(?P<x>" + DISHES_EN + r")$"),
 )
 
 
@@ -341,10 +336,10 @@ def cuisine_en(s: str) -> list[Hit]:
 
 
 _NAME_WORDS = r"(?P<n>[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,2})"
-_NAME_CALL_EN = re.compile(
+_NAME_CALL_EN = rx(
     r"(?i:\b(?:call\s+me|i\s+go\s+by|address\s+me\s+as|refer\s+to\s+me\s+as))\s+" + _NAME_WORDS
 )
-_NAME_IS_EN = re.compile(r"(?i:\bmy\s+name\s+is|\bmy\s+name's|\bthe\s+name's)\s+" + _NAME_WORDS)
+_NAME_IS_EN = rx(r"(?i:\bmy\s+name\s+is|\bmy\s+name's|\bthe\s+name's)\s+" + _NAME_WORDS)
 
 
 def name_en(s: str) -> list[Hit]:
@@ -368,18 +363,18 @@ def name_en(s: str) -> list[Hit]:
 
 
 _PLACE_EN = r"(?P<p>[A-Z][\w\-']*(?:(?:\s+|,\s*)[A-Z][\w\-']*){0,3})"
-_LIVE_EN = re.compile(
+_LIVE_EN = rx(
     r"(?i:\bi(?:\s+|(?='))(?:(?:'m|am)\s+(?:currently\s+|now\s+|still\s+)?"
     r"(?:living|based|located)|(?:currently\s+|now\s+|still\s+|just\s+|recently\s+)?"
     r"(?:live|reside|moved|have moved|'ve moved))\s+(?:in|to|at|out to))\s+" + _PLACE_EN
 )
 _EMPLOYER = r"(?P<e>[A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*){0,3})"
-_JOB_EN = re.compile(
+_JOB_EN = rx(
     r"(?i:\bi(?:'m| am)\s+(?:currently\s+|now\s+)?(?:a|an|the)|\bi\s+work\s+as\s+(?:a|an|the))\s+"
     r"(?P<j>(?i:(?:[a-z\-]+\s+){0,3}?(?:" + JOB_NOUNS_EN + r")))\b"
     r"(?:\s+(?i:at|for|with|of)\s+" + _EMPLOYER + r")?"
 )
-_WORK_AT_EN = re.compile(
+_WORK_AT_EN = rx(
     r"(?i:\bi\s+(?:work|am working|'m working|currently work)\s+(?:at|for))\s+" + _EMPLOYER
 )
 

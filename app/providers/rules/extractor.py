@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from app.memory.instructions import GROUP_MARKER, peel_instruction
 from app.memory.model import Candidate, FactType, Origin, SourceKind
+from app.memory.prefilter import rx
 from app.memory.text import detect_lang, nfkc, split_sentences
 from app.providers import extract_prefs
 from app.providers.extractor import MAX_EVIDENCE_CHARS, MAX_STATEMENT_CHARS, Turn, cap_per_turn
@@ -51,7 +52,7 @@ from app.providers.rules.zh import (
 )
 
 HEDGE_PENALTY = 0.25
-_APPROXIMATE = re.compile(
+_APPROXIMATE = rx(
     r"(?:大概|大约|差不多|估计)(?=[\d零一二三四五六七八九十两百千万])|(?i:\b(?:probably|maybe)\s+(?=\d))"
 )
 MIN_CONFIDENCE = 0.5
@@ -142,7 +143,7 @@ def _prefs(
 # alternative starts at a separator character or word, never at a blank: a pattern that
 # opened on blanks rescanned a long run of them from each one (quadratic: 1.3 s on 8,000
 # blanks). The clauses are stripped after the split.
-_CLAUSE_SPLIT = re.compile(
+_CLAUSE_SPLIT = rx(
     r"[，；;]|(?<=\s)[—–-]{1,2}(?=\s)|—"
     # NFKC has made "，" a ","; between Chinese words it is a clause's end
     r"|(?<=[\u4e00-\u9fff]),|,(?=\s*[\u4e00-\u9fff])"
@@ -341,7 +342,7 @@ MAX_CONTEXT = 4  # the turn's other sentences the gate reads beside a candidate
 
 # a question asks and lays down nothing ("…, is that true?", "能举个例子吗？"): it is left
 # out of the context, where its quoted attacks read as orders
-QUESTION = re.compile(r"[?？]\s*[\"'”’)）]*\s*$|[吗呢么]\s*[。.!！]?\s*$")
+QUESTION = rx(r"[?？]\s*[\"'”’)）]*\s*$|[吗呢么]\s*[。.!！]?\s*$")
 
 
 def _context(sentences: list[str], own: str, clause: str | None = None) -> tuple[str, ...]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 
+from app.memory.prefilter import rx
 from app.providers import extract_prefs
 
 # matched from the first character of the run only: a search inside a long run of blanks
 # would otherwise be quadratic
-TRAILING_PUNCT = re.compile(r"(?<![\s。！？!?.;；,，:：~～…])[\s。！？!?.;；,，:：~～…]+$")
-CLAUSE = re.compile(r"[,，]")
+TRAILING_PUNCT = rx(r"(?<![\s。！？!?.;；,，:：~～…])[\s。！？!?.;；,，:：~～…]+$")
+CLAUSE = rx(r"[,，]")
 
 
 def clean_zh(value: str) -> str:

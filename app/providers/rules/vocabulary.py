@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from app.memory.prefilter import rx
 
 FORMATS_ZH: tuple[tuple[str, str], ...] = (
     (r"markdown\s*表格|md\s*表格", "markdown_table"),
@@ -132,8 +132,8 @@ _CARRIERS: tuple[tuple[str, str], ...] = (
     (r"(?i:\busps\b)", "USPS"),
     (r"(?i:\broyal mail\b)", "Royal Mail"),
 )
-CARRIER_RES = tuple((re.compile(p), v) for p, v in _CARRIERS)
-ANY_CARRIER = re.compile("|".join(f"(?:{p})" for p, _ in _CARRIERS))
+CARRIER_RES = tuple((rx(p), v) for p, v in _CARRIERS)
+ANY_CARRIER = rx("|".join(f"(?:{p})" for p, _ in _CARRIERS))
 # Substrings one of which every carrier mention contains: a cheap test before the regexes.
 _CARRIER_KEYS = tuple(
     "顺丰 京东 中通 圆通 申通 韵达 德邦 极兔 邮政 联邦快递 "
@@ -146,8 +146,8 @@ def may_name_carrier(text: str) -> bool:
     return any(k in low for k in _CARRIER_KEYS)
 
 
-DELIVERY_CUE_ZH = re.compile(r"快递|发货|寄|配送|物流|送货|邮寄|发件|走|发")
-DELIVERY_CUE_EN = re.compile(
+DELIVERY_CUE_ZH = rx(r"快递|发货|寄|配送|物流|送货|邮寄|发件|走|发")
+DELIVERY_CUE_EN = rx(
     r"(?i)\b(?:ship|shipping|shipped|send|deliver|delivery|deliveries|mail|parcels?|packages?|"
     r"shipments?|courier|carrier|prefer|use|using|by default)\b"
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from app.memory.model import FactType
+from app.memory.prefilter import rx
 from app.memory.text import detect_lang, segment
 from app.providers import extract_prefs
 from app.providers.rules.bilingual import format_hit
@@ -29,7 +30,7 @@ _CONSTRAINT_VERBS_ZH = (
     r"(?:发|打|联系|称呼|叫|用|使用|回复|推送|提醒|加|带|推荐|写|说|提|问|催|安排|约|在|给|打扰|群发|"
     r"@|抄送|超过|晚于|早于|周末|半夜|晚上|早上)"
 )
-_CONSTRAINT_ZH = re.compile(
+_CONSTRAINT_ZH = rx(
     r"^(?P<pre>[^我他她]{0,12}?)(?:请|你|也|都|再|一律|千万)*"
     + _NEG_ZH
     + r"(?:在)?(?:给我|跟我|对我|和我|帮我)?"
@@ -38,10 +39,10 @@ _CONSTRAINT_ZH = re.compile(
 
 
 # "别再/不要再/永远别…": a standing request even without "以后" (written as explicit).
-_STANDING_NEG_ZH = re.compile(r"再|永远|千万别|绝对不要|千万不要")
+_STANDING_NEG_ZH = rx(r"再|永远|千万别|绝对不要|千万不要")
 # "现在先别发", "等一下别发", "还不要发": about the message at hand, not a standing rule.
-_ONE_OFF_ZH = re.compile(r"先|现在|马上|立刻|等一?下|等会|稍后|还|这条|这封|这个|那个")
-_ONE_OFF_OBJ_ZH = re.compile(r"^.{1,2}?(?:这|那)(?:个|封|条|份|篇|张)|^.{1,2}?它")
+_ONE_OFF_ZH = rx(r"先|现在|马上|立刻|等一?下|等会|稍后|还|这条|这封|这个|那个")
+_ONE_OFF_OBJ_ZH = rx(r"^.{1,2}?(?:这|那)(?:个|封|条|份|篇|张)|^.{1,2}?它")
 
 
 def constraint_zh(s: str) -> list[Hit]:
@@ -75,13 +76,13 @@ def constraint_zh(s: str) -> list[Hit]:
 
 
 _ALLERGY_ZH = (
-    re.compile(
+    rx(
         r"(?:^|我|本人)(?:也|一直|从小|都|有点|比较|严重|非常|特别|好像|可能|也许|大概|似乎|应该|貌似)*对(?P<x>[^,，。]{1,20}?)"
         r"(?:都|也|有点|比较|严重|非常|特别|会)*(?<![不没])过敏"
     ),
-    re.compile(r"(?:^|我)(?:有|患有)(?P<x>[^,，。对]{1,10}?)过敏"),
-    re.compile(r"^我(?P<x>[\u4e00-\u9fff]{1,6}?)过敏$"),
-    re.compile(
+    rx(r"(?:^|我)(?:有|患有)(?P<x>[^,，。对]{1,10}?)过敏"),
+    rx(r"^我(?P<x>[\u4e00-\u9fff]{1,6}?)过敏$"),
+    rx(
         r"(?:^|我)(?:不能吃|不能碰|碰不得|吃不了)(?P<x>[^,，。]{1,10}?)[,，]?(?:会|因为|要|一吃就|吃了就)过敏"
     ),
 )
@@ -100,12 +101,12 @@ def allergy_zh(s: str) -> list[Hit]:
     return []
 
 
-_VEG_ZH = re.compile(
+_VEG_ZH = rx(
     r"(?:^|我)(?:是|一直|平时|现在|从来|都|只|也|长期)*(?:吃素|吃斋|素食者|素食主义者|吃素的)"
 )
-_VEGAN_ZH = re.compile(r"(?:^|我)(?:是|一直|平时|现在|只|也|吃)*(?:吃全素|纯素|严格素食)")
-_HALAL_ZH = re.compile(r"(?:^|我)(?:只)?吃清真")
-_NOT_EAT_ZH = re.compile(
+_VEGAN_ZH = rx(r"(?:^|我)(?:是|一直|平时|现在|只|也|吃)*(?:吃全素|纯素|严格素食)")
+_HALAL_ZH = rx(r"(?:^|我)(?:只)?吃清真")
+_NOT_EAT_ZH = rx(
     r"(?:^|我)(?:平时|从来|一直|也|都|基本|完全|从|向来)*(?P<verb>不吃|不能吃|从不吃|不喝|不能喝|从不喝|忌)(?P<x>[^,，。]{1,10})"
 )
 
@@ -120,7 +121,7 @@ _DIET_KINDS_ZH: tuple[tuple[str, str], ...] = (
     (r"低脂(?:饮食)?", "低脂饮食"),
     (r"低盐(?:饮食)?|低钠(?:饮食)?", "低盐饮食"),
 )
-_DIET_KIND_ZH = re.compile(
+_DIET_KIND_ZH = rx(
     # bounded: "坚持" is in both groups, and unbounded runs of it were quadratic
     r"(?:我(?:(?:现在|目前|一直|最近|这段时间|这阵子|长期|平时|也|都|还|已经|坚持){0,4})"
     r"(?:在|正在|坚持|吃|做|搞|采用|执行|实行|走|开始|保持|遵循){0,3}|"
@@ -164,7 +165,7 @@ def diet_zh(s: str) -> list[Hit]:
     ]
 
 
-_FORMAT_RES_ZH = tuple((re.compile(p, re.IGNORECASE), v) for p, v in FORMATS_ZH)
+_FORMAT_RES_ZH = tuple((rx(p, re.IGNORECASE), v) for p, v in FORMATS_ZH)
 
 
 def format_zh(s: str) -> list[Hit]:
@@ -172,16 +173,16 @@ def format_zh(s: str) -> list[Hit]:
 
 
 _LANG_PREF_ZH = (
-    re.compile(
+    rx(
         r"(?:用|以|说|讲)(?P<l>" + LANG_ZH_ALT + r")(?:来|和我|跟我|给我|同我)?"
         r"(?:回复|回答|交流|沟通|对话|聊天|聊|说话|说|写|输出|回我)"
     ),
-    re.compile(
+    rx(
         r"(?:回复|回答|交流|沟通|输出|对话)(?:请|都|一律|全部)*(?:用|以|使用)(?P<l>"
         + LANG_ZH_ALT
         + r")"
     ),
-    re.compile(
+    rx(
         r"我(?:更)?(?:喜欢|偏好|习惯|倾向于?)(?:用)?(?P<l>"
         + LANG_ZH_ALT
         + r")(?:交流|沟通|回复|对话|的回复|回答)"
@@ -201,7 +202,7 @@ def language_zh(s: str) -> list[Hit]:
 # Languages the user speaks (language_spoken, many values), distinct from the reply
 # language they want (preferred_language): "我会说粤语和普通话", "I speak Spanish and French".
 _LANG_SEP_ZH = r"(?:和|、|与|跟|及|以及|还有|也会|,|/)"
-_SPEAK_ZH = re.compile(
+_SPEAK_ZH = rx(
     r"(?:^|我)(?:也|还|都|只|能|可以|从小|一直)*"
     r"(?:会说|会讲|能说|能讲|会|懂|说|讲|精通|母语是|的母语是)"
     r"(?:一点|一些|点|几句|流利的|流利|一口|地道的)?"
@@ -209,7 +210,7 @@ _SPEAK_ZH = re.compile(
     r"(?!(?:来|和我|跟我|给我|同我)?(?:回复|回答|交流|沟通|对话|聊天|聊|说话|写|输出|回我))"
 )
 _SPOKEN_ZH_VALUE = {"英文": "英语", "日文": "日语", "韩文": "韩语", "汉语": "中文"}
-_LANG_ZH_RE = re.compile(LANG_ZH_ALT)
+_LANG_ZH_RE = rx(LANG_ZH_ALT)
 
 
 def spoken_zh(s: str) -> list[Hit]:
@@ -223,7 +224,7 @@ def spoken_zh(s: str) -> list[Hit]:
     return out
 
 
-_CUISINE_ZH = re.compile(
+_CUISINE_ZH = rx(
     r"(?:^|我)(?:很|最|特别|比较|超|非常|更|一直|也|都)*(?:喜欢|爱|偏爱|偏好|最爱)(?:吃)?"
     r"(?P<x>[\u4e00-\u9fff]{1,6}?)(?:了|的|啦|呀)?$"
 )
@@ -251,13 +252,13 @@ def cuisine_zh(s: str) -> list[Hit]:
 
 
 _NAME_BAD_START = tuple("了个一你他她它做什么外车醒过")
-_NAME_CALL_ZH = re.compile(
+_NAME_CALL_ZH = rx(
     r"(?:^|[,，\s]|你|请|以后|就|可以|直接)叫我(?!们)(?P<n>[\u4e00-\u9fffA-Za-z]{1,8}?)(?:就行|就好|就可以|吧|即可|好了|$)"
 )
 _NAME_IS_ZH = (
-    re.compile(r"(?:^|[,，])我(?:的名字|名字)?叫(?P<n>[\u4e00-\u9fffA-Za-z]{2,6})(?:$|[,，])"),
-    re.compile(r"我的名字是(?P<n>[\u4e00-\u9fffA-Za-z]{2,8})(?:$|[,，])"),
-    re.compile(r"称呼我(?:为)?(?P<n>[\u4e00-\u9fffA-Za-z]{1,8}?)(?:就行|就好|即可|吧|$)"),
+    rx(r"(?:^|[,，])我(?:的名字|名字)?叫(?P<n>[\u4e00-\u9fffA-Za-z]{2,6})(?:$|[,，])"),
+    rx(r"我的名字是(?P<n>[\u4e00-\u9fffA-Za-z]{2,8})(?:$|[,，])"),
+    rx(r"称呼我(?:为)?(?P<n>[\u4e00-\u9fffA-Za-z]{1,8}?)(?:就行|就好|即可|吧|$)"),
 )
 
 
@@ -279,21 +280,19 @@ def name_zh(s: str) -> list[Hit]:
     return []
 
 
-_LIVE_ZH = re.compile(
+_LIVE_ZH = rx(
     r"(?:^|我)(?:现在|目前|一直|已经|也|常|长期)*(?:住在|居住在|生活在|定居在|定居|住|家在|搬到了|搬到|搬去了|搬去)"
     r"(?P<p>[\u4e00-\u9fffA-Za-z ]{2,12}?)(?:了|啦|呢|$|[,，]|的|这边|那边)"
 )
-_WORK_AT_ZH = re.compile(
+_WORK_AT_ZH = rx(
     r"(?:^|我)(?:现在|目前|一直|也)*在(?P<p>[\u4e00-\u9fffA-Za-z ]{2,12}?)"
     r"(?:(?P<v>做|当|担任)(?P<j>[\u4e00-\u9fffA-Za-z]{2,10}?)|工作|上班|生活|任职)(?:了|呢|$|[,，])"
 )
-_JOB_IS_ZH = re.compile(
+_JOB_IS_ZH = rx(
     r"(?:^|我)(?:现在|目前|也)*是(?:一名|一个|一位|个|名)?(?:(?P<e>[\u4e00-\u9fffA-Za-z]{2,10})的)?"
     r"(?P<j>(?:[A-Za-z][A-Za-z+#.]{0,15}\s*)?[\u4e00-\u9fffA-Za-z]{1,12}?)(?:$|[,，]|呢|啦)"
 )
-_JOB_WORK_ZH = re.compile(
-    r"我(?:的)?(?:工作|职业|职位)是(?P<j>[\u4e00-\u9fffA-Za-z]{1,12}?)(?:$|[,，])"
-)
+_JOB_WORK_ZH = rx(r"我(?:的)?(?:工作|职业|职位)是(?P<j>[\u4e00-\u9fffA-Za-z]{1,12}?)(?:$|[,，])")
 
 
 _LODGING_ZH = frozenset("酒店 宾馆 旅馆 民宿 医院 宿舍 家里 朋友家 这里 那里 附近".split())
