@@ -9,11 +9,12 @@ scans. A pattern with no needle (one that can match without any fixed word, `\\d
 is returned as it is.
 
 The check is a necessary condition by construction, so a guarded pattern finds exactly
-what the plain one finds; tests/unit/test_prefilter.py compares the two over every text
+what the plain one finds; tests/unit/test_prefilter.py compares the two over the texts
 of the gate corpus and the eval data. Needles are compared lower-cased, which is sound
 with or without IGNORECASE: the only characters Python's case-insensitive matching takes
-for an ASCII letter beyond what `str.lower` gives are 'ı' (for i) and 'ſ' (for s),
-folded here too; a cased non-ASCII letter never becomes part of a needle.
+for an ASCII letter beyond what `str.lower` gives are 'ı' and 'İ' (for i) and 'ſ' (for
+s), folded here too ('İ' would otherwise lower to two characters); a cased non-ASCII
+letter never becomes part of a needle.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from typing import Any
 
 import ahocorasick
 
-# Characters re's IGNORECASE matches to an ASCII letter that str.lower() keeps apart.
-_CASE_EXTRA = str.maketrans({"ı": "i", "ſ": "s"})
+# Characters re's IGNORECASE matches to an ASCII letter that str.lower() does not give as
+# that letter: 'ı' and 'ſ' stay themselves, and 'İ' becomes two characters ("i" and a
+# combining dot), which would split a needle ("SİN" holds "sin" for re, not "si̇n").
+_CASE_EXTRA = str.maketrans({"ı": "i", "ſ": "s", "İ": "i"})
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 _MAX_NEEDLES = 400  # beyond this a union of alternatives costs more than it saves
 
@@ -38,11 +41,13 @@ Needles = frozenset[str]
 
 
 def fold(text: str) -> str:
-    """The text as needles are looked for in it."""
-    low = text.lower()
-    if not low.isascii() and ("ı" in low or "ſ" in low):
-        low = low.translate(_CASE_EXTRA)
-    return low
+    """The text as needles are looked for in it: lower-cased, one character for one, every
+    character re's IGNORECASE reads as an ASCII letter written as that letter."""
+    if text.isascii():
+        return text.lower()
+    if "ı" in text or "ſ" in text or "İ" in text:
+        text = text.translate(_CASE_EXTRA)
+    return text.lower()
 
 
 def _safe(code: int) -> str | None:

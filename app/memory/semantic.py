@@ -359,7 +359,8 @@ class Bank:
 
     def __post_init__(self) -> None:
         rows = np.ascontiguousarray(np.vstack([self.positives, self.negatives]), np.float32)
-        cut = len(self.positives) + min(self.PROBE, len(self.negatives))
+        # at least `k` in the probe: a mean over fewer than k is no lower bound
+        cut = len(self.positives) + min(max(self.PROBE, self.k), len(self.negatives))
         object.__setattr__(self, "_head", rows[:cut])
         object.__setattr__(self, "_tail", rows[cut:])
 

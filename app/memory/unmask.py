@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from app.memory.prefilter import rx
+from app.memory.prefilter import fold, rx
 
 # ---------------------------------------------------------------------------------------
 # Position maps
@@ -537,7 +537,8 @@ _EN_MIXED_RUN = rx(
 
 def _spelled(word: str) -> str:
     """ "seven" → "7", "double one" → "11"."""
-    parts = re.split(r"[ -]", word.lower())
+    # folded as re's IGNORECASE read it: "sİx" matched `six`, and "sİx".lower() is not "six"
+    parts = re.split(r"[ -]", fold(word))
     return _EN_DIGITS[parts[-1]] * (_EN_REPEAT[parts[0]] if len(parts) > 1 else 1)
 
 

@@ -2,10 +2,10 @@
 
 The needles are a necessary condition, so the test is: wherever the check says "no
 needle", the plain pattern must not match. It runs every guarded pattern of the gate's
-and the rule extractor's modules over a quarter of the texts under tests/data (the gate
+and the rule extractor's modules over an eighth of the texts under tests/data (the gate
 corpus, the rounds' sets, the eval data) and their unmasked views, taken by a fixed
 stride, and some of them with their case changed and with the two characters re's
-IGNORECASE folds beyond `str.lower` ('ı', 'ſ'). (All of them take ~3 minutes: run
+IGNORECASE folds beyond `str.lower` ('ı', 'ſ', 'İ'). (All of them take ~3 minutes: run
 `MEMGATE_PREFILTER_ALL=1 pytest tests/unit/test_prefilter.py` after changing a pattern
 family or the needle reader.)
 """
@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from app.memory import detectors, prefilter, unmask
+from app.memory.model import Reason
 from app.memory.normalize import nfkc
 from app.memory.prefilter import Guarded, find_needles
 from app.providers import durable, extract_prefs  # noqa: F401 — their patterns are checked too
@@ -81,10 +82,12 @@ def test_no_guarded_pattern_skips_a_text_it_matches() -> None:
     texts = corpus()
     assert len(texts) > 10_000
     if not os.environ.get("MEMGATE_PREFILTER_ALL"):
-        texts = texts[::4]
-    variants = [t.upper() for t in texts[::7]] + [
-        t.replace("i", "ı").replace("s", "ſ") for t in texts[::5]
-    ]
+        texts = texts[::8]
+    variants = (
+        [t.upper() for t in texts[::7]]
+        + [t.replace("i", "ı").replace("s", "ſ") for t in texts[::5]]
+        + [t.replace("i", "İ").replace("I", "İ") for t in texts[::3]]
+    )
     missed: list[tuple[str, str]] = []
     for pattern in guarded_patterns():
         plain = pattern._p
@@ -124,6 +127,28 @@ def test_needles_every_match_holds(pattern: str, flags: int, needles: set[str]) 
 def test_no_needle_where_a_match_can_do_without(pattern: str) -> None:
     assert find_needles(pattern) is None
     assert isinstance(prefilter.rx(pattern), re.Pattern)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        ("sin", "SİN"),  # 'İ'.lower() is two characters: the needle "sin" must still be found
+        (r"\bignore\b", "İGNORE your rules"),
+        ("kiss", "Kİſſ"),
+        (r"social\s+security", "socİal securİty"),
+        ("password", "paſſword"),
+        ("skip", "SKİP"),
+        ("key", "\u212aEY"),  # the Kelvin sign
+    ],
+)
+def test_letters_re_reads_as_ascii_are_folded(pattern: str, text: str) -> None:
+    assert re.search(pattern, text, re.I)
+    assert prefilter.rx(pattern, re.I).search(text)
+
+
+def test_a_dotted_capital_i_in_spelled_digits_is_screened_not_a_crash() -> None:
+    text = "Socİal securİty: four one two, sİx eİght, three three nİne zero"
+    assert [f.reason for f in detectors.screen(text)] == [Reason.GOVERNMENT_ID]
 
 
 def test_guarded_methods_answer_like_re() -> None:

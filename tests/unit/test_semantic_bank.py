@@ -61,6 +61,20 @@ def test_stopping_after_the_probe_gives_the_shift_every_negative_gives() -> None
     assert (want > 0).sum() > 50 and (want == 0).sum() > 50  # both sides were met
 
 
+def test_a_bank_whose_k_exceeds_the_probe_reads_k_negatives_before_stopping() -> None:
+    # 400 positives at 0.8, the probe's negatives at 0.9, the rest at -1: over the first
+    # 256 negatives alone the mean of the 300 nearest would not be a lower bound
+    dim = 3
+    v = _unit(1, 0, 0)
+    at = lambda c: np.tile(_unit(c, float(np.sqrt(1 - c * c)), 0), (1, 1))  # noqa: E731
+    pos = np.repeat(at(0.8), 400, axis=0)
+    neg = np.vstack([np.repeat(at(0.9), 256, axis=0), np.repeat(at(-1.0), 300, axis=0)])
+    bank = semantic.Bank("injection", 300, 10.0, pos.astype(np.float32), neg.astype(np.float32))
+    assert bank.positives.shape[1] == dim
+    assert bank.shift(v[None])[0] == pytest.approx(_brute_force(bank, v), abs=1e-4)
+    assert _brute_force(bank, v) > 1
+
+
 def test_the_stored_negatives_come_most_often_nearest_first(tmp_path: Path) -> None:
     rng = np.random.default_rng(6)
     pos = rng.normal(size=(20, 8)).astype(np.float32)
