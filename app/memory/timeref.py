@@ -12,6 +12,8 @@ import functools
 import re
 from datetime import UTC, datetime, timedelta
 
+from app.memory.prefilter import fold
+
 Span = tuple[datetime, datetime]
 
 _MONTH_NAMES = (
@@ -258,7 +260,7 @@ def _absolute(m: re.Match[str], now: datetime) -> Span | None:
 
 
 def _month_number(text: str) -> int:
-    return int(text) if text.isdigit() else _MONTHS[text.lower()[:3]]
+    return int(text) if text.isdigit() else _MONTHS[fold(text)[:3]]
 
 
 def _by_unit(now: datetime, unit: str, back: int) -> Span:
@@ -272,23 +274,23 @@ def _by_unit(now: datetime, unit: str, back: int) -> Span:
 
 
 def _english(m: re.Match[str], now: datetime) -> Span | None:
-    word = re.sub(r"\s+", " ", m.group("word").lower())
+    word = re.sub(r"\s+", " ", fold(m.group("word")))
     if word in _WORDS:
         unit, back = _WORDS[word]
         return _by_unit(now, unit, back)
     if m.group("period"):
-        period = m.group("period").lower()
-        back = 0 if m.group("which").lower() == "this" else 1
+        period = fold(m.group("period"))
+        back = 0 if fold(m.group("which")) == "this" else 1
         if period == "weekend":
             return _weekend(now) if back else _weekend(now + timedelta(days=7))
         return _by_unit(now, period, back)
     if m.group("unit"):
-        raw = m.group("n").lower()
+        raw = fold(m.group("n"))
         n = int(raw) if raw.isdigit() else _EN_NUMBERS[raw]
-        return _ago(now, n, _UNIT[m.group("unit").lower()])
+        return _ago(now, n, _UNIT[fold(m.group("unit"))])
     month = m.group("month")
     if month:
-        return _named_month(now, _MONTHS[month.lower()[:3]])
+        return _named_month(now, _MONTHS[fold(month)[:3]])
     return None
 
 
@@ -347,7 +349,7 @@ def asks_when(query: str) -> bool:
 def mentions_time(text: str) -> bool:
     """The text says when something happened (or will). Cached: a user's pool meets
     many questions."""
-    low = text.lower()
+    low = fold(text)
     if any(w[0].isdigit() or w in _EN_TIME_WORDS for w in _EN_WORD.findall(low)):
         return True
     if _EN_THIS.search(low) is not None:

@@ -151,6 +151,34 @@ def test_a_dotted_capital_i_in_spelled_digits_is_screened_not_a_crash() -> None:
     assert [f.reason for f in detectors.screen(text)] == [Reason.GOVERNMENT_ID]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "İ speak Englİsh, Spanİsh and a bİt of Portuguese",
+        "İ'M VEGETARİAN, BUT İ DO EAT EGGS",
+        "Always reply İn englİsh.",
+    ],
+)
+def test_the_rule_extractor_reads_dotted_capitals_as_re_does(text: str) -> None:
+    # a pattern matched "englİsh" as English; the lookup by its lower() raised KeyError
+    # and failed the whole extraction job (found with 'İ' swapped into the corpus)
+    plain = text.replace("İ", "I").replace("ı", "i")
+    got = RuleExtractor().extract_sync([Turn("user", text)], user_id="u")
+    want = RuleExtractor().extract_sync([Turn("user", plain)], user_id="u")
+    assert [c.predicate for c in got] == [c.predicate for c in want]
+
+
+def test_a_time_in_long_s_is_read_not_a_crash() -> None:
+    from datetime import UTC, datetime
+
+    from app.memory import timeref
+
+    now = datetime(2026, 12, 7, tzinfo=UTC)
+    assert timeref.find("I ſtopped drinking three yearſ ago", now) == timeref.find(
+        "I stopped drinking three years ago", now
+    )
+
+
 def test_guarded_methods_answer_like_re() -> None:
     p = prefilter.rx(r"\bpass(?P<n>word)\b", re.I)
     plain = re.compile(r"\bpass(?P<n>word)\b", re.I)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from app.memory.model import FactType
-from app.memory.prefilter import rx
+from app.memory.prefilter import fold, rx
 from app.memory.text import detect_lang
 from app.providers import extract_prefs
 from app.providers.rules.bilingual import format_hit
@@ -65,7 +65,7 @@ def constraint_en(s: str) -> list[Hit]:
         clause = re.sub(r"(?i)(?<!\s)\s+please$", "", clause)
         m = _CONSTRAINT_EN.match(clause)
         if m:
-            neg = m.group("neg").lower()
+            neg = fold(m.group("neg"))
             rest = m.group("rest")
             if _ONE_OFF_EN.search(rest) or extract_prefs.orders_or_claims(rest, addressing=False):
                 continue  # "don't ask me for 2FA": a waived check, not a taste
@@ -95,7 +95,7 @@ def constraint_en(s: str) -> list[Hit]:
             continue
         m = _NO_THING_EN.match(clause)
         if m:
-            rest = m.group("rest").lower()
+            rest = fold(m.group("rest"))
             hits.append(
                 Hit(
                     FactType.SEMANTIC,
@@ -131,7 +131,7 @@ def allergy_en(s: str) -> list[Hit]:
                     FactType.SEMANTIC,
                     "allergy",
                     singular(item),
-                    f"The user is allergic to {item.lower()}",
+                    f"The user is allergic to {fold(item)}",
                     CONF_DIRECT,
                 )
                 for item in split_list_en(m.group("x"))
@@ -191,15 +191,15 @@ def diet_en(s: str) -> list[Hit]:
     for pattern in (_DIET_IS_EN, _DIET_EAT_EN):
         m = pattern.search(s)
         if m:
-            value, statement = _DIETS_EN[m.group("d").lower()]
+            value, statement = _DIETS_EN[fold(m.group("d"))]
             return [Hit(FactType.SEMANTIC, "dietary_restriction", value, statement)]
     m = _DIET_ON_EN.search(s)
     if m and not _DIET_ON_PAST.search(s, m.end()):
         conf = CONF_RECENT if RECENT.search(s) else CONF_PLAIN
         if m.group("k"):
-            value, statement = _DIETS_EN[m.group("k").lower()]
+            value, statement = _DIETS_EN[fold(m.group("k"))]
             return [Hit(FactType.SEMANTIC, "dietary_restriction", value, statement, conf)]
-        diet = m.group("d").lower()
+        diet = fold(m.group("d"))
         if diet not in _DIET_ON_STOP:
             return [
                 Hit(
@@ -213,7 +213,7 @@ def diet_en(s: str) -> list[Hit]:
     m = _NOT_EAT_EN.search(s)
     if not m:
         return []
-    verb = m.group("verb").lower()
+    verb = fold(m.group("verb"))
     if not m.group("x"):
         if verb != "drink":
             return []
@@ -227,7 +227,7 @@ def diet_en(s: str) -> list[Hit]:
         ]
     hits = []
     for item in split_list_en(m.group("x")):
-        item = item.lower()
+        item = fold(item)
         what = "drink" if verb == "drink" else "eat"
         hits.append(
             Hit(
@@ -269,7 +269,7 @@ def language_en(s: str) -> list[Hit]:
     for pattern in _LANG_PREF_EN:
         m = pattern.search(s)
         if m and not negated_before(s, m.start()):
-            code, _, en_label = LANGUAGES[m.group("l").lower()]
+            code, _, en_label = LANGUAGES[fold(m.group("l"))]
             return [
                 Hit(
                     FactType.PROFILE,
@@ -300,7 +300,7 @@ def spoken_en(s: str) -> list[Hit]:
         return []
     out = []
     for lang in _LANG_EN_RE.findall(m.group("x")):
-        label = LANGUAGES[lang.lower()][2]
+        label = LANGUAGES[fold(lang)][2]
         out.append(Hit(FactType.SEMANTIC, "language_spoken", label, f"The user speaks {label}"))
     return out
 
@@ -326,7 +326,7 @@ def cuisine_en(s: str) -> list[Hit]:
     for index, pattern in enumerate(_CUISINE_EN):
         m = pattern.search(s)
         if m:
-            x = m.group("x").lower().strip()
+            x = fold(m.group("x")).strip()
             if x in _NATIONAL_EN:
                 label = f"{x.title()} food"
             else:
@@ -386,7 +386,7 @@ def where_en(s: str) -> list[Hit]:
         return [Hit(FactType.PROFILE, "location", p, f"The user lives in {p}")]
     m = _JOB_EN.search(s)
     if m:
-        j = m.group("j").lower()
+        j = fold(m.group("j"))
         hits = [
             Hit(
                 FactType.PROFILE,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app.memory.prefilter import rx
+from app.memory.prefilter import fold, rx
 from app.providers import extract_prefs
 
 # matched from the first character of the run only: a search inside a long run of blanks
@@ -36,7 +36,7 @@ def split_list_en(value: str) -> list[str]:
 
 
 def singular(word: str) -> str:
-    w = word.lower().strip()
+    w = fold(word).strip()
     if " " in w:
         head, _, last = w.rpartition(" ")
         return f"{head} {singular(last)}"
@@ -53,7 +53,7 @@ def swap_pronouns_en(text: str) -> str:
     table = {"me": "them", "my": "their", "mine": "theirs", "myself": "themselves", "i": "they"}
 
     def sub(m: re.Match[str]) -> str:
-        return table[m.group(0).lower()]
+        return table[fold(m.group(0))]
 
     return re.sub(r"(?i)\b(?:me|my|mine|myself|i)\b", sub, text)
 
