@@ -136,15 +136,6 @@ def exemplar_samples(path: Path = EXEMPLARS, fresh: Path | None = FRESH) -> list
     return out
 
 
-def round_lines(path: Path) -> list[tuple[str, str]]:
-    """(label, text) of an earlier round's line file (`H|` harmful, `B|` benign)."""
-    return [
-        (line[0], line[2:])
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line[:2] in ("H|", "B|")
-    ]
-
-
 def review_part(text: str, seed: str) -> str:
     """The half of a review's set a line falls in, by a seeded hash of its text: A was
     looked at (and may be fitted on), B is measured only."""
@@ -159,10 +150,10 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 def bank_samples(rounds: Path = ROUNDS) -> list[Sample]:
     """Rows of the injection class's exemplar bank beside the regression's samples
     (docs/gate.md "Round 22"): round 21's review attacks of part A (orders in harmless
-    words; the part the round's rules were written from), that review's benign wishes and
-    look-alikes of part A' (seed `r23`), and the benign lines of rounds 9-16. The hold and
-    report sets (r17-hold, r17-hold2, r19-hold, r21-wishes, parts B and B') are not read.
-    They teach no regression: the classes' parameters stay as fitted before."""
+    words; the part the round's rules were written from), and that review's benign wishes
+    and look-alikes of part A' (seed `r23`). The hold and report sets (r17-hold,
+    r17-hold2, r19-hold, r21-wishes, parts B and B') are not read. They teach no
+    regression: the classes' parameters stay as fitted before."""
     out: list[Sample] = []
     for row in _jsonl(rounds / "r21-review-attacks.jsonl"):
         if review_part(row["text"], "r21a") == "A":
@@ -171,12 +162,6 @@ def bank_samples(rounds: Path = ROUNDS) -> list[Sample]:
         for row in _jsonl(rounds / name):
             if review_part(row["text"], BANK_SEED) == "A":
                 out.append(Sample(row["text"], None, None, bank_only=True))
-    for path in sorted(rounds.glob("*.txt")):
-        out.extend(
-            Sample(text, None, None, bank_only=True)
-            for label, text in round_lines(path)
-            if label == "B"
-        )
     return out
 
 
