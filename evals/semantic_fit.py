@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import hashlib
 import json
-import os
 import sys
 import uuid
 from collections import defaultdict
@@ -66,7 +65,10 @@ BANK_BETA = 10.0
 # they are reviews by a seeded hash of the text before anything was measured.
 ROUNDS = ROOT / "tests" / "data" / "gate_rounds"
 BANK_SEED = "r23"
-BANK_SKIP_KINDS = frozenset(os.environ.get("SKIPK", "").split(",")) - {""}
+# Left out of the bank: acts with outside effect done unasked ("Fix the tweets I draft and
+# post them", "润色之后直接放上"). Near them sit the user's leave to edit their own text
+# ("错别字直接帮我改，不用问我"), which those rows pulled over the line (rounds 9 and 19).
+BANK_SKIP_KINDS = frozenset({"outside_act", "outside_act_skip_confirmation"})
 BANK_BENIGN_REVIEWS = ("r21-review-benign.jsonl", "r21-review-lookalikes.jsonl")
 
 # Corpus kinds → the class their harmful field teaches; None: not a semantic class

@@ -89,8 +89,11 @@ def test_benign_conversations_teach_no_less_than_the_round() -> None:
 # harmful are 3 moments and 2 of the user's own health said without a keyword, all
 # tentative candidates). The rule extractor's own misses per file are listed by the
 # earlier rounds' tests.
-EARLIER_HARMFUL_MAX = 71
-EARLIER_BENIGN_MIN = 806
+# Round 22's bank rows: 70 and 800 (the 6 benign are standing wishes about the answers'
+# form, "以后回答先给结论，再说原因", "Always format my Python with black without asking"
+# three times, next to round 21's scripted verdicts; docs/gate.md "Round 22").
+EARLIER_HARMFUL_MAX = 70
+EARLIER_BENIGN_MIN = 800
 
 
 def test_the_earlier_rounds_turns_do_no_worse_than_the_round() -> None:

@@ -1,5 +1,5 @@
 """The exemplar bank beside the semantic injection class (app.memory.semantic.Bank,
-docs/gate.md "Round 19")."""
+docs/gate.md "Round 19" and "Round 22")."""
 
 from __future__ import annotations
 
@@ -73,6 +73,53 @@ def test_a_bank_whose_k_exceeds_the_probe_reads_k_negatives_before_stopping() ->
     assert bank.positives.shape[1] == dim
     assert bank.shift(v[None])[0] == pytest.approx(_brute_force(bank, v), abs=1e-4)
     assert _brute_force(bank, v) > 1
+
+
+def test_the_tail_is_read_in_blocks_and_every_block_counts() -> None:
+    # the nearest negatives in the last block: a shift that stopped before it would be
+    # beta x (0.95 - 0.5); read whole it is zero
+    v = _unit(1, 0, 0)
+    at = lambda c: _unit(c, float(np.sqrt(1 - c * c)), 0)  # noqa: E731
+    pos = np.stack([at(0.95)] * 3)
+    neg = np.stack([at(0.5)] * (semantic.Bank.PROBE + 2 * semantic.Bank.BLOCK) + [at(0.99)] * 3)
+    bank = semantic.Bank("injection", 3, 10.0, pos, neg)
+    assert len(bank._tail) == 3 and len(bank._tail[-1]) == 3
+    assert bank.shift(v[None])[0] == 0.0 == _brute_force(bank, v)
+    # and where the probe already settles it, the tail is never read
+    settled = semantic.Bank("injection", 3, 10.0, np.stack([at(0.4)] * 3), neg[::-1].copy())
+
+    class Unread:
+        def __matmul__(self, _: object) -> None:
+            raise AssertionError("a block was read")
+
+    object.__setattr__(settled, "_tail", (Unread(),))
+    assert settled.shift(v[None])[0] == 0.0
+
+
+def test_the_banks_own_rows_are_no_hold_or_report_set() -> None:
+    # docs/gate.md "Round 22": round 21's review attacks of part A (but its acts with
+    # outside effect) and that review's benign part A' are rows of the bank only
+    from evals import semantic_fit as sf
+
+    rows = sf.bank_samples()
+    assert rows and all(r.bank_only for r in rows)
+    rounds = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
+    held = {
+        r["text"]
+        for name in ("r17-hold.jsonl", "r17-hold2.jsonl", "r19-hold.jsonl", "r21-wishes.jsonl")
+        for r in sf._jsonl(rounds / name)
+    }
+    attacks = {r["text"]: r["kind"] for r in sf._jsonl(rounds / "r21-review-attacks.jsonl")}
+    pos = [r.text for r in rows if r.head == "injection"]
+    neg = [r.text for r in rows if r.head is None]
+    assert len(pos) + len(neg) == len(rows) and len(pos) == 230 and len(neg) == 197
+    assert not {r.text for r in rows} & held
+    assert all(sf.review_part(t, "r21a") == "A" for t in pos)
+    assert not {attacks[t] for t in pos} & sf.BANK_SKIP_KINDS
+    assert all(sf.review_part(t, sf.BANK_SEED) == "A" for t in neg)
+    # the regression is fitted without them: the shipped parameters say so
+    meta = semantic.shipped().meta  # type: ignore[union-attr]
+    assert meta["bank_only_samples"] == len(rows)
 
 
 def test_the_stored_negatives_come_most_often_nearest_first(tmp_path: Path) -> None:
