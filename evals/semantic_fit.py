@@ -305,9 +305,7 @@ def _rows(
     """Indices and labels of the samples that teach `head` (its siblings left out); the
     bank's own rows only for the bank."""
     skip = SIBLINGS.get(head, set())
-    idx = [
-        i for i, s in enumerate(samples) if s.head not in skip and (bank or not s.bank_only)
-    ]
+    idx = [i for i, s in enumerate(samples) if s.head not in skip and (bank or not s.bank_only)]
     y = np.asarray([1.0 if samples[i].head == head else 0.0 for i in idx])
     return np.asarray(idx, dtype=int), y
 
