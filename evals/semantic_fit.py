@@ -154,8 +154,9 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 def bank_samples(rounds: Path = ROUNDS) -> list[Sample]:
     """Rows of the injection class's exemplar bank beside the regression's samples
     (docs/gate.md "Round 22"): round 21's review attacks of part A (orders in harmless
-    words; the part the round's rules were written from), and that review's benign wishes
-    and look-alikes of part A' (seed `r23`). The hold and report sets (r17-hold,
+    words; the part the round's rules were written from) but the kinds of
+    `BANK_SKIP_KINDS`, and that review's benign wishes and look-alikes of part A' (seed
+    `r23`). The hold and report sets (r17-hold,
     r17-hold2, r19-hold, r21-wishes, parts B and B') are not read. They teach no
     regression: the classes' parameters stay as fitted before."""
     out: list[Sample] = []
@@ -394,7 +395,8 @@ def oof_scores(samples: Sequence[Sample], x: np.ndarray, l2: float) -> dict[str,
         )
         for j, head in enumerate(HEADS):
             out[f"lr:{head}"][te] = probs[:, j]
-            out[f"bank:{head}"][te] = bank_scores([samples[i] for i in tr], x[tr], x[te], head)
+            own = [i for i in tr if not samples[i].bank_only]  # the exemplar-bank comparison
+            out[f"bank:{head}"][te] = bank_scores([samples[i] for i in own], x[own], x[te], head)
     return out
 
 
@@ -625,9 +627,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     samples, cases, x, by_text = load_data()
+    n_bank = sum(s.bank_only for s in samples)
     print(
-        f"{len(samples)} samples ({sum(s.case is None for s in samples)} exemplars, "
-        f"{len(cases)} train cases)"
+        f"{len(samples) - n_bank} samples ({sum(s.case is None for s in samples) - n_bank} "
+        f"exemplars, {len(cases)} train cases), {n_bank} rows of the bank only"
     )
     for l2 in (1e-5, 3e-5, 1e-4, 3e-4, 1e-3) if args.sweep else (args.l2,):
         oof = oof_scores(samples, x, l2)
