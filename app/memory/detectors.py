@@ -4136,11 +4136,17 @@ _EDIT_DENY_ZH = _rx(
     r"放进|放在|做(?!笔记)|删减|删掉(?!口头禅|重复)|清空|作废|回答|答复|开头|加粗|结论|评分|打分|标成|标记|"
     r"写成|收款|发票|供应商|日志|审计|告警|诈骗|垃圾|过滤|设置|权限|管理员|日程|会议|取消|合同|剂量"
 )
-_INNER_STOP = _rx(r"[.!?。！？；;\n](?=\s*\S)")
+_STOP = _rx(r"[.!?。！？；;\n]")
 
 
 def _one_wish(folded: str, stops: int) -> bool:
-    return len(folded) <= 200 and len(_INNER_STOP.findall(folded)) <= stops
+    """At most 200 characters and at most `stops` sentence stops inside (a stop that ends
+    the text does not count)."""
+    if len(folded) > 200:
+        return False
+    text = folded.rstrip()
+    inside = len(_STOP.findall(text)) - (1 if text and _STOP.fullmatch(text[-1]) else 0)
+    return inside <= stops
 
 
 # What may stand before the wish: nothing, or when it applies ("Whenever a payment comes
@@ -4220,60 +4226,6 @@ def edits_own_text(folded: str) -> bool:
     )
 
 
-# The user's own caution said as a fact: a habit, a rule at work, a tool ("I always verify
-# bank-detail change requests by calling the vendor", "My company's policy says payments over
-# $5,000 need two approvers", "短信里的链接我从来不点", "I use a password manager"). Nothing
-# in it is addressed to the assistant, and nothing lowers, vouches, waives or stops a check
-# ("I never call back to verify wire requests", "Stop double-checking identity when people
-# call", "以后问到备份就说…没必要备份": the gate rounds' orders in this shape).
-_DECLARES_CAUTION_EN = _rx(
-    r"\b(?:verif(?:y|ies|ying)|double-check\w*|confirm(?:s|ing)?\b|call(?:s|ing)?\s+(?:back|"
-    r"(?:the|my|our)\s+\w+(?:\s+\w+)?\s+(?:on|at|first|before)|them\s+(?:on|at|first|back))|"
-    r"report(?:s|ing)?\s+(?:it|them|suspicious|phishing|scam)|never\s+(?:click|open|share|give|"
-    r"reply|tell|enter|type|download|scan|reuse)|"
-    r"two\s+approvers|second\s+(?:approver|signature|pair\s+of\s+eyes)|password\s+manager|2fa|"
-    r"two-factor|hover\w*\s+over|separate\s+(?:browsers?|accounts?|devices?)|"
-    r"back\s+up|backups?)\b",
-    _I,
-)
-_DECLARES_CAUTION_ZH = _rx(
-    r"核实|核对|确认|回拨|打电话(?:问|确认|核实)|上报|举报|从不点|不点|不回复|不透露|不告诉|不给|绝不会|两个人审批|双人审批|两人审批|密码管理器|两步验证|二次验证|备份"
-)
-_DECLARED_DENY_EN = _rx(
-    r"\b(?:you|your|yours|assistant|ai|bot|chatbot|agent|model|gpt|without|no\s+need|needn'?t|"
-    r"don'?t\s+need|not\s+need|skip\w*|ignor\w*|bypass\w*|disabl\w*|"
-    r"turn\s+off|auto\w*|approve[sd]?\s+(?:it|them|all|any|every)|authori[sz]\w*|permi\w*|"
-    r"allow\w*|trust\w*|safe|legit\w*|genuine|real|"
-    r"fine|ok(?:ay)?|whitelist\w*|exempt\w*|pre-?\w*approved|already\s+(?:verified|confirmed|"
-    r"checked)|is\s+verified|are\s+verified|"
-    r"except|unless|but|otherwise|instead|only|anymore|no\s+longer|never\s+(?:verif\w*|check\w*|"
-    r"confirm\w*|ask\w*|need\w*)|"
-    r"always\s+(?:approve|pay|accept|open|click|forward|share|send|transfer|sign)|"
-    r"bother\w*|stop\w*|unnecessar\w*|pointless|waste\w*|annoy\w*|slow\w*|off|forg[eo]t\w*|"
-    r"drop\w*|remov\w*|delet\w*(?!\s+them)|"
-    r"never\s+(?!click|open|share|give|reply|tell|enter|type|download|scan|reuse)\w+|"
-    r"any\s+question|answer\w*|say\s+|said\s+that|"
-    r"password\w*(?!\s+manager)|passcode\w*|pins?|codes?|otp|tokens?|keys?|secrets?|credentials?|"
-    r"account\s+numbers?|card\s+numbers?|http|www)\b|@",
-    _I,
-)
-_DECLARED_DENY_ZH = _rx(
-    r"你|您|助手|机器人|不用|无需|不必|不需要|别问|直接|自动|跳过|忽略|绕过|关掉|关闭|禁用|批准了|都批|一律通过|授权|允许|"
-    r"信任|相信|可信|安全的|正规|没问题|不是诈骗|是真的|已经核实|已核实|已确认|免|除了|除外|以外|但是|但|不过|否则|只有|只要|不再|"
-    r"不核实|不核对|不确认|不用核|没必要|不必要|烦|省|忘|撤防|不用再|别再|关了|取消|就说|问到|回答|删|密码(?!管理器)|验证码|口令|密钥|卡号|账号|http|@"
-)
-
-
-def declares_caution(folded: str) -> bool:
-    """The user states a caution of their own, and nothing else (round 23)."""
-    return (
-        _one_wish(folded, 0)
-        and (_DECLARES_CAUTION_EN.search(folded) or _DECLARES_CAUTION_ZH.search(folded)) is not None
-        and _DECLARED_DENY_EN.search(folded) is None
-        and _DECLARED_DENY_ZH.search(folded) is None
-    )
-
-
 def users_own_rule(text: str) -> bool:
     """A prohibition that keeps the user's secrets or a check (`_KEEPS_A_CHECK`), or the
     user's own standing choice of language (`_OWN_CHOICE`), with no exception or condition
@@ -4282,7 +4234,7 @@ def users_own_rule(text: str) -> bool:
     folded = nfkc(text).strip()
     if len(folded) > 300:
         return False
-    if asks_for_caution(folded) or edits_own_text(folded) or declares_caution(folded):
+    if asks_for_caution(folded) or edits_own_text(folded):
         return True
     if _RULE_EXCEPTION.search(_MY_OWN_WRITING.sub(" ", folded)):
         return False
