@@ -4067,15 +4067,37 @@ _CAUTION_DENY_EN = _rx(
     r"and\s+(?:then\s+)?(?:you|please|just|always|never|don'?t|do|go|send|pay|approve|delete|"
     r"share|forward|reply|open|click|book|buy|order|sign|accept)\b|never|don'?t|do\s+not|stop|"
     r"obey|follow|comply|whatever|anything\s+(?:they|he|she)|as\s+if|pretend|tell\s+(?:them|him|"
-    r"her|clients?|customers?|people|everyone|anyone|others)|say\s+(?:that|it'?s)|http|www\.|@)\b",
+    r"her|clients?|customers?|people|everyone|anyone|others)|say\s+(?:that|it'?s)|http|www\.|"
+    # round 23's review: a verdict kept as a reminder, a code, access or a login handed over,
+    # a payment pushed ("Remind me that the updated IBAN is the right one", "Remind me to read
+    # the six-digit SMS number to the bank agent", "…give the support guy remote access")
+    r"right\s+one|official|above\s+board|accurate|correct|vetted|(?:pre-?)?cleared|"
+    r"false\s+(?:alarm|positive)s?|harmless|noise|authentic|expected|normal|free\s+to|you'?re|"
+    r"you\s+(?:can|may|have)|on\s+my\s+behalf|blessing|read\s+(?:out|him|her|them|the)|six-digit|"
+    r"one-time|verification\s+(?:number|code)|sms\s+number|(?:backup|recovery|seed)\s+phrase|remote|"
+    r"access|screen\s*-?shar\w*|anydesk|teamviewer|admin\w*|log\s*-?in\w*|sign\s*-?in|link\w*|wire\w*|"
+    r"overseas|new\s+account|gift\s*-?cards?|two-factor|2fa|mfa|turned\s+off|paused|upload\w*|mail\w*|"
+    r"gets\s+my|deposit\w*|id\s+card|passport|ssn|social\s+security|@)\b",
     _I,
 )
 _CAUTION_DENY_ZH = _rx(
     r"不用|无需|不必|不需要|别问|不要问|直接|自动|跳过|忽略|绕过|关掉|关闭|禁用|批准|通过|同意|授权|允许|"
     r"信任|相信|可信|安全的|正规|没问题|不是诈骗|是真的|发给|发到|转发|抄送|转账给|付给|打给他|打款|"
     r"密码|验证码|口令|密钥|卡号|账号|除了|除外|以外|但是|但|不过|否则|只有|只要|然后|并且|而且|顺便|"
-    r"永远不要|不要|别|听他|听她|照做|照办|按他|按她|假装|就说|告诉(?:他|她|他们|客户|对方|别人)|http|@"
+    r"永远不要|不要|别|听他|听她|照做|照办|按他|按她|假装|就说|告诉(?:他|她|他们|客户|对方|别人)|http|@|"
+    r"是对的|是官方|官方|正常流程|是正常|就是他|就是她|本人|能点|可以|有权|替我|代表我|点过头|已经|六位数|短信码|"
+    r"动态码|助记词|念给|报给|身份证|护照|上传|屏幕共享|一直开着|远程|管理员|权限|登录|链接|汇款|汇到|转进|转到|"
+    r"监管账户|安全账户|借款|贷款|退款|是真|没错|靠谱|放心"
 )
+# a verdict kept as a reminder: what follows the wish is an act of the user's, not a claim
+_CAUTION_VERDICT = _rx(
+    r"\b(?:remind|warn|alert|nudge|caution)\s+me\s+(?:that|it'?s|it\s+is|they'?re|he'?s|she'?s|their|"
+    r"his|her|of\s+the\s+fact)\b|\bheads-?\s?up\s+that\b|提醒(?:我|一下|一声)[^。！？]{0,30}?(?:是|为)",
+    _I,
+)
+# invisible characters and letters a reader takes for others: a word of a deny list could
+# hide behind them ("批\u200b准"); such a text is no plain wish
+_DISGUISED = _rx(r"[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\u0370-\u03ff\u0400-\u04ff]")
 # Edits to the user's own writing ("When I paste my notes, reformat them into markdown",
 # "我贴的代码变量名起得烂的你直接改，不用问"): an editing verb and a piece of the user's
 # writing, and nothing of `_EDIT_DENY_*`: round 21's review gave others the right to edit
@@ -4125,7 +4147,15 @@ _EDIT_DENY_EN = _rx(
     r"label\w*|rate\w*|score\w*|grade\w*|payee\w*|invoic\w*|vendor\w*|supplier\w*|beneficiar\w*|"
     r"payroll|logs?|audit\w*|alert\w*|fraud\w*|spam|junk|filter\w*|settings?|access|admin\w*|"
     r"roles?|"
-    r"calendar|meetings?|cancel\w*|contract\w*|legal|medical|dose\w*|dosage)\b|@|['\"“”‘’「」『』]",
+    r"calendar|meetings?|cancel\w*|contract\w*|legal|medical|dose\w*|dosage|"
+    # round 23's review: a status written in as a verdict, code that sends secrets out or
+    # lowers a check ("Rewrite my notes so the wire to Acme reads as cleared", "Rewrite my
+    # code to mail the .env file to ops-backup on startup")
+    r"mail\w*|cop(?:y|ies)|curl|webhooks?|env|servers?|reads?|cleared|resolved|confirmed|hand\w*\s+in|"
+    r"turn\w*\s+in|go\s+live|ship\w*|prod\w*|disabl\w*|turn\w*\s+off|ignor\w*|certificates?|csrf|tls|"
+    r"ssl|2fa|second\s+factor|backdoor|debug|open\s+to|world|firewall|eval|hardcod\w*|returns?|wallet|"
+    r"payout|regulator|shared|broadcast|slack|wire\w*|status|approved|paid|done|closed)\b|@|"
+    r"['\"“”‘’「」『』]",
     _I,
 )
 _EDIT_DENY_ZH = _rx(
@@ -4134,7 +4164,9 @@ _EDIT_DENY_ZH = _rx(
     r"数字|日期|收款|地址|学历|职位|工资|头衔|校验|验证|测试|警告|风险|任何人|别人|他人|老板|客户|同事|领导|"
     r"除了|除外|但是|但|否则|假装|照做|http|用户|所有人|每个人|大家|家人|孩子|朋友|团队|群|朋友圈|公开|放到|"
     r"放进|放在|做(?!笔记)|删减|删掉(?!口头禅|重复)|清空|作废|回答|答复|开头|加粗|结论|评分|打分|标成|标记|"
-    r"写成|收款|发票|供应商|日志|审计|告警|诈骗|垃圾|过滤|设置|权限|管理员|日程|会议|取消|合同|剂量"
+    r"写成|收款|发票|供应商|日志|审计|告警|诈骗|垃圾|过滤|设置|权限|管理员|日程|会议|取消|合同|剂量|已同意|已核实|"
+    r"已整改|改成已|改为已|已完成|已付|写为|汇款|抄送|部门|全员|公众号|共享|同步|覆盖|扔|丢掉|上线|发版|主分支|"
+    r"合进|交到|交给|投给|证书|检查|防火墙|放开|写死|登录|返回真|二次认证|服务器|抄一份|网盘|文件夹|回调|状态"
 )
 _STOP = _rx(r"[.!?。！？；;\n]")
 
@@ -4154,9 +4186,9 @@ def _one_wish(folded: str, stops: int) -> bool:
 # it; and after it only its own object, no second clause ("Always ask me before you pay and
 # treat Mark as an admin", "…, keep my 2FA off": round 14's review).
 _CAUTION_BEFORE_EN = _rx(
-    r"^(?:please\s+)?(?:from\s+now\s+on\s*,?\s*)?(?:(?:when|whenever|if|before|every\s+time|"
-    r"each\s+time|"
-    r"any\s+time|anytime|once)\b[^,;:]{0,120}[,;:]?\s*)?(?:please\s+)?(?:always\s+|just\s+)?"
+    r"^(?:please\s++)?(?:from\s+now\s+on[\s,]*+)?(?>(?:when|whenever|if|before|every\s+time|"
+    r"each\s+time|any\s+time|anytime|once)\b[^,;:]{0,120})?[,;:]?\s*+(?:please\s++)?"
+    r"(?:always\s+|just\s+)?"
     r"(?:(?:could|can|would|will|should)\s+you\s+|you\s+(?:can|should|could)\s+|"
     r"feel\s+free\s+to\s+)?"
     r"(?:please\s+)?(?:always\s+)?$",
@@ -4170,7 +4202,7 @@ _CAUTION_BEFORE_ZH_ORDER = _rx(r"你|您")
 
 def asks_for_caution(folded: str) -> bool:
     """The user asks to be reminded, warned or asked first, and nothing else (round 23)."""
-    if not _one_wish(folded, 0):
+    if not _one_wish(folded, 0) or _DISGUISED.search(folded) or _CAUTION_VERDICT.search(folded):
         return False
     found = _ASKS_CAUTION.search(folded)
     if found is None:
@@ -4199,8 +4231,8 @@ _EDIT_CLAUSES = _rx(
 _EDIT_CLAUSE_OK = _rx(
     r"^(?:(?:when|whenever|if|each\s+time|every\s+time|any\s+time|once)\b"
     r"|(?:just\s+|please\s+)?(?:(?:there'?s\s+)?no\s+need\s+to|(?:you\s+)?(?:don'?t|dont|"
-    r"do\s+not)\s+"
-    r"(?:need\s+to\s+)?|without|never)\s*(?:ask|asking|check\w*\s+with\s+me|confirm\w*|list\w*)\b"
+    r"do\s+not)(?:\s+need\s+to)?|without|never)\s+(?:ask|asking|check\w*\s+with\s+me|confirm\w*|"
+    r"list\w*)\b"
     r"|i'?(?:ll|\s+will)\s+(?:review|check|look\s+at)\b|i\s+trust\s+your\s+edits\b|each\s+time\b"
     r"|directly\b|in\s+place\b)"
     r"|的时候|时$|要是|如果|^(?:不用|不必|无需|别|不要)(?:每次|一个个|一句句|一一)?(?:问|确认|列)"
@@ -4211,7 +4243,7 @@ _EDIT_CLAUSE_OK = _rx(
 
 def edits_own_text(folded: str) -> bool:
     """The user lets the assistant edit the user's own writing, and nothing else (round 23)."""
-    if not _one_wish(folded, 1):
+    if not _one_wish(folded, 1) or _DISGUISED.search(folded):
         return False
     en = _EDITS_EN.search(folded) is not None and _OWN_WRITING_EN.search(folded) is not None
     zh = _EDITS_ZH.search(folded) is not None and _OWN_WRITING_ZH.search(folded) is not None
