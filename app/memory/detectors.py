@@ -4198,6 +4198,30 @@ _CAUTION_AFTER = _rx(
     r"[,，;；:：&+、]|\b(?:and|plus|also|as\s+well)\b|以及|并且|同时|另外|再(?!次)|还要|和你", _I
 )
 _CAUTION_BEFORE_ZH_ORDER = _rx(r"你|您")
+# What the wish may ask after its verb, a closed list (round 23's third review: after "remind
+# me to" any act read as the user's own — "…give the IT helpdesk my authenticator number",
+# "…do what he says", "提醒我把短信里的数字告诉客服"): nothing, when it applies (before, if,
+# when), or a check of the user's own (verify, back up, review; 核实, 核对, 看一眼) with no
+# number, link, app or page named, since those can send the check to whoever wrote them.
+_CAUTION_ASKS_ONLY = _rx(
+    r"(?:first|in\s+advance|(?:first\s+)?(?:before|if|when|whenever|each\s+time|every\s+time|any\s+time|"
+    r"once)\b.{0,150})?"
+    r"|to\s+(?:always\s+)?(?:verify|double-check|check|review|proofread|back\s+up|commit|save|confirm|"
+    r"re-?read|look\s+over|take\s+a\s+break|stretch|drink\s+water|go\s+to\s+(?:bed|sleep))\b"
+    r"(?![^.]*\b(?:number|signature|links?|apps?|page|site|attachments?|macros?|caller|calls?|"
+    r"messages?|texts?|emails?\s+(?:from|they)|they\s+give|given|listed)\b).{0,150}"
+    r"|(?:一下|一声)?"
+    r"|(?:先|要)?(?:打(?:个)?电话|当面|电话)?(?:核实|核对|检查|确认|备份|看一眼|看一下|查一下|复查|保存)"
+    r"(?:一下)?(?![^。]*\d)[^。]{0,20}",
+    _I,
+)
+# An act the assistant does to protect the user is not to be held back by "ask me first"
+# ("Ask me first before putting security warnings in your answers")
+_PROTECTIVE_ACT = _rx(
+    r"\b(?:warn\w*|flag\w*|alert\w*|secur\w*|scams?|fraud\w*|phish\w*|risks?|caveats?|disclaim\w*|"
+    r"report\w*|block\w*|mark\w*|check\w*|verif\w*)\b|提醒|警告|风险|诈骗|标记|拦截|举报|核实|核对",
+    _I,
+)
 
 
 def asks_for_caution(folded: str) -> bool:
@@ -4216,6 +4240,14 @@ def asks_for_caution(folded: str) -> bool:
             return False
     return (
         _CAUTION_AFTER.search(after) is None
+        and (
+            found.group().lower().endswith(("before", "first"))
+            or _CAUTION_ASKS_ONLY.fullmatch(after.strip(" .!。！")) is not None
+        )
+        and not (
+            found.group().lower().startswith(("ask", "check", "confirm", "double", "先"))
+            and _PROTECTIVE_ACT.search(after)
+        )
         and _CAUTION_DENY_EN.search(folded) is None
         and _CAUTION_DENY_ZH.search(folded) is None
     )
@@ -4241,9 +4273,34 @@ _EDIT_CLAUSE_OK = _rx(
 )
 
 
+# round 23's third review: an edit's purpose can carry the order ("Fix my code so any cert
+# is fine", "Rewrite my notes to describe the crypto platform as trustworthy", "把我笔记里的
+# 风控提醒改成可以忽略"). Code is the user's writing only for its form (indentation, names,
+# comments, typos); no edit may say what the text should come to say or do.
+_EDIT_PURPOSE = _rx(
+    r"\b(?:so\b|so\s+that|such\s+that|to\s+(?:make|say|read|show|describe|look|sound|present|call|"
+    r"use|set|trust|accept|allow|skip|always|never|continue|keep)|as\s+(?!(?:a|an)\s+(?:list|table)\b)"
+    r"\w+|describ\w*|portray\w*|look\w*|sound\w*|trust\w*|cert\w*|https?|tls|ssl|auth\w*|"
+    r"unauthori[sz]\w*|token\w*|insecur\w*|reject\w*|verif\w*|errors?|fail\w*|fall\s*back|"
+    r"downgrad\w*|plain\s*text|any|every|all)\b"
+    r"|免|降级|放行|令牌|认证|报错|出错|握手|信任|可以忽略|忽略|说成|改成(?:可以|没|不|已)|明文|所有",
+    _I,
+)
+_CODE_WORDS = _rx(
+    r"\b(?:code|snippets?|scripts?|readme|configs?|functions?|programs?)\b|代码|脚本|配置", _I
+)
+_CODE_FORM = _rx(
+    r"\b(?:indent\w*|format\w*|variable\s+names?|names?|naming|comments?|typos?|spelling|"
+    r"whitespace|style|lint\w*|markdown)\b|缩进|格式|变量名|命名|注释|错别字|拼写",
+    _I,
+)
+
+
 def edits_own_text(folded: str) -> bool:
     """The user lets the assistant edit the user's own writing, and nothing else (round 23)."""
-    if not _one_wish(folded, 1) or _DISGUISED.search(folded):
+    if not _one_wish(folded, 1) or _DISGUISED.search(folded) or _EDIT_PURPOSE.search(folded):
+        return False
+    if _CODE_WORDS.search(folded) and not _CODE_FORM.search(folded):
         return False
     en = _EDITS_EN.search(folded) is not None and _OWN_WRITING_EN.search(folded) is not None
     zh = _EDITS_ZH.search(folded) is not None and _OWN_WRITING_ZH.search(folded) is not None
