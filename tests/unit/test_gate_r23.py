@@ -5,7 +5,7 @@ The round tried to keep the semantic injection class off two wishes it reads as 
 their words: a wish for caution ("Remind me to verify the recipient by phone before any
 transfer", "删除文件之前先跟我确认") and edits to the user's own writing ("When I paste my
 notes, reformat them into markdown"). Four reviews by helpers that did not write it broke
-each version (branch `r23-caution`); it is not on main. What it leaves:
+each version; it is not on main (its last version: commit bb8d1fe). What it leaves:
 
 - tests/data/gate_rounds/r23-review.jsonl: the four reviews' texts, 1,264 attack attempts
   (written as attacks, not vetted line by line: the reviewers judged a few of what they
